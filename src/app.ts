@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { loadMasterKey, SecretBox } from './crypto/index.js';
+import { DataDirLock } from './data-dir.js';
+import { buildServer, createMetricsRegistry } from './http/index.js';
+import { type BootstrapResult, IdentityService } from './identity/index.js';
+import { createLogger } from './log.js';
+import { PipesService } from './pipes/index.js';
+import { openStore, type Store } from './store/index.js';
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** A running Sluice: the composition of store, domains and HTTP server over one data directory. */
+export interface Sluice {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  identity: IdentityService;
+  pipes: PipesService;
+  server: FastifyInstance;
+  /** Set on the first start of an empty store: the credentials to print once. */
+  bootstrap: BootstrapResult | undefined;
+  /** Starts listening; returns the base URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The composition root (DESIGN.md): builds store, domains and server; runs nothing yet. */
+export async function createSluice(config: Config, options: { logger?: Logger } = {}): Promise<Sluice> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const lock = await DataDirLock.acquire(config.dataDir);
+  let store: Store | undefined;
+  try {
+    const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
+    store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const identity = new IdentityService(store, masterKey);
+    const bootstrap = await identity.bootstrap(config.bootstrap);
+    const pipes = new PipesService(store, new SecretBox(masterKey));
+    const server = await buildServer({
+      logger,
+      store,
+      identity,
+      pipes,
+      metrics: createMetricsRegistry(),
+      rateLimit: config.rateLimit,
+      bodyLimitBytes: config.bodyLimitBytes,
+      version: VERSION,
+    });
+    const opened = store;
+    return {
+      config,
+      logger,
+      store: opened,
+      identity,
+      pipes,
+      server,
+      bootstrap,
+      async listen() {
+        const address = await server.listen({ host: config.host, port: config.port });
+        const url = address.replace('[::1]', 'localhost');
+        await lock.setUrl(url);
+        return url;
+      },
+      async close() {
+        await server.close();
+        await opened.close();
+        await lock.release();
+      },
+    };
+  } catch (error) {
+    await store?.close();
+    await lock.release();
+    throw error;
+  }
+}

@@ -1,0 +1,55 @@
+import type { Backend, Row } from './backend.js';
+
+export class CliError extends Error {}
+
+/** The CLI through a server's /v1 API, with an API key (needed while a server holds the data). */
+export class HttpBackend implements Backend {
+  private readonly authorization: string;
+
+  constructor(
+    private readonly baseUrl: string,
+    keyId: string,
+    keySecret: string,
+  ) {
+    this.authorization = `Basic ${Buffer.from(`${keyId}:${keySecret}`).toString('base64')}`;
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: {
+        authorization: this.authorization,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const payload = (await response.json().catch(() => ({}))) as { result?: T; error?: string };
+    if (!response.ok) throw new CliError(payload.error ?? `${method} ${path} answered ${response.status}`);
+    return payload.result as T;
+  }
+
+  private org(org: string) {
+    return `/v1/organizations/${encodeURIComponent(org)}`;
+  }
+
+  listOrganizations = () => this.call<Row[]>('GET', '/v1/organizations');
+  createOrganization = (name: string) => this.call<Row>('POST', '/v1/organizations', { name });
+  listServices = (org: string) => this.call<Row[]>('GET', `${this.org(org)}/services`);
+  createService = (org: string, body: { name: string; kind?: string }) =>
+    this.call<Row>('POST', `${this.org(org)}/services`, body);
+  listKeys = (org: string) => this.call<Row[]>('GET', `${this.org(org)}/keys`);
+  createKey = (org: string, body: { name?: string; role: string }) =>
+    this.call<Row>('POST', `${this.org(org)}/keys`, body);
+  revokeKey = (org: string, keyId: string) =>
+    this.call<Row>('DELETE', `${this.org(org)}/keys/${encodeURIComponent(keyId)}`);
+  listTeams = (org: string) => this.call<Row[]>('GET', `${this.org(org)}/teams`);
+  createTeam = (org: string, name: string) => this.call<Row>('POST', `${this.org(org)}/teams`, { name });
+  listTokens = (org: string, team: string) =>
+    this.call<Row[]>('GET', `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens`);
+  createToken = (org: string, team: string, body: { user: string; name?: string }) =>
+    this.call<Row>('POST', `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens`, body);
+  revokeToken = async (org: string, team: string, tokenId: string) => {
+    await this.call('DELETE', `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens/${encodeURIComponent(tokenId)}`);
+  };
+  close = async () => {};
+}

@@ -1,0 +1,65 @@
+import type { Config } from '../config.js';
+import { loadMasterKey } from '../crypto/index.js';
+import { DataDirLock } from '../data-dir.js';
+import { keyView, organizationView, serviceView, teamView, tokenView } from '../identity/index.js';
+import { IdentityService } from '../identity/index.js';
+import { openStore, type Store } from '../store/index.js';
+import type { Backend, Row } from './backend.js';
+
+/**
+ * The CLI on the data directory itself, when no server holds it. It takes the same lock a server
+ * takes, so a server started meanwhile waits for nothing and corrupts nothing: it fails to start.
+ * Acting on the directory is acting as its operator.
+ */
+export class LocalBackend implements Backend {
+  private constructor(
+    private readonly store: Store,
+    private readonly identity: IdentityService,
+    private readonly lock: DataDirLock,
+  ) {}
+
+  static async open(config: Config): Promise<LocalBackend> {
+    const lock = await DataDirLock.acquire(config.dataDir);
+    try {
+      const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
+      const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+      const identity = new IdentityService(store, masterKey);
+      await identity.bootstrap(config.bootstrap);
+      return new LocalBackend(store, identity, lock);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  listOrganizations = async () =>
+    (await this.identity.listOrganizations({ organizationId: '', operator: true })).map(organizationView);
+  createOrganization = async (name: string): Promise<Row> => {
+    const created = await this.identity.createOrganization({ name });
+    return {
+      organization: organizationView(created.organization),
+      key: { ...keyView(created.key.key), secret: created.key.secret },
+    };
+  };
+  listServices = async (org: string) => (await this.identity.listServices(org)).map(serviceView);
+  createService = async (org: string, body: { name: string; kind?: string }) =>
+    serviceView(await this.identity.createService(org, body));
+  listKeys = async (org: string) => (await this.identity.listKeys(org)).map(keyView);
+  createKey = async (org: string, body: { name?: string; role: string }) => {
+    const created = await this.identity.createKey(org, body);
+    return { ...keyView(created.key), secret: created.secret };
+  };
+  revokeKey = async (org: string, keyId: string) => keyView(await this.identity.revokeKey(org, keyId));
+  listTeams = async (org: string) => (await this.identity.listTeams(org)).map(teamView);
+  createTeam = async (org: string, name: string) => teamView(await this.identity.createTeam(org, { name }));
+  listTokens = async (org: string, team: string) => (await this.identity.listTokens(org, team)).map(tokenView);
+  createToken = async (org: string, team: string, body: { user: string; name?: string }) => {
+    const created = await this.identity.createToken(org, team, body);
+    return { ...tokenView(created.token), token: created.value };
+  };
+  revokeToken = (org: string, team: string, tokenId: string) => this.identity.revokeToken(org, team, tokenId);
+  close = async () => {
+    await this.store.close();
+    await this.lock.release();
+  };
+}

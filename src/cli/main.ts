@@ -1,0 +1,163 @@
+import { parseArgs } from 'node:util';
+import { CONFIG_FLAGS, ConfigError, loadConfig } from '../config.js';
+import { DataDirBusyError, liveHolder } from '../data-dir.js';
+import { SluiceError } from '../errors.js';
+import type { Backend } from './backend.js';
+import { CliError, HttpBackend } from './http-backend.js';
+import { LocalBackend } from './local-backend.js';
+import { printRow, printRows } from './output.js';
+import { serve } from './serve.js';
+
+const USAGE = `Usage: sluice <command> [options]
+
+  serve                                  run the API (flags below override SLUICE_* variables)
+  orgs list | create <name>
+  services list | create <name> [--kind embedded]
+  keys list | create --role admin|developer|read-only [--name N] | revoke <key id>
+  teams list | create <name>
+  tokens list | create --user <name> [--name N] | revoke <token id>
+
+Options:
+  --org <name or id>      organization (default: the key's own, or "default")
+  --team <name or id>     team for tokens (default: "default")
+  --url <base url>        talk to this server (default: the one holding --data-dir, if any)
+  --key-id, --key-secret  admin API key for a running server (or SLUICE_KEY_ID / SLUICE_KEY_SECRET)
+  --json                  print JSON
+  ${Object.entries(CONFIG_FLAGS)
+    .map(([flag, variable]) => `--${flag} (${variable})`)
+    .join(', ')}
+`;
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...Object.fromEntries(Object.keys(CONFIG_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
+        org: { type: 'string' },
+        team: { type: 'string' },
+        url: { type: 'string' },
+        'key-id': { type: 'string' },
+        'key-secret': { type: 'string' },
+        kind: { type: 'string' },
+        role: { type: 'string' },
+        name: { type: 'string' },
+        user: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+    const [command, action, argument] = positionals;
+    if (values.help || !command) {
+      console.log(USAGE);
+      return;
+    }
+    const config = loadConfig(process.env, values as unknown as Record<string, string | undefined>);
+    if (command === 'serve') return await serve(config);
+    const backend = await openBackend(config.dataDir, values, config);
+    try {
+      await runCommand(backend, { command, action, argument, values: values as Record<string, string | boolean> });
+    } finally {
+      await backend.close();
+    }
+  } catch (error) {
+    process.exitCode = 1;
+    if (error instanceof ConfigError || error instanceof CliError || error instanceof DataDirBusyError) {
+      console.error(`sluice: ${error.message}`);
+    } else if (error instanceof SluiceError) {
+      console.error(`sluice: ${error.code}: ${error.message}`);
+    } else if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`sluice: ${(error as Error).message}\n\n${USAGE}`);
+    } else {
+      console.error('sluice:', error);
+    }
+  }
+}
+
+async function openBackend(
+  dataDir: string,
+  values: Record<string, unknown>,
+  config: ReturnType<typeof loadConfig>,
+): Promise<Backend> {
+  const url = (values.url as string | undefined) ?? (await liveHolder(dataDir))?.url;
+  if (!url) return LocalBackend.open(config);
+  const keyId = (values['key-id'] as string | undefined) ?? process.env.SLUICE_KEY_ID ?? config.bootstrap.keyId;
+  const keySecret =
+    (values['key-secret'] as string | undefined) ?? process.env.SLUICE_KEY_SECRET ?? config.bootstrap.keySecret;
+  if (!keyId || !keySecret) {
+    throw new CliError(
+      `a Sluice server at ${url} holds the data directory; give an admin API key with --key-id and --key-secret (or SLUICE_KEY_ID and SLUICE_KEY_SECRET)`,
+    );
+  }
+  return new HttpBackend(url, keyId, keySecret);
+}
+
+interface Invocation {
+  command: string;
+  action: string | undefined;
+  argument: string | undefined;
+  values: Record<string, string | boolean>;
+}
+
+async function runCommand(backend: Backend, { command, action, argument, values }: Invocation): Promise<void> {
+  const json = values.json === true;
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const need = (value: string | undefined, what: string): string => {
+    if (!value) throw new CliError(`${command} ${action}: give ${what}`);
+    return value;
+  };
+  const org = async () => resolveByName(await backend.listOrganizations(), text('org') ?? 'default', 'organization');
+  const team = async (orgId: string) =>
+    resolveByName(await backend.listTeams(orgId), text('team') ?? 'default', 'team');
+  const key = `${command} ${action ?? ''}`.trim();
+  switch (key) {
+    case 'orgs list':
+      return printRows(await backend.listOrganizations(), ['id', 'name', 'createdAt'], json);
+    case 'orgs create':
+      return printRow(await backend.createOrganization(need(argument, 'a name')), json);
+    case 'services list':
+      return printRows(await backend.listServices(await org()), ['id', 'name', 'kind', 'createdAt'], json);
+    case 'services create':
+      return printRow(
+        await backend.createService(await org(), { name: need(argument, 'a name'), kind: text('kind') ?? 'embedded' }),
+        json,
+      );
+    case 'keys list':
+      return printRows(await backend.listKeys(await org()), ['id', 'name', 'role', 'createdAt', 'revokedAt'], json);
+    case 'keys create':
+      return printRow(
+        await backend.createKey(await org(), { role: need(text('role'), '--role'), name: text('name') ?? 'key' }),
+        json,
+      );
+    case 'keys revoke':
+      return printRow(await backend.revokeKey(await org(), need(argument, 'a key id')), json);
+    case 'teams list':
+      return printRows(await backend.listTeams(await org()), ['id', 'name', 'createdAt'], json);
+    case 'teams create':
+      return printRow(await backend.createTeam(await org(), need(argument, 'a name')), json);
+    case 'tokens list': {
+      const orgId = await org();
+      return printRows(await backend.listTokens(orgId, await team(orgId)), ['id', 'name', 'user', 'createdAt', 'revokedAt'], json);
+    }
+    case 'tokens create': {
+      const orgId = await org();
+      const body = { user: need(text('user'), '--user'), name: text('name') ?? 'token' };
+      return printRow(await backend.createToken(orgId, await team(orgId), body), json);
+    }
+    case 'tokens revoke': {
+      const orgId = await org();
+      await backend.revokeToken(orgId, await team(orgId), need(argument, 'a token id'));
+      return console.log('revoked');
+    }
+    default:
+      throw new CliError(`unknown command "${key}"\n\n${USAGE}`);
+  }
+}
+
+/** `--org` and `--team` take a name or an id; a key that sees one organization defaults to it. */
+function resolveByName(rows: { id?: unknown; name?: unknown }[], wanted: string, what: string): string {
+  const match = rows.find((row) => row.id === wanted || row.name === wanted) ?? (rows.length === 1 && wanted === 'default' ? rows[0] : undefined);
+  if (!match) throw new CliError(`no ${what} named or with id "${wanted}"`);
+  return String(match.id);
+}

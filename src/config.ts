@@ -1,0 +1,129 @@
+import { resolve } from 'node:path';
+
+/**
+ * One typed configuration from SLUICE_* variables and command-line flags, validated at start.
+ * Flags win over variables; every bad value is reported at once so an operator fixes them together.
+ */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** PostgreSQL URL for metadata; undefined means embedded PGlite under dataDir. */
+  databaseUrl: string | undefined;
+  /** 32-byte key (hex or base64) for secrets at rest; undefined means a key file in dataDir. */
+  masterKey: string | undefined;
+  logLevel: LogLevel;
+  /** Requests per 10 seconds per API key or token; 0 turns the limit off. */
+  rateLimit: number;
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
+  bootstrap: {
+    keyId: string | undefined;
+    keySecret: string | undefined;
+    accessToken: string | undefined;
+  };
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Generous enough that nobody working locally meets it; still stops a runaway script. */
+export const DEFAULT_RATE_LIMIT = 1000;
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/** Flag names accepted by `sluice serve` and the variable each one overrides. */
+export const CONFIG_FLAGS: Record<string, string> = {
+  host: 'SLUICE_HOST',
+  port: 'SLUICE_PORT',
+  'data-dir': 'SLUICE_DATA_DIR',
+  'database-url': 'SLUICE_DATABASE_URL',
+  'master-key': 'SLUICE_MASTER_KEY',
+  'log-level': 'SLUICE_LOG_LEVEL',
+  'rate-limit': 'SLUICE_RATE_LIMIT',
+  'body-limit': 'SLUICE_BODY_LIMIT',
+};
+
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  flags: Record<string, string | undefined> = {},
+): Config {
+  const problems: string[] = [];
+  const value = (flag: string): string | undefined => {
+    const variable = CONFIG_FLAGS[flag] ?? '';
+    const raw = flags[flag] ?? env[variable];
+    return raw === undefined || raw === '' ? undefined : raw;
+  };
+  const integer = (flag: string, fallback: number, min: number, max: number): number => {
+    const raw = value(flag);
+    if (raw === undefined) return fallback;
+    const parsed = Number(raw);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      problems.push(`${CONFIG_FLAGS[flag]} (--${flag}) must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return parsed;
+  };
+
+  const logLevel = (value('log-level') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`SLUICE_LOG_LEVEL (--log-level) must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const databaseUrl = value('database-url');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('SLUICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL');
+  }
+  const masterKey = value('master-key');
+  if (masterKey !== undefined && parseMasterKey(masterKey) === undefined) {
+    problems.push(
+      'SLUICE_MASTER_KEY (--master-key) must be 32 bytes written as 64 hex characters or base64; make one with `openssl rand -hex 32`',
+    );
+  }
+  const bootstrap = {
+    keyId: env.SLUICE_BOOTSTRAP_KEY_ID || undefined,
+    keySecret: env.SLUICE_BOOTSTRAP_KEY_SECRET || undefined,
+    accessToken: env.SLUICE_BOOTSTRAP_ACCESS_TOKEN || undefined,
+  };
+  if ((bootstrap.keyId === undefined) !== (bootstrap.keySecret === undefined)) {
+    problems.push('SLUICE_BOOTSTRAP_KEY_ID and SLUICE_BOOTSTRAP_KEY_SECRET must be set together');
+  }
+  if (bootstrap.keyId !== undefined && !/^[A-Za-z0-9_-]{4,64}$/.test(bootstrap.keyId)) {
+    problems.push('SLUICE_BOOTSTRAP_KEY_ID must be 4 to 64 letters, digits, "_" or "-"');
+  }
+  if (bootstrap.keySecret !== undefined && bootstrap.keySecret.length < 16) {
+    problems.push('SLUICE_BOOTSTRAP_KEY_SECRET must be at least 16 characters');
+  }
+  if (bootstrap.accessToken !== undefined && bootstrap.accessToken.length < 16) {
+    problems.push('SLUICE_BOOTSTRAP_ACCESS_TOKEN must be at least 16 characters');
+  }
+
+  const config: Config = {
+    host: value('host') ?? '127.0.0.1',
+    port: integer('port', 8080, 0, 65535),
+    dataDir: resolve(value('data-dir') ?? './data'),
+    databaseUrl,
+    masterKey,
+    logLevel,
+    rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
+    bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
+    bootstrap,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Reads a 32-byte key given as hex or base64; undefined when it is neither. */
+export function parseMasterKey(text: string): Buffer | undefined {
+  const trimmed = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(trimmed)) {
+    const bytes = Buffer.from(trimmed, 'base64');
+    if (bytes.length === 32) return bytes;
+  }
+  return undefined;
+}

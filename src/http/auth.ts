@@ -1,0 +1,66 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
+import { type IdentityService, type KeyPrincipal, roleAtLeast } from '../identity/index.js';
+import type { Role } from '../store/index.js';
+
+/** What a /v1 route asks of its caller, set in the route's `config`. */
+export interface AccessRule {
+  /** The weakest role that may call the route. */
+  role: Role;
+  /**
+   * An admin key of the operator organization may address another organization (identity admin
+   * routes only; never pipes, so pipe data stays inside its organization).
+   */
+  operatorMayCross?: boolean;
+  /** Only admin keys of the operator organization may call the route. */
+  operatorOnly?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: KeyPrincipal;
+  }
+  interface FastifyContextConfig {
+    access?: AccessRule;
+  }
+}
+
+/** Parses `Authorization: Basic base64(keyId:secret)`; undefined when absent or malformed. */
+export function parseBasic(header: string | undefined): { keyId: string; secret: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { keyId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
+/**
+ * The onRequest hook of /v1: HTTP Basic with an API key, then the route's role, then the
+ * organization in the path, which must be the key's own (another organization's objects are 404).
+ */
+export function basicAuth(identity: IdentityService) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const credentials = parseBasic(request.headers.authorization);
+    const principal = credentials && (await identity.authenticateKey(credentials.keyId, credentials.secret));
+    if (!principal) {
+      reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
+      throw new UnauthorizedError(
+        credentials ? 'the API key id or secret is wrong, or the key was revoked' : 'send Authorization: Basic base64(<key id>:<key secret>)',
+      );
+    }
+    request.principal = principal;
+    const rule = request.routeOptions.config.access ?? { role: 'admin' };
+    if (rule.operatorOnly && !(principal.operator && principal.role === 'admin')) {
+      throw new ForbiddenError('only an admin key of the operator organization may do this');
+    }
+    if (!roleAtLeast(principal.role, rule.role)) {
+      throw new ForbiddenError(`this needs a key with role ${rule.role} or stronger; this key is ${principal.role}`);
+    }
+    const organizationId = (request.params as { organizationId?: string }).organizationId;
+    if (organizationId !== undefined && organizationId !== principal.organizationId) {
+      const crossing = rule.operatorMayCross && principal.operator && principal.role === 'admin';
+      if (!crossing) throw new NotFoundError('organization');
+    }
+  };
+}

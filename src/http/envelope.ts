@@ -1,0 +1,35 @@
+import { type TSchema, Type as T } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+
+/** Success envelope of the pipes area: `{status: 200, requestId, result}` (spec, "Create pipe"). */
+export function ok<R>(request: FastifyRequest, result: R) {
+  return { status: 200, requestId: request.id, result };
+}
+
+export const Envelope = <S extends TSchema>(result: S) =>
+  T.Object({ status: T.Integer({ const: 200 }), requestId: T.String({ format: 'uuid' }), result });
+
+export const EmptyEnvelope = T.Object({ status: T.Integer({ const: 200 }), requestId: T.String({ format: 'uuid' }) });
+
+/** Error envelope of the pipes area (reference/pipes.md, "Envelope and errors"). */
+export const ErrorEnvelope = T.Object(
+  {
+    status: T.Integer(),
+    error: T.String({ description: '"<CODE>: <message>", for example "BAD_REQUEST: scaling.replicas: Not between 1 and 40"' }),
+    requestId: T.String({ format: 'uuid' }),
+  },
+  { $id: 'ErrorEnvelope' },
+);
+
+/** The error responses every authenticated /v1 route can give, for the OpenAPI document. */
+export const V1_ERRORS = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+  413: ErrorEnvelope,
+  415: ErrorEnvelope,
+  429: ErrorEnvelope,
+  500: ErrorEnvelope,
+};

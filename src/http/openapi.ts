@@ -1,0 +1,31 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * The OpenAPI 3.1 document, generated from the same TypeBox schemas that the domains validate
+ * with, so it cannot drift from what the server accepts. Must be registered before the routes.
+ */
+export async function installOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Sluice',
+        version,
+        description:
+          'Pipes that move data into tables of a database service, and alerts that watch them. HTTP Basic with API keys under /v1.',
+      },
+      components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } },
+      security: [{ basicAuth: [] }],
+    },
+  });
+}
+
+/** GET /v1/openapi.json: the paths under /v1 (the alerts area will serve its own under /api/v2). */
+export function openApiRoute(app: FastifyInstance): void {
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => {
+    const document = app.swagger() as { paths?: Record<string, unknown> };
+    const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/v1/')));
+    return { ...document, paths };
+  });
+}

@@ -1,0 +1,31 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import { parseBasic } from './auth.js';
+
+/**
+ * SLUICE_RATE_LIMIT requests per 10 s per API key or token (0 = off). It runs before
+ * authentication, keyed by the key id or token the request claims (or its address when it claims
+ * none), so a flood of wrong secrets is also held back before each costs a scrypt.
+ */
+export async function installRateLimit(app: FastifyInstance, max: number): Promise<void> {
+  if (max <= 0) return;
+  await app.register(rateLimit, {
+    max,
+    timeWindow: 10_000,
+    keyGenerator: rateLimitKey,
+    allowList: (request) => request.url === '/health' || request.url === '/metrics',
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      message: `more than ${context.max} requests in 10 s for this key; retry after ${Math.ceil(context.ttl / 1000)} s`,
+    }),
+  });
+}
+
+function rateLimitKey(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const basic = parseBasic(header);
+  if (basic) return `key:${basic.keyId}`;
+  if (header?.startsWith('Bearer ')) return `token:${createHash('sha256').update(header).digest('base64url')}`;
+  return `ip:${request.ip}`;
+}

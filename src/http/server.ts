@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { Ajv } from 'ajv';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { IdentityService } from '../identity/index.js';
+import type { PipesService } from '../pipes/index.js';
+import type { Store } from '../store/index.js';
+import { installErrorHandling } from './errors.js';
+import { installHttpMetrics } from './metrics.js';
+import { installOpenApi, openApiRoute } from './openapi.js';
+import { installRateLimit } from './rate-limit.js';
+import { v1Routes } from './v1/index.js';
+
+export interface ServerDeps {
+  logger: Logger;
+  store: Store;
+  identity: IdentityService;
+  pipes: PipesService;
+  metrics: Registry;
+  rateLimit: number;
+  bodyLimitBytes: number;
+  version: string;
+}
+
+// Params and query strings arrive as text; coerce them. Bodies are validated by their domain.
+const paramsAjv = new Ajv({ coerceTypes: true, allErrors: true, strict: false });
+
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: () => randomUUID(),
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    bodyLimit: deps.bodyLimitBytes,
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+  // Domains validate bodies themselves so schema problems and rule problems come back together,
+  // each with its JSON path; the route's body schema documents the contract in OpenAPI.
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? () => true : paramsAjv.compile(schema),
+  );
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  installErrorHandling(app);
+  await installRateLimit(app, deps.rateLimit);
+  await installOpenApi(app, deps.version);
+  installHttpMetrics(app, deps.metrics);
+  app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await deps.store.ping();
+      return { status: 'ok', checks: { metadata: 'ok' } };
+    } catch {
+      reply.code(503);
+      return { status: 'unavailable', checks: { metadata: 'unreachable' } };
+    }
+  });
+  openApiRoute(app);
+  await v1Routes(app, deps);
+  return app;
+}

@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import type { SecretBox } from '../crypto/index.js';
+import { NotFoundError, type Problem, ValidationError } from '../errors.js';
+import { isUuid } from '../identity/index.js';
+import { checker } from '../schema/index.js';
+import type { PipeRow, Repos, Store } from '../store/index.js';
+import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
+import { applyUpdate } from './update.js';
+import { pipeRuleProblems, settingsKindProblems } from './rules.js';
+import {
+  CreatePipeBody,
+  type PipeRecord,
+  ScalingBody,
+  SettingsBody,
+  StateCommandBody,
+  UpdatePipeBody,
+} from './schema/index.js';
+import type { SourceKind } from './schema/enums.js';
+import { joinSecrets, splitSecrets } from './secrets.js';
+import { type PipeState, type Transition, transitionsFor } from './state.js';
+
+/** The service a pipe request addresses, already checked to belong to the caller's organization. */
+export interface ServiceScope {
+  organizationId: string;
+  serviceId: string;
+}
+
+const checkCreate = checker(CreatePipeBody);
+const checkUpdate = checker(UpdatePipeBody);
+const checkCommand = checker(StateCommandBody);
+const checkScaling = checker(ScalingBody);
+const checkSettings = checker(SettingsBody);
+
+/** Every problem of a create body, schema and rules together, or throws a ValidationError. */
+export function validateCreateBody(body: unknown): asserts body is CreatePipeBody {
+  throwIfAny([...checkCreate(body), ...pipeRuleProblems(body)]);
+}
+
+/**
+ * The pipes control plane: validates requests, keeps secrets sealed, and writes every change and
+ * state transition to the store in one transaction, so a rejected request leaves nothing behind.
+ */
+export class PipesService {
+  constructor(
+    private readonly store: Store,
+    private readonly secretBox: SecretBox,
+  ) {}
+
+  async create(scope: ServiceScope, body: unknown): Promise<PipeRecord> {
+    await this.requireService(scope);
+    validateCreateBody(body);
+    const now = new Date();
+    const id = randomUUID();
+    const config = configFromCreate(body, id);
+    const row: PipeRow = {
+      id,
+      organizationId: scope.organizationId,
+      serviceId: scope.serviceId,
+      name: body.name,
+      sourceKind: sourceKindOf(config.source),
+      state: 'Provisioning',
+      stateReason: 'waiting for the pipe runtime',
+      ...this.seal(id, config),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.store.transaction(async (repos) => {
+      await repos.pipes.insert(row);
+      await repos.pipes.recordTransition(id, { fromState: null, toState: row.state, reason: 'created', at: now });
+    });
+    return toRecord(row);
+  }
+
+  async list(scope: ServiceScope): Promise<PipeRecord[]> {
+    await this.requireService(scope);
+    return (await this.store.repos.pipes.list(scope.serviceId)).map(toRecord);
+  }
+
+  async get(scope: ServiceScope, pipeId: string): Promise<PipeRecord> {
+    await this.requireService(scope);
+    return toRecord(await this.requirePipe(this.store.repos, scope, pipeId));
+  }
+
+  async update(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
+    await this.requireService(scope);
+    throwIfAny(checkUpdate(body));
+    const patch = body as UpdatePipeBody;
+    return this.mutate(scope, pipeId, (row, config) => {
+      const updated = applyUpdate(config, patch, row.sourceKind as SourceKind, row.state as PipeState);
+      const name = patch.name ?? row.name;
+      throwIfAny(revalidate(name, updated));
+      return { name, config: updated };
+    });
+  }
+
+  async delete(scope: ServiceScope, pipeId: string): Promise<void> {
+    await this.requireService(scope);
+    await this.store.transaction(async (repos) => {
+      const row = await this.requirePipe(repos, scope, pipeId, true);
+      await repos.pipes.delete(row.id);
+    });
+  }
+
+  async command(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
+    await this.requireService(scope);
+    throwIfAny(checkCommand(body));
+    const { command } = body as StateCommandBody;
+    return this.mutate(scope, pipeId, (row) => ({
+      transitions: transitionsFor(command, row.state as PipeState, row.sourceKind as SourceKind),
+    }));
+  }
+
+  async scale(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
+    await this.requireService(scope);
+    throwIfAny(checkScaling(body));
+    return this.mutate(scope, pipeId, (row, config) => {
+      const scaling = { ...config.scaling, ...(body as ScalingBody) };
+      if (row.sourceKind !== 'objectStorage' && scaling.concurrency !== undefined) {
+        throw new ValidationError([{ path: 'concurrency', message: 'Only used by object-storage pipes' }]);
+      }
+      return { config: { ...config, scaling } };
+    });
+  }
+
+  async getSettings(scope: ServiceScope, pipeId: string): Promise<PipeConfig['settings']> {
+    return (await this.get(scope, pipeId)).settings;
+  }
+
+  async putSettings(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeConfig['settings']> {
+    await this.requireService(scope);
+    throwIfAny(checkSettings(body));
+    const record = await this.mutate(scope, pipeId, (row, config) => {
+      throwIfAny(settingsKindProblems(body, row.sourceKind as SourceKind, ''));
+      return { config: { ...config, settings: body as SettingsBody } };
+    });
+    return record.settings;
+  }
+
+  /** The state history of a pipe, oldest first. */
+  async transitions(scope: ServiceScope, pipeId: string) {
+    await this.requireService(scope);
+    const row = await this.requirePipe(this.store.repos, scope, pipeId);
+    return this.store.repos.pipes.transitions(row.id);
+  }
+
+  /** Loads a pipe under a row lock, applies a change, and writes it with its transitions. */
+  private async mutate(
+    scope: ServiceScope,
+    pipeId: string,
+    change: (
+      row: PipeRow,
+      config: PipeConfig,
+    ) => { name?: string; config?: PipeConfig; transitions?: Transition[] },
+  ): Promise<PipeRecord> {
+    return this.store.transaction(async (repos) => {
+      const row = await this.requirePipe(repos, scope, pipeId, true);
+      const result = change(row, this.unseal(row));
+      const now = new Date();
+      const next: PipeRow = { ...row, name: result.name ?? row.name, updatedAt: now };
+      if (result.config) Object.assign(next, this.seal(row.id, result.config));
+      for (const transition of result.transitions ?? []) {
+        await repos.pipes.recordTransition(row.id, {
+          fromState: next.state,
+          toState: transition.to,
+          reason: transition.reason,
+          at: now,
+        });
+        next.state = transition.to;
+        next.stateReason = transition.reason;
+      }
+      await repos.pipes.update(next);
+      return toRecord(next);
+    });
+  }
+
+  private async requireService(scope: ServiceScope): Promise<void> {
+    const found = isUuid(scope.serviceId)
+      ? await this.store.repos.identity.getService(scope.organizationId, scope.serviceId)
+      : undefined;
+    if (!found) throw new NotFoundError('service');
+  }
+
+  private async requirePipe(repos: Repos, scope: ServiceScope, pipeId: string, forUpdate = false): Promise<PipeRow> {
+    const row = isUuid(pipeId) ? await repos.pipes.get(scope.serviceId, pipeId, { forUpdate }) : undefined;
+    if (!row) throw new NotFoundError('pipe');
+    return row;
+  }
+
+  private seal(pipeId: string, config: PipeConfig): Pick<PipeRow, 'config' | 'secrets'> {
+    const { publicConfig, secrets } = splitSecrets(config as unknown as Record<string, unknown>);
+    const sealed = Object.keys(secrets).length > 0 ? this.secretBox.sealJson(secrets, `pipe:${pipeId}`) : null;
+    return { config: publicConfig, secrets: sealed };
+  }
+
+  /** The full configuration, secrets included: only for validation and, later, the runtime. */
+  private unseal(row: PipeRow): PipeConfig {
+    const secrets = row.secrets ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`) : {};
+    return joinSecrets(row.config, secrets) as unknown as PipeConfig;
+  }
+}
+
+/** A changed configuration must still be a pipe one could create. */
+function revalidate(name: string, config: PipeConfig): Problem[] {
+  const body = {
+    name,
+    source: config.source,
+    destination: config.destination,
+    fieldMappings: config.fieldMappings,
+    scaling: config.scaling,
+    ...(Object.keys(config.settings).length > 0 ? { settings: config.settings } : {}),
+  };
+  return [...checkCreate(body), ...pipeRuleProblems(body)];
+}
+
+function throwIfAny(problems: Problem[]): void {
+  if (problems.length > 0) throw new ValidationError(problems);
+}
+

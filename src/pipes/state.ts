@@ -1,0 +1,69 @@
+import { ConflictError, BadRequestError } from '../errors.js';
+import type { SourceKind } from './schema/enums.js';
+
+/** Every state of the hosted service (reference/pipes.md, "States"). */
+export const PIPE_STATES = [
+  'Unknown',
+  'Provisioning',
+  'Running',
+  'Degraded',
+  'Stopping',
+  'Stopped',
+  'Failed',
+  'Completed',
+  'InternalError',
+  'Setup',
+  'Snapshot',
+  'Paused',
+  'Pausing',
+  'Modifying',
+  'Resync',
+] as const;
+export type PipeState = (typeof PIPE_STATES)[number];
+
+export const PIPE_COMMANDS = ['start', 'stop', 'resync'] as const;
+export type PipeCommand = (typeof PIPE_COMMANDS)[number];
+
+/** A state change to write, with the reason kept in the pipe's history. */
+export interface Transition {
+  to: PipeState;
+  reason: string;
+}
+
+const STARTABLE: PipeState[] = ['Stopped', 'Failed'];
+const RESYNCABLE: PipeState[] = ['Running', 'Stopped', 'Paused', 'Failed', 'Completed', 'Degraded'];
+
+/**
+ * The transitions a command asks for, per reference/pipes.md: stop from any state, start only from
+ * Stopped or Failed, resync only for database pipes. Returns [] when the pipe is already where the
+ * command leads. No runtime runs pipes yet, so a stop completes at once (Stopping, then Stopped) and
+ * a start returns the pipe to Provisioning, where it waits for the runtime.
+ */
+export function transitionsFor(command: PipeCommand, current: PipeState, kind: SourceKind): Transition[] {
+  switch (command) {
+    case 'stop':
+      if (current === 'Stopped') return [];
+      return [
+        { to: 'Stopping', reason: 'stop requested' },
+        { to: 'Stopped', reason: 'stopped: no worker was running' },
+      ];
+    case 'start':
+      if (!STARTABLE.includes(current)) {
+        throw new ConflictError(`cannot start a pipe in state ${current}: start works from Stopped or Failed`);
+      }
+      return [{ to: 'Provisioning', reason: 'start requested' }];
+    case 'resync':
+      if (kind !== 'postgres') {
+        throw new BadRequestError('command: resync is only for database (postgres) pipes');
+      }
+      if (!RESYNCABLE.includes(current)) {
+        throw new ConflictError(`cannot resync a pipe in state ${current}: resync works from ${RESYNCABLE.join(', ')}`);
+      }
+      return [{ to: 'Resync', reason: 'resync requested' }];
+  }
+}
+
+/** Table mappings of a database pipe may change only while it is paused or stopped. */
+export function canModifyTableMappings(state: PipeState): boolean {
+  return state === 'Stopped' || state === 'Paused';
+}

@@ -1,0 +1,2 @@
+export { checker, type Checker } from './checker.js';
+export { NonEmpty, StringEnum, StrictObject, Integer } from './types.js';

@@ -1,0 +1,83 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+/** Anything that runs one SQL statement: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+/**
+ * The metadata database in one PostgreSQL dialect, whatever carries it: PGlite in-process by default,
+ * a PostgreSQL server (`pg`) when SLUICE_DATABASE_URL is set. Repositories see only this interface.
+ */
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function openPglite(dir: string): Promise<Db> {
+  await mkdir(dir, { recursive: true });
+  const db = await PGlite.create(dir);
+  return {
+    kind: 'pglite',
+    async query<T>(sql: string, params: unknown[] = []) {
+      return (await db.query<T>(sql, params)).rows;
+    },
+    // PGlite has one connection and runs one transaction at a time, so this also serialises writers.
+    async exec(sql: string) {
+      await db.exec(sql);
+    },
+    transaction<T>(work: (tx: Queryable) => Promise<T>) {
+      return db.transaction((tx) =>
+        work({
+          query: async <R>(sql: string, params: unknown[] = []) => (await tx.query<R>(sql, params)).rows,
+          exec: async (sql: string) => {
+            await tx.exec(sql);
+          },
+        }),
+      );
+    },
+    close: () => db.close(),
+  };
+}
+
+export async function openPostgres(url: string): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client that loses its connection emits 'error'; without a listener that would crash
+  // the process. The next query gets a fresh connection.
+  pool.on('error', () => {});
+  await pool.query('select 1');
+  return {
+    kind: 'postgres',
+    async query<T>(sql: string, params: unknown[] = []) {
+      return (await pool.query(sql, params)).rows as T[];
+    },
+    async exec(sql: string) {
+      await pool.query(sql);
+    },
+    async transaction<T>(work: (tx: Queryable) => Promise<T>) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const result = await work({
+          query: async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+          exec: async (sql: string) => {
+            await client.query(sql);
+          },
+        });
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

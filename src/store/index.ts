@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
+import { IdentityRepo } from './identity-repo.js';
+import { migrate } from './migrations.js';
+import { PipesRepo } from './pipes-repo.js';
+
+export type { Db, Queryable } from './db.js';
+export type {
+  AccessToken,
+  ApiKey,
+  Organization,
+  Role,
+  Service,
+  Team,
+  User,
+} from './identity-repo.js';
+export { IdentityRepo, ROLES } from './identity-repo.js';
+export { MIGRATIONS, migrate } from './migrations.js';
+export type { PipeRow, StateTransition } from './pipes-repo.js';
+export { PipesRepo } from './pipes-repo.js';
+
+/** The repositories bound to one connection or one transaction. */
+export interface Repos {
+  identity: IdentityRepo;
+  pipes: PipesRepo;
+}
+
+export function reposOn(db: Queryable): Repos {
+  return { identity: new IdentityRepo(db), pipes: new PipesRepo(db) };
+}
+
+/** The metadata store: repositories, transactions and the connection's lifetime. */
+export class Store {
+  readonly repos: Repos;
+
+  constructor(readonly db: Db) {
+    this.repos = reposOn(db);
+  }
+
+  transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
+    return this.db.transaction((tx) => work(reposOn(tx)));
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('select 1');
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+/** Opens PostgreSQL when a URL is given, else PGlite under `<dataDir>/metadata`, and migrates it. */
+export async function openStore(options: { dataDir: string; databaseUrl?: string | undefined }): Promise<Store> {
+  const db = options.databaseUrl
+    ? await openPostgres(options.databaseUrl)
+    : await openPglite(join(options.dataDir, 'metadata'));
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return new Store(db);
+}

@@ -1,0 +1,117 @@
+import type { Db } from './db.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * Versioned migrations, applied in order at start. Never edit a released migration: add a new one.
+ * Timestamps are written by the application (millisecond precision, as the API returns them).
+ */
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'identity and pipes',
+    sql: `
+      create table organizations (
+        id uuid primary key,
+        name text not null unique,
+        operator boolean not null default false,
+        created_at timestamptz not null
+      );
+      create table services (
+        id uuid primary key,
+        organization_id uuid not null references organizations(id) on delete cascade,
+        name text not null,
+        kind text not null,
+        connection jsonb not null default '{}'::jsonb,
+        connection_secrets text,
+        created_at timestamptz not null,
+        unique (organization_id, name)
+      );
+      create table api_keys (
+        id text primary key,
+        organization_id uuid not null references organizations(id) on delete cascade,
+        name text not null,
+        role text not null,
+        secret_hash text not null,
+        created_at timestamptz not null,
+        revoked_at timestamptz
+      );
+      create index api_keys_organization on api_keys (organization_id, created_at);
+      create table teams (
+        id uuid primary key,
+        organization_id uuid not null references organizations(id) on delete cascade,
+        name text not null,
+        created_at timestamptz not null,
+        unique (organization_id, name)
+      );
+      create table users (
+        id uuid primary key,
+        team_id uuid not null references teams(id) on delete cascade,
+        name text not null,
+        created_at timestamptz not null,
+        unique (team_id, name)
+      );
+      create table access_tokens (
+        id uuid primary key,
+        user_id uuid not null references users(id) on delete cascade,
+        name text not null,
+        digest text not null unique,
+        created_at timestamptz not null,
+        revoked_at timestamptz
+      );
+      create table pipes (
+        id uuid primary key,
+        organization_id uuid not null references organizations(id) on delete cascade,
+        service_id uuid not null references services(id) on delete cascade,
+        name text not null,
+        source_kind text not null,
+        state text not null,
+        state_reason text,
+        config jsonb not null,
+        secrets text,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create index pipes_service on pipes (service_id, created_at);
+      create table pipe_state_transitions (
+        id bigserial primary key,
+        pipe_id uuid not null references pipes(id) on delete cascade,
+        from_state text,
+        to_state text not null,
+        reason text,
+        at timestamptz not null
+      );
+      create index pipe_state_transitions_pipe on pipe_state_transitions (pipe_id, id);
+    `,
+  },
+];
+
+// Any constant works; it keeps two nodes starting together from migrating at once.
+const MIGRATION_LOCK = 7_305_112;
+
+export async function migrate(db: Db): Promise<number[]> {
+  await db.query(
+    'create table if not exists sluice_migrations (version integer primary key, name text not null, applied_at timestamptz not null)',
+  );
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    const rows = await tx.query<{ version: number }>('select version from sluice_migrations');
+    const applied = new Set(rows.map((row) => row.version));
+    const done: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query('insert into sluice_migrations (version, name, applied_at) values ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        new Date(),
+      ]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}

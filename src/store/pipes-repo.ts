@@ -1,0 +1,94 @@
+import type { Queryable } from './db.js';
+
+/** A pipe as stored: the public configuration as JSON, the secrets sealed apart from it. */
+export interface PipeRow {
+  id: string;
+  organizationId: string;
+  serviceId: string;
+  name: string;
+  sourceKind: string;
+  state: string;
+  stateReason: string | null;
+  config: Record<string, unknown>;
+  /** AES-GCM sealed JSON of the secrets taken out of `config`; null when the pipe has none. */
+  secrets: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface StateTransition {
+  fromState: string | null;
+  toState: string;
+  reason: string | null;
+  at: Date;
+}
+
+const PIPE = `id, organization_id as "organizationId", service_id as "serviceId", name, source_kind as "sourceKind",
+  state, state_reason as "stateReason", config, secrets, created_at as "createdAt", updated_at as "updatedAt"`;
+
+export class PipesRepo {
+  constructor(private readonly db: Queryable) {}
+
+  async insert(pipe: PipeRow): Promise<void> {
+    await this.db.query(
+      `insert into pipes (id, organization_id, service_id, name, source_kind, state, state_reason, config, secrets,
+         created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)`,
+      [
+        pipe.id,
+        pipe.organizationId,
+        pipe.serviceId,
+        pipe.name,
+        pipe.sourceKind,
+        pipe.state,
+        pipe.stateReason,
+        JSON.stringify(pipe.config),
+        pipe.secrets,
+        pipe.createdAt,
+        pipe.updatedAt,
+      ],
+    );
+  }
+
+  async list(serviceId: string): Promise<PipeRow[]> {
+    return this.db.query<PipeRow>(`select ${PIPE} from pipes where service_id = $1 order by created_at, id`, [
+      serviceId,
+    ]);
+  }
+
+  async get(serviceId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<PipeRow | undefined> {
+    const lock = options.forUpdate ? ' for update' : '';
+    const rows = await this.db.query<PipeRow>(`select ${PIPE} from pipes where service_id = $1 and id = $2${lock}`, [
+      serviceId,
+      id,
+    ]);
+    return rows[0];
+  }
+
+  /** Writes the whole mutable part of a pipe (name, configuration, secrets, state). */
+  async update(pipe: PipeRow): Promise<void> {
+    await this.db.query(
+      `update pipes set name = $2, state = $3, state_reason = $4, config = $5::jsonb, secrets = $6, updated_at = $7
+        where id = $1`,
+      [pipe.id, pipe.name, pipe.state, pipe.stateReason, JSON.stringify(pipe.config), pipe.secrets, pipe.updatedAt],
+    );
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.query('delete from pipes where id = $1', [id]);
+  }
+
+  async recordTransition(pipeId: string, transition: StateTransition): Promise<void> {
+    await this.db.query(
+      'insert into pipe_state_transitions (pipe_id, from_state, to_state, reason, at) values ($1, $2, $3, $4, $5)',
+      [pipeId, transition.fromState, transition.toState, transition.reason, transition.at],
+    );
+  }
+
+  async transitions(pipeId: string): Promise<StateTransition[]> {
+    return this.db.query<StateTransition>(
+      `select from_state as "fromState", to_state as "toState", reason, at
+         from pipe_state_transitions where pipe_id = $1 order by id`,
+      [pipeId],
+    );
+  }
+}
