@@ -64,7 +64,9 @@ export function loadConfig(
     if (raw === undefined) return fallback;
     const parsed = Number(raw);
     if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-      problems.push(`${CONFIG_FLAGS[flag]} (--${flag}) must be an integer from ${min} to ${max}, got "${raw}"`);
+      problems.push(
+        `${CONFIG_FLAGS[flag]} (--${flag}) must be an integer from ${min} to ${max}, got "${raw}"`,
+      );
       return fallback;
     }
     return parsed;
@@ -72,7 +74,9 @@ export function loadConfig(
 
   const logLevel = (value('log-level') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
-    problems.push(`SLUICE_LOG_LEVEL (--log-level) must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+    problems.push(
+      `SLUICE_LOG_LEVEL (--log-level) must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`,
+    );
   }
   const databaseUrl = value('database-url');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {

@@ -49,7 +49,10 @@ export class HttpBackend implements Backend {
   createToken = (org: string, team: string, body: { user: string; name?: string }) =>
     this.call<Row>('POST', `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens`, body);
   revokeToken = async (org: string, team: string, tokenId: string) => {
-    await this.call('DELETE', `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens/${encodeURIComponent(tokenId)}`);
+    await this.call(
+      'DELETE',
+      `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens/${encodeURIComponent(tokenId)}`,
+    );
   };
   close = async () => {};
 }

@@ -52,7 +52,8 @@ export class LocalBackend implements Backend {
   revokeKey = async (org: string, keyId: string) => keyView(await this.identity.revokeKey(org, keyId));
   listTeams = async (org: string) => (await this.identity.listTeams(org)).map(teamView);
   createTeam = async (org: string, name: string) => teamView(await this.identity.createTeam(org, { name }));
-  listTokens = async (org: string, team: string) => (await this.identity.listTokens(org, team)).map(tokenView);
+  listTokens = async (org: string, team: string) =>
+    (await this.identity.listTokens(org, team)).map(tokenView);
   createToken = async (org: string, team: string, body: { user: string; name?: string }) => {
     const created = await this.identity.createToken(org, team, body);
     return { ...tokenView(created.token), token: created.value };

@@ -57,7 +57,12 @@ export async function main(argv: string[]): Promise<void> {
     if (command === 'serve') return await serve(config);
     const backend = await openBackend(config.dataDir, values, config);
     try {
-      await runCommand(backend, { command, action, argument, values: values as Record<string, string | boolean> });
+      await runCommand(backend, {
+        command,
+        action,
+        argument,
+        values: values as Record<string, string | boolean>,
+      });
     } finally {
       await backend.close();
     }
@@ -82,9 +87,12 @@ async function openBackend(
 ): Promise<Backend> {
   const url = (values.url as string | undefined) ?? (await liveHolder(dataDir))?.url;
   if (!url) return LocalBackend.open(config);
-  const keyId = (values['key-id'] as string | undefined) ?? process.env.SLUICE_KEY_ID ?? config.bootstrap.keyId;
+  const keyId =
+    (values['key-id'] as string | undefined) ?? process.env.SLUICE_KEY_ID ?? config.bootstrap.keyId;
   const keySecret =
-    (values['key-secret'] as string | undefined) ?? process.env.SLUICE_KEY_SECRET ?? config.bootstrap.keySecret;
+    (values['key-secret'] as string | undefined) ??
+    process.env.SLUICE_KEY_SECRET ??
+    config.bootstrap.keySecret;
   if (!keyId || !keySecret) {
     throw new CliError(
       `a Sluice server at ${url} holds the data directory; give an admin API key with --key-id and --key-secret (or SLUICE_KEY_ID and SLUICE_KEY_SECRET)`,
@@ -100,14 +108,18 @@ interface Invocation {
   values: Record<string, string | boolean>;
 }
 
-async function runCommand(backend: Backend, { command, action, argument, values }: Invocation): Promise<void> {
+async function runCommand(
+  backend: Backend,
+  { command, action, argument, values }: Invocation,
+): Promise<void> {
   const json = values.json === true;
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
   const need = (value: string | undefined, what: string): string => {
     if (!value) throw new CliError(`${command} ${action}: give ${what}`);
     return value;
   };
-  const org = async () => resolveByName(await backend.listOrganizations(), text('org') ?? 'default', 'organization');
+  const org = async () =>
+    resolveByName(await backend.listOrganizations(), text('org') ?? 'default', 'organization');
   const team = async (orgId: string) =>
     resolveByName(await backend.listTeams(orgId), text('team') ?? 'default', 'team');
   const key = `${command} ${action ?? ''}`.trim();
@@ -120,14 +132,24 @@ async function runCommand(backend: Backend, { command, action, argument, values 
       return printRows(await backend.listServices(await org()), ['id', 'name', 'kind', 'createdAt'], json);
     case 'services create':
       return printRow(
-        await backend.createService(await org(), { name: need(argument, 'a name'), kind: text('kind') ?? 'embedded' }),
+        await backend.createService(await org(), {
+          name: need(argument, 'a name'),
+          kind: text('kind') ?? 'embedded',
+        }),
         json,
       );
     case 'keys list':
-      return printRows(await backend.listKeys(await org()), ['id', 'name', 'role', 'createdAt', 'revokedAt'], json);
+      return printRows(
+        await backend.listKeys(await org()),
+        ['id', 'name', 'role', 'createdAt', 'revokedAt'],
+        json,
+      );
     case 'keys create':
       return printRow(
-        await backend.createKey(await org(), { role: need(text('role'), '--role'), name: text('name') ?? 'key' }),
+        await backend.createKey(await org(), {
+          role: need(text('role'), '--role'),
+          name: text('name') ?? 'key',
+        }),
         json,
       );
     case 'keys revoke':
@@ -138,7 +160,11 @@ async function runCommand(backend: Backend, { command, action, argument, values 
       return printRow(await backend.createTeam(await org(), need(argument, 'a name')), json);
     case 'tokens list': {
       const orgId = await org();
-      return printRows(await backend.listTokens(orgId, await team(orgId)), ['id', 'name', 'user', 'createdAt', 'revokedAt'], json);
+      return printRows(
+        await backend.listTokens(orgId, await team(orgId)),
+        ['id', 'name', 'user', 'createdAt', 'revokedAt'],
+        json,
+      );
     }
     case 'tokens create': {
       const orgId = await org();
@@ -157,7 +183,9 @@ async function runCommand(backend: Backend, { command, action, argument, values 
 
 /** `--org` and `--team` take a name or an id; a key that sees one organization defaults to it. */
 function resolveByName(rows: { id?: unknown; name?: unknown }[], wanted: string, what: string): string {
-  const match = rows.find((row) => row.id === wanted || row.name === wanted) ?? (rows.length === 1 && wanted === 'default' ? rows[0] : undefined);
+  const match =
+    rows.find((row) => row.id === wanted || row.name === wanted) ??
+    (rows.length === 1 && wanted === 'default' ? rows[0] : undefined);
   if (!match) throw new CliError(`no ${what} named or with id "${wanted}"`);
   return String(match.id);
 }

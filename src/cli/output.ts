@@ -11,8 +11,14 @@ export function printRows(rows: Row[], columns: string[], json: boolean): void {
     return;
   }
   const cells = rows.map((row) => columns.map((column) => String(row[column] ?? '')));
-  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]?.length ?? 0)));
-  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const widths = columns.map((column, i) =>
+    Math.max(column.length, ...cells.map((line) => line[i]?.length ?? 0)),
+  );
+  const line = (values: string[]) =>
+    values
+      .map((value, i) => value.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   console.log(line(columns.map((c) => c.toUpperCase())));
   for (const values of cells) console.log(line(values));
 }

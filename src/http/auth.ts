@@ -46,7 +46,9 @@ export function basicAuth(identity: IdentityService) {
     if (!principal) {
       reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
       throw new UnauthorizedError(
-        credentials ? 'the API key id or secret is wrong, or the key was revoked' : 'send Authorization: Basic base64(<key id>:<key secret>)',
+        credentials
+          ? 'the API key id or secret is wrong, or the key was revoked'
+          : 'send Authorization: Basic base64(<key id>:<key secret>)',
       );
     }
     request.principal = principal;
@@ -55,7 +57,9 @@ export function basicAuth(identity: IdentityService) {
       throw new ForbiddenError('only an admin key of the operator organization may do this');
     }
     if (!roleAtLeast(principal.role, rule.role)) {
-      throw new ForbiddenError(`this needs a key with role ${rule.role} or stronger; this key is ${principal.role}`);
+      throw new ForbiddenError(
+        `this needs a key with role ${rule.role} or stronger; this key is ${principal.role}`,
+      );
     }
     const organizationId = (request.params as { organizationId?: string }).organizationId;
     if (organizationId !== undefined && organizationId !== principal.organizationId) {

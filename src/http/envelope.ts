@@ -9,13 +9,18 @@ export function ok<R>(request: FastifyRequest, result: R) {
 export const Envelope = <S extends TSchema>(result: S) =>
   T.Object({ status: T.Integer({ const: 200 }), requestId: T.String({ format: 'uuid' }), result });
 
-export const EmptyEnvelope = T.Object({ status: T.Integer({ const: 200 }), requestId: T.String({ format: 'uuid' }) });
+export const EmptyEnvelope = T.Object({
+  status: T.Integer({ const: 200 }),
+  requestId: T.String({ format: 'uuid' }),
+});
 
 /** Error envelope of the pipes area (reference/pipes.md, "Envelope and errors"). */
 export const ErrorEnvelope = T.Object(
   {
     status: T.Integer(),
-    error: T.String({ description: '"<CODE>: <message>", for example "BAD_REQUEST: scaling.replicas: Not between 1 and 40"' }),
+    error: T.String({
+      description: '"<CODE>: <message>", for example "BAD_REQUEST: scaling.replicas: Not between 1 and 40"',
+    }),
     requestId: T.String({ format: 'uuid' }),
   },
   { $id: 'ErrorEnvelope' },

@@ -46,14 +46,26 @@ export function installErrorHandling(app: FastifyInstance): void {
       return send(request, reply, status, CODES[status] ?? 'BAD_REQUEST', frameworkMessage(error, request));
     }
     request.log.error({ err: error }, 'unexpected error');
-    return send(request, reply, 500, 'INTERNAL_ERROR', `unexpected error; the server log has details under request id ${request.id}`);
+    return send(
+      request,
+      reply,
+      500,
+      'INTERNAL_ERROR',
+      `unexpected error; the server log has details under request id ${request.id}`,
+    );
   });
   app.setNotFoundHandler((request, reply) =>
     send(request, reply, 404, 'NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`),
   );
 }
 
-export function send(request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string) {
+export function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+) {
   reply.code(status);
   if (request.url.startsWith('/api/v2')) return reply.send({ message });
   return reply.send({ status, error: `${code}: ${message}`, requestId: request.id });

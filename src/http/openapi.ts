@@ -25,7 +25,9 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
 export function openApiRoute(app: FastifyInstance): void {
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => {
     const document = app.swagger() as { paths?: Record<string, unknown> };
-    const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/v1/')));
+    const paths = Object.fromEntries(
+      Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/v1/')),
+    );
     return { ...document, paths };
   });
 }

@@ -26,6 +26,7 @@ function rateLimitKey(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const basic = parseBasic(header);
   if (basic) return `key:${basic.keyId}`;
-  if (header?.startsWith('Bearer ')) return `token:${createHash('sha256').update(header).digest('base64url')}`;
+  if (header?.startsWith('Bearer '))
+    return `token:${createHash('sha256').update(header).digest('base64url')}`;
   return `ip:${request.ip}`;
 }

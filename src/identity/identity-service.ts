@@ -49,7 +49,10 @@ const SERVICE_KINDS = ['embedded', 'clickhouse'] as const;
  * and what they own. Secrets leave this class only once, in the result of the call that made them.
  */
 export class IdentityService {
-  private readonly verifiedKeys = new Map<string, { digest: Buffer; principal: KeyPrincipal; until: number }>();
+  private readonly verifiedKeys = new Map<
+    string,
+    { digest: Buffer; principal: KeyPrincipal; until: number }
+  >();
 
   constructor(
     private readonly store: Store,
@@ -61,7 +64,12 @@ export class IdentityService {
     return this.store.transaction(async (repos) => {
       if ((await repos.identity.countOrganizations()) > 0) return undefined;
       const now = new Date();
-      const organization: Organization = { id: randomUUID(), name: 'default', operator: true, createdAt: now };
+      const organization: Organization = {
+        id: randomUUID(),
+        name: 'default',
+        operator: true,
+        createdAt: now,
+      };
       await repos.identity.insertOrganization(organization);
       const service: Service = {
         id: randomUUID(),
@@ -72,9 +80,20 @@ export class IdentityService {
         createdAt: now,
       };
       await repos.identity.insertService(service);
-      const key = await this.makeKey(organization.id, 'bootstrap admin', 'admin', values.keyId, values.keySecret);
+      const key = await this.makeKey(
+        organization.id,
+        'bootstrap admin',
+        'admin',
+        values.keyId,
+        values.keySecret,
+      );
       await repos.identity.insertApiKey(key.key);
-      const team: Team = { id: randomUUID(), organizationId: organization.id, name: 'default', createdAt: now };
+      const team: Team = {
+        id: randomUUID(),
+        organizationId: organization.id,
+        name: 'default',
+        createdAt: now,
+      };
       await repos.identity.insertTeam(team);
       const user = await repos.identity.ensureUser(team.id, 'admin', randomUUID(), now);
       const value = values.accessToken ?? newTokenValue();
@@ -91,7 +110,16 @@ export class IdentityService {
         service,
         key,
         team,
-        token: { value, token: { ...token, userName: user.name, teamId: team.id, organizationId: organization.id, revokedAt: null } },
+        token: {
+          value,
+          token: {
+            ...token,
+            userName: user.name,
+            teamId: team.id,
+            organizationId: organization.id,
+            revokedAt: null,
+          },
+        },
       };
     });
   }
@@ -100,7 +128,8 @@ export class IdentityService {
   async authenticateKey(keyId: string, secret: string): Promise<KeyPrincipal | undefined> {
     const digest = createHash('sha256').update(secret).digest();
     const cached = this.verifiedKeys.get(keyId);
-    if (cached && cached.until > Date.now() && timingSafeEqual(cached.digest, digest)) return cached.principal;
+    if (cached && cached.until > Date.now() && timingSafeEqual(cached.digest, digest))
+      return cached.principal;
     const key = await this.store.repos.identity.getApiKey(keyId);
     if (!key || key.revokedAt || !(await verifySecret(secret, key.secretHash))) return undefined;
     const organization = await this.store.repos.identity.getOrganization(key.organizationId);
@@ -127,7 +156,9 @@ export class IdentityService {
   }
 
   /** Creates an organization with its first admin key (the only way in to a new organization). */
-  async createOrganization(input: { name?: unknown }): Promise<{ organization: Organization; key: CreatedKey }> {
+  async createOrganization(input: {
+    name?: unknown;
+  }): Promise<{ organization: Organization; key: CreatedKey }> {
     const problems: Problem[] = [];
     checkName('name', input.name, problems);
     if (problems.length) throw new ValidationError(problems);
@@ -164,7 +195,10 @@ export class IdentityService {
     if (!SERVICE_KINDS.includes(kind as never)) {
       problems.push({ path: 'kind', message: `Use one of ${SERVICE_KINDS.join(', ')}` });
     } else if (kind === 'clickhouse') {
-      problems.push({ path: 'kind', message: 'ClickHouse server services are not supported yet: use "embedded"' });
+      problems.push({
+        path: 'kind',
+        message: 'ClickHouse server services are not supported yet: use "embedded"',
+      });
     }
     if (problems.length) throw new ValidationError(problems);
     await this.getOrganization(organizationId);
@@ -178,7 +212,8 @@ export class IdentityService {
     };
     return this.store.transaction(async (repos) => {
       const taken = (await repos.identity.listServices(organizationId)).some((s) => s.name === service.name);
-      if (taken) throw new ConflictError(`a service named "${service.name}" already exists in this organization`);
+      if (taken)
+        throw new ConflictError(`a service named "${service.name}" already exists in this organization`);
       await repos.identity.insertService(service);
       return service;
     });
@@ -225,7 +260,12 @@ export class IdentityService {
     checkName('name', input.name, problems);
     if (problems.length) throw new ValidationError(problems);
     await this.getOrganization(organizationId);
-    const team: Team = { id: randomUUID(), organizationId, name: input.name as string, createdAt: new Date() };
+    const team: Team = {
+      id: randomUUID(),
+      organizationId,
+      name: input.name as string,
+      createdAt: new Date(),
+    };
     return this.store.transaction(async (repos) => {
       if ((await repos.identity.listTeams(organizationId)).some((t) => t.name === team.name)) {
         throw new ConflictError(`a team named "${team.name}" already exists in this organization`);
@@ -282,7 +322,8 @@ export class IdentityService {
 
   async revokeToken(organizationId: string, teamId: string, tokenId: string): Promise<void> {
     const revoked =
-      isUuid(tokenId) && (await this.store.repos.identity.revokeAccessToken(organizationId, teamId, tokenId, new Date()));
+      isUuid(tokenId) &&
+      (await this.store.repos.identity.revokeAccessToken(organizationId, teamId, tokenId, new Date()));
     if (!revoked) throw new NotFoundError('token');
   }
 
@@ -295,7 +336,15 @@ export class IdentityService {
   ): Promise<CreatedKey> {
     return {
       secret,
-      key: { id, organizationId, name, role, secretHash: await hashSecret(secret), createdAt: new Date(), revokedAt: null },
+      key: {
+        id,
+        organizationId,
+        name,
+        role,
+        secretHash: await hashSecret(secret),
+        createdAt: new Date(),
+        revokedAt: null,
+      },
     };
   }
 }

@@ -21,7 +21,12 @@ export const CreatedKeyView = T.Composite([
   KeyView,
   T.Object({ secret: T.String({ description: 'Shown once: store it now' }) }),
 ]);
-export const TeamView = T.Object({ id: T.String(), organizationId: T.String(), name: T.String(), createdAt: T.String() });
+export const TeamView = T.Object({
+  id: T.String(),
+  organizationId: T.String(),
+  name: T.String(),
+  createdAt: T.String(),
+});
 export const TokenView = T.Object({
   id: T.String(),
   name: T.String(),

@@ -66,7 +66,12 @@ export class PipesService {
     };
     await this.store.transaction(async (repos) => {
       await repos.pipes.insert(row);
-      await repos.pipes.recordTransition(id, { fromState: null, toState: row.state, reason: 'created', at: now });
+      await repos.pipes.recordTransition(id, {
+        fromState: null,
+        toState: row.state,
+        reason: 'created',
+        at: now,
+      });
     });
     return toRecord(row);
   }
@@ -180,7 +185,12 @@ export class PipesService {
     if (!found) throw new NotFoundError('service');
   }
 
-  private async requirePipe(repos: Repos, scope: ServiceScope, pipeId: string, forUpdate = false): Promise<PipeRow> {
+  private async requirePipe(
+    repos: Repos,
+    scope: ServiceScope,
+    pipeId: string,
+    forUpdate = false,
+  ): Promise<PipeRow> {
     const row = isUuid(pipeId) ? await repos.pipes.get(scope.serviceId, pipeId, { forUpdate }) : undefined;
     if (!row) throw new NotFoundError('pipe');
     return row;
@@ -188,13 +198,16 @@ export class PipesService {
 
   private seal(pipeId: string, config: PipeConfig): Pick<PipeRow, 'config' | 'secrets'> {
     const { publicConfig, secrets } = splitSecrets(config as unknown as Record<string, unknown>);
-    const sealed = Object.keys(secrets).length > 0 ? this.secretBox.sealJson(secrets, `pipe:${pipeId}`) : null;
+    const sealed =
+      Object.keys(secrets).length > 0 ? this.secretBox.sealJson(secrets, `pipe:${pipeId}`) : null;
     return { config: publicConfig, secrets: sealed };
   }
 
   /** The full configuration, secrets included: only for validation and, later, the runtime. */
   private unseal(row: PipeRow): PipeConfig {
-    const secrets = row.secrets ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`) : {};
+    const secrets = row.secrets
+      ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
+      : {};
     return joinSecrets(row.config, secrets) as unknown as PipeConfig;
   }
 }
@@ -215,4 +228,3 @@ function revalidate(name: string, config: PipeConfig): Problem[] {
 function throwIfAny(problems: Problem[]): void {
   if (problems.length > 0) throw new ValidationError(problems);
 }
-

@@ -13,7 +13,10 @@ export function pipeRuleProblems(body: unknown): Problem[] {
   const source = asObject(pipe.source);
   const kinds = source ? SOURCE_KINDS.filter((kind) => source[kind] !== undefined) : [];
   if (source && kinds.length === 0) {
-    problems.push({ path: 'source', message: `Required: give one source kind, one of ${SOURCE_KINDS.join(', ')}` });
+    problems.push({
+      path: 'source',
+      message: `Required: give one source kind, one of ${SOURCE_KINDS.join(', ')}`,
+    });
   } else if (kinds.length > 1) {
     problems.push({ path: 'source', message: `Give exactly one source kind, got ${kinds.join(' and ')}` });
   }
@@ -26,7 +29,10 @@ export function pipeRuleProblems(body: unknown): Problem[] {
   return problems;
 }
 
-const SOURCE_RULES: Record<SourceKind, (config: Record<string, unknown>, path: string, problems: Problem[]) => void> = {
+const SOURCE_RULES: Record<
+  SourceKind,
+  (config: Record<string, unknown>, path: string, problems: Problem[]) => void
+> = {
   kafka: kafkaRules,
   objectStorage: objectStorageRules,
   kinesis: kinesisRules,
@@ -53,7 +59,10 @@ function kafkaRules(kafka: Record<string, unknown>, path: string, problems: Prob
   const credentials = asObject(kafka.credentials);
   if (wanted && wanted.length > 0) {
     if (!credentials) {
-      problems.push({ path: `${path}.credentials`, message: `Required for ${authentication}: give ${wanted.join(' and ')}` });
+      problems.push({
+        path: `${path}.credentials`,
+        message: `Required for ${authentication}: give ${wanted.join(' and ')}`,
+      });
     } else {
       for (const field of wanted) {
         if (credentials[field] === undefined) {
@@ -95,7 +104,15 @@ function kafkaRules(kafka: Record<string, unknown>, path: string, problems: Prob
   }
 }
 
-const KAFKA_CREDENTIAL_FIELDS = ['username', 'password', 'accessKeyId', 'secretKey', 'connectionString', 'certificate', 'privateKey'];
+const KAFKA_CREDENTIAL_FIELDS = [
+  'username',
+  'password',
+  'accessKeyId',
+  'secretKey',
+  'connectionString',
+  'certificate',
+  'privateKey',
+];
 
 /** Which object-storage types take which authentication (reference/pipes.md, issue #3). */
 const STORAGE_AUTHENTICATION: Record<string, string[]> = {
@@ -112,20 +129,28 @@ function objectStorageRules(storage: Record<string, unknown>, path: string, prob
   if (typeof authentication === 'string' && STORAGE_AUTHENTICATION[authentication]) {
     const types = STORAGE_AUTHENTICATION[authentication];
     if (!types.includes(type)) {
-      problems.push({ path: `${path}.authentication`, message: `${authentication} works with type ${types.join(', ')}, not ${type}` });
+      problems.push({
+        path: `${path}.authentication`,
+        message: `${authentication} works with type ${types.join(', ')}, not ${type}`,
+      });
     }
   }
   if (azure) {
     for (const field of ['path', 'azureContainerName', 'connectionString']) {
-      if (storage[field] === undefined) problems.push({ path: `${path}.${field}`, message: 'Required for Azure Blob Storage' });
+      if (storage[field] === undefined)
+        problems.push({ path: `${path}.${field}`, message: 'Required for Azure Blob Storage' });
     }
     if (storage.url !== undefined) {
-      problems.push({ path: `${path}.url`, message: 'Azure Blob Storage uses path, azureContainerName and connectionString, not url' });
+      problems.push({
+        path: `${path}.url`,
+        message: 'Azure Blob Storage uses path, azureContainerName and connectionString, not url',
+      });
     }
   } else {
     if (storage.url === undefined) problems.push({ path: `${path}.url`, message: 'Required' });
     for (const field of ['path', 'azureContainerName', 'connectionString']) {
-      if (storage[field] !== undefined) problems.push({ path: `${path}.${field}`, message: 'Only for type azureblobstorage' });
+      if (storage[field] !== undefined)
+        problems.push({ path: `${path}.${field}`, message: 'Only for type azureblobstorage' });
     }
   }
   if (typeof storage.url === 'string' && !isStorageUrl(storage.url)) {
@@ -134,22 +159,35 @@ function objectStorageRules(storage: Record<string, unknown>, path: string, prob
   keyRule(storage, path, authentication === 'IAM_USER', 'IAM_USER', problems);
   iamRoleRule(storage, path, authentication === 'IAM_ROLE', problems);
   if (authentication === 'SERVICE_ACCOUNT' && storage.serviceAccountKey === undefined) {
-    problems.push({ path: `${path}.serviceAccountKey`, message: 'Required for SERVICE_ACCOUNT: give the base64 key file' });
+    problems.push({
+      path: `${path}.serviceAccountKey`,
+      message: 'Required for SERVICE_ACCOUNT: give the base64 key file',
+    });
   }
   if (authentication !== 'SERVICE_ACCOUNT' && storage.serviceAccountKey !== undefined) {
-    problems.push({ path: `${path}.serviceAccountKey`, message: 'Only used with authentication SERVICE_ACCOUNT' });
+    problems.push({
+      path: `${path}.serviceAccountKey`,
+      message: 'Only used with authentication SERVICE_ACCOUNT',
+    });
   }
   if (storage.queueUrl !== undefined) {
-    if (storage.isContinuous !== true) problems.push({ path: `${path}.queueUrl`, message: 'Needs isContinuous: true' });
+    if (storage.isContinuous !== true)
+      problems.push({ path: `${path}.queueUrl`, message: 'Needs isContinuous: true' });
     if (authentication === undefined) {
-      problems.push({ path: `${path}.queueUrl`, message: 'Needs non-public authentication (IAM_ROLE or IAM_USER)' });
+      problems.push({
+        path: `${path}.queueUrl`,
+        message: 'Needs non-public authentication (IAM_ROLE or IAM_USER)',
+      });
     }
   }
   if (storage.skipInitialLoad !== undefined && storage.queueUrl === undefined) {
     problems.push({ path: `${path}.skipInitialLoad`, message: 'Only used with queueUrl' });
   }
   if (storage.skipInitialLoad !== undefined && storage.startAfter !== undefined) {
-    problems.push({ path: `${path}.startAfter`, message: 'Give either skipInitialLoad or startAfter, not both' });
+    problems.push({
+      path: `${path}.startAfter`,
+      message: 'Give either skipInitialLoad or startAfter, not both',
+    });
   }
   if (storage.delimiter !== undefined && !String(storage.format ?? '').startsWith('CSV')) {
     problems.push({ path: `${path}.delimiter`, message: 'Only used with the CSV formats' });
@@ -172,12 +210,18 @@ function kinesisRules(kinesis: Record<string, unknown>, path: string, problems: 
 function postgresRules(postgres: Record<string, unknown>, path: string, problems: Problem[]): void {
   const authentication = postgres.authentication ?? 'basic';
   if (authentication === 'basic' && postgres.credentials === undefined) {
-    problems.push({ path: `${path}.credentials`, message: 'Required for basic authentication: give username and password' });
+    problems.push({
+      path: `${path}.credentials`,
+      message: 'Required for basic authentication: give username and password',
+    });
   }
   iamRoleRule(postgres, path, authentication === 'IAM_ROLE', problems);
   const settings = asObject(postgres.settings);
   if (settings?.replicationSlotName !== undefined && settings.replicationMode !== 'cdc_only') {
-    problems.push({ path: `${path}.settings.replicationSlotName`, message: 'Only used with replicationMode cdc_only' });
+    problems.push({
+      path: `${path}.settings.replicationSlotName`,
+      message: 'Only used with replicationMode cdc_only',
+    });
   }
   const mappings = Array.isArray(postgres.tableMappings) ? postgres.tableMappings : [];
   tableMappingRules(mappings, `${path}.tableMappings`, problems);
@@ -192,7 +236,10 @@ export function tableMappingRules(mappings: unknown[], path: string, problems: P
     if (typeof mapping.targetTable === 'string') {
       const first = targets.get(mapping.targetTable);
       if (first !== undefined) {
-        problems.push({ path: `${at}.targetTable`, message: `Already used by ${path}[${first}]: target tables must be unique` });
+        problems.push({
+          path: `${at}.targetTable`,
+          message: `Already used by ${path}[${first}]: target tables must be unique`,
+        });
       } else {
         targets.set(mapping.targetTable, index);
       }
@@ -200,7 +247,10 @@ export function tableMappingRules(mappings: unknown[], path: string, problems: P
     const custom = mapping.useCustomSortingKey === true;
     const keys = Array.isArray(mapping.sortingKeys) ? mapping.sortingKeys : undefined;
     if (custom && (!keys || keys.length === 0)) {
-      problems.push({ path: `${at}.sortingKeys`, message: 'Required with useCustomSortingKey: give at least one column' });
+      problems.push({
+        path: `${at}.sortingKeys`,
+        message: 'Required with useCustomSortingKey: give at least one column',
+      });
     }
     if (!custom && keys !== undefined) {
       problems.push({ path: `${at}.sortingKeys`, message: 'Only used with useCustomSortingKey: true' });
@@ -213,11 +263,17 @@ function databaseDestinationRules(pipe: Record<string, unknown>, problems: Probl
   const destination = asObject(pipe.destination);
   for (const field of ['table', 'columns', 'managedTable', 'tableDefinition']) {
     if (destination?.[field] !== undefined) {
-      problems.push({ path: `destination.${field}`, message: 'Not used by a postgres pipe: its tables come from source.postgres.tableMappings' });
+      problems.push({
+        path: `destination.${field}`,
+        message: 'Not used by a postgres pipe: its tables come from source.postgres.tableMappings',
+      });
     }
   }
   if (Array.isArray(pipe.fieldMappings) && pipe.fieldMappings.length > 0) {
-    problems.push({ path: 'fieldMappings', message: 'Not used by a postgres pipe: leave columns out with tableMappings[].excludedColumns' });
+    problems.push({
+      path: 'fieldMappings',
+      message: 'Not used by a postgres pipe: leave columns out with tableMappings[].excludedColumns',
+    });
   }
 }
 
@@ -226,17 +282,24 @@ function tableDestinationRules(pipe: Record<string, unknown>, problems: Problem[
   if (!destination) return;
   if (destination.table === undefined) problems.push({ path: 'destination.table', message: 'Required' });
   const columns = Array.isArray(destination.columns) ? destination.columns.map(asObject) : undefined;
-  if (columns === undefined) problems.push({ path: 'destination.columns', message: 'Required: list the columns of the table' });
+  if (columns === undefined)
+    problems.push({ path: 'destination.columns', message: 'Required: list the columns of the table' });
   const names = (columns ?? []).map((column) => (typeof column?.name === 'string' ? column.name : undefined));
   names.forEach((name, index) => {
     if (name !== undefined && names.indexOf(name) !== index) {
-      problems.push({ path: `destination.columns[${index}].name`, message: `Column "${name}" is listed twice` });
+      problems.push({
+        path: `destination.columns[${index}].name`,
+        message: `Column "${name}" is listed twice`,
+      });
     }
   });
   const known = new Set(names.filter((name): name is string => name !== undefined));
   const managed = destination.managedTable ?? true;
   if (managed === true && destination.tableDefinition === undefined) {
-    problems.push({ path: 'destination.tableDefinition', message: 'Required for a managed table: give at least engine.type' });
+    problems.push({
+      path: 'destination.tableDefinition',
+      message: 'Required for a managed table: give at least engine.type',
+    });
   }
   if (managed === false && destination.tableDefinition !== undefined) {
     problems.push({ path: 'destination.tableDefinition', message: 'Only used with managedTable: true' });
@@ -245,7 +308,11 @@ function tableDestinationRules(pipe: Record<string, unknown>, problems: Problem[
   if (columns !== undefined) fieldMappingRules(pipe.fieldMappings, known, problems);
 }
 
-function tableDefinitionRules(definition: Record<string, unknown> | undefined, columns: Set<string>, problems: Problem[]) {
+function tableDefinitionRules(
+  definition: Record<string, unknown> | undefined,
+  columns: Set<string>,
+  problems: Problem[],
+) {
   if (!definition) return;
   const path = 'destination.tableDefinition';
   const engine = asObject(definition.engine);
@@ -256,7 +323,10 @@ function tableDefinitionRules(definition: Record<string, unknown> | undefined, c
       problems.push({ path: `${path}.engine.versionColumnId`, message: 'Required for ReplacingMergeTree' });
     }
     if (sortingKey.length === 0) {
-      problems.push({ path: `${path}.sortingKey`, message: 'Required for ReplacingMergeTree: give at least one column' });
+      problems.push({
+        path: `${path}.sortingKey`,
+        message: 'Required for ReplacingMergeTree: give at least one column',
+      });
     }
   } else if (engine?.versionColumnId !== undefined) {
     problems.push({ path: `${path}.engine.versionColumnId`, message: 'Only used with ReplacingMergeTree' });
@@ -287,19 +357,29 @@ function fieldMappingRules(mappings: unknown, columns: Set<string>, problems: Pr
     if (!columns.has(target)) {
       problems.push({ path: at, message: `No destination column is named "${target}"` });
     } else if (mapped.has(target)) {
-      problems.push({ path: at, message: `Column "${target}" is already mapped by fieldMappings[${mapped.get(target)}]` });
+      problems.push({
+        path: at,
+        message: `Column "${target}" is already mapped by fieldMappings[${mapped.get(target)}]`,
+      });
     } else {
       mapped.set(target, index);
     }
   });
   for (const column of columns) {
     if (!mapped.has(column)) {
-      problems.push({ path: 'fieldMappings', message: `Destination column "${column}" has no mapping: every column must be mapped` });
+      problems.push({
+        path: 'fieldMappings',
+        message: `Destination column "${column}" has no mapping: every column must be mapped`,
+      });
     }
   }
 }
 
-function settingsRules(pipe: Record<string, unknown>, kind: SourceKind | undefined, problems: Problem[]): void {
+function settingsRules(
+  pipe: Record<string, unknown>,
+  kind: SourceKind | undefined,
+  problems: Problem[],
+): void {
   const scaling = asObject(pipe.scaling);
   if (kind && kind !== 'objectStorage' && scaling?.concurrency !== undefined) {
     problems.push({ path: 'scaling.concurrency', message: 'Only used by object-storage pipes' });
@@ -316,9 +396,18 @@ export function settingsKindProblems(value: unknown, kind: SourceKind | undefine
     .map((name) => ({ path: `${path}.${name}`, message: 'Only used by object-storage pipes' }));
 }
 
-function keyRule(config: Record<string, unknown>, path: string, needed: boolean, auth: string, problems: Problem[]) {
+function keyRule(
+  config: Record<string, unknown>,
+  path: string,
+  needed: boolean,
+  auth: string,
+  problems: Problem[],
+) {
   if (needed && config.accessKey === undefined) {
-    problems.push({ path: `${path}.accessKey`, message: `Required for ${auth}: give accessKeyId and secretKey` });
+    problems.push({
+      path: `${path}.accessKey`,
+      message: `Required for ${auth}: give accessKeyId and secretKey`,
+    });
   }
   if (!needed && config.accessKey !== undefined) {
     problems.push({ path: `${path}.accessKey`, message: `Only used with authentication ${auth}` });

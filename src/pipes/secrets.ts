@@ -15,7 +15,9 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
 type Json = Record<string, unknown>;
 
 /** Splits a configuration into its public part (a deep copy) and its secrets, keyed by dotted path. */
-export function splitSecrets<T extends Json>(config: T): { publicConfig: T; secrets: Record<string, unknown> } {
+export function splitSecrets<T extends Json>(
+  config: T,
+): { publicConfig: T; secrets: Record<string, unknown> } {
   const publicConfig = structuredClone(config);
   const secrets: Record<string, unknown> = {};
   for (const path of SECRET_PATHS) {

@@ -49,7 +49,9 @@ export function transitionsFor(command: PipeCommand, current: PipeState, kind: S
       ];
     case 'start':
       if (!STARTABLE.includes(current)) {
-        throw new ConflictError(`cannot start a pipe in state ${current}: start works from Stopped or Failed`);
+        throw new ConflictError(
+          `cannot start a pipe in state ${current}: start works from Stopped or Failed`,
+        );
       }
       return [{ to: 'Provisioning', reason: 'start requested' }];
     case 'resync':
@@ -57,7 +59,9 @@ export function transitionsFor(command: PipeCommand, current: PipeState, kind: S
         throw new BadRequestError('command: resync is only for database (postgres) pipes');
       }
       if (!RESYNCABLE.includes(current)) {
-        throw new ConflictError(`cannot resync a pipe in state ${current}: resync works from ${RESYNCABLE.join(', ')}`);
+        throw new ConflictError(
+          `cannot resync a pipe in state ${current}: resync works from ${RESYNCABLE.join(', ')}`,
+        );
       }
       return [{ to: 'Resync', reason: 'resync requested' }];
   }

@@ -14,12 +14,19 @@ type TableMapping = NonNullable<PipeConfig['source']['postgres']>['tableMappings
  * Applies a PATCH body to a pipe's full configuration and returns the new one; the caller validates
  * the result as a whole. Objects given in the patch replace the stored ones field by field.
  */
-export function applyUpdate(config: PipeConfig, patch: UpdatePipeBody, kind: SourceKind, state: PipeState): PipeConfig {
+export function applyUpdate(
+  config: PipeConfig,
+  patch: UpdatePipeBody,
+  kind: SourceKind,
+  state: PipeState,
+): PipeConfig {
   const next = structuredClone(config);
   const sourcePatch = patch.source ?? {};
   for (const other of Object.keys(sourcePatch)) {
     if (other !== kind) {
-      throw new BadRequestError(`source.${other}: this pipe reads from ${kind}; only source.${kind} may change`);
+      throw new BadRequestError(
+        `source.${other}: this pipe reads from ${kind}; only source.${kind} may change`,
+      );
     }
   }
   const changes = asObject(sourcePatch[kind]);
@@ -35,7 +42,9 @@ export function applyUpdate(config: PipeConfig, patch: UpdatePipeBody, kind: Sou
     }
     if (tableMappingsToAdd !== undefined || tableMappingsToRemove !== undefined) {
       if (!canModifyTableMappings(state)) {
-        throw new ConflictError(`table mappings change only while the pipe is Stopped or Paused; it is ${state}: stop it first`);
+        throw new ConflictError(
+          `table mappings change only while the pipe is Stopped or Paused; it is ${state}: stop it first`,
+        );
       }
       const postgres = next.source.postgres;
       if (postgres) {
@@ -53,7 +62,11 @@ export function applyUpdate(config: PipeConfig, patch: UpdatePipeBody, kind: Sou
   return next;
 }
 
-function changeTableMappings(current: TableMapping[], add: TableMapping[], remove: TableMapping[]): TableMapping[] {
+function changeTableMappings(
+  current: TableMapping[],
+  add: TableMapping[],
+  remove: TableMapping[],
+): TableMapping[] {
   const problems: Problem[] = [];
   const same = (a: TableMapping, b: TableMapping) =>
     (a.sourceSchemaName ?? 'public') === (b.sourceSchemaName ?? 'public') &&
@@ -68,11 +81,17 @@ function changeTableMappings(current: TableMapping[], add: TableMapping[], remov
       });
     }
   });
-  const added = add.map((mapping) => ({ ...mapping, sourceSchemaName: mapping.sourceSchemaName ?? 'public' }));
+  const added = add.map((mapping) => ({
+    ...mapping,
+    sourceSchemaName: mapping.sourceSchemaName ?? 'public',
+  }));
   const result = [...kept, ...added];
   tableMappingRules(result, 'source.postgres.tableMappings', problems);
   if (result.length === 0) {
-    problems.push({ path: 'source.postgres.tableMappingsToRemove', message: 'A pipe needs at least one table mapping' });
+    problems.push({
+      path: 'source.postgres.tableMappingsToRemove',
+      message: 'A pipe needs at least one table mapping',
+    });
   }
   if (problems.length > 0) throw new ValidationError(problems);
   return result;

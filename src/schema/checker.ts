@@ -7,7 +7,13 @@ import type { Problem } from '../errors.js';
  * One validator for every request body: all errors at once, no type coercion (a "3" is not a 3),
  * unknown fields kept so they are reported, not stripped.
  */
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, coerceTypes: false, useDefaults: false });
+const ajv = new Ajv({
+  allErrors: true,
+  verbose: true,
+  strict: false,
+  coerceTypes: false,
+  useDefaults: false,
+});
 (addFormats as unknown as (a: Ajv) => void)(ajv);
 
 export type Checker = (value: unknown) => Problem[];
@@ -27,7 +33,10 @@ function toProblem(error: ErrorObject): Problem {
     case 'required':
       return { path: join(String(params.missingProperty)), message: 'Required' };
     case 'additionalProperties':
-      return { path: join(String(params.additionalProperty)), message: 'Unknown field: remove it or check its spelling' };
+      return {
+        path: join(String(params.additionalProperty)),
+        message: 'Unknown field: remove it or check its spelling',
+      };
     case 'enum':
       return { path: base, message: `Use one of: ${(schema.enum as unknown[]).join(', ')}` };
     case 'type':
@@ -43,7 +52,10 @@ function toProblem(error: ErrorObject): Problem {
     case 'maxLength':
       return { path: base, message: `Must be at most ${params.limit} characters` };
     case 'minItems':
-      return { path: base, message: `Must have at least ${params.limit} item${params.limit === 1 ? '' : 's'}` };
+      return {
+        path: base,
+        message: `Must have at least ${params.limit} item${params.limit === 1 ? '' : 's'}`,
+      };
     case 'maxItems':
       return { path: base, message: `Must have at most ${params.limit} items` };
     case 'minProperties':

@@ -22,6 +22,10 @@ export function StrictObject<P extends TProperties>(properties: P, options: Obje
 }
 
 export const Integer = (minimum?: number, maximum?: number, options: { description?: string } = {}) =>
-  T.Integer({ ...(minimum === undefined ? {} : { minimum }), ...(maximum === undefined ? {} : { maximum }), ...options });
+  T.Integer({
+    ...(minimum === undefined ? {} : { minimum }),
+    ...(maximum === undefined ? {} : { maximum }),
+    ...options,
+  });
 
 export type { TSchema };

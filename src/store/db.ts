@@ -64,7 +64,8 @@ export async function openPostgres(url: string): Promise<Db> {
       try {
         await client.query('begin');
         const result = await work({
-          query: async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+          query: async <R>(sql: string, params: unknown[] = []) =>
+            (await client.query(sql, params)).rows as R[],
           exec: async (sql: string) => {
             await client.query(sql);
           },

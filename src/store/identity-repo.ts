@@ -56,8 +56,7 @@ export interface AccessToken {
 }
 
 const ORG = 'id, name, operator, created_at as "createdAt"';
-const SERVICE =
-  'id, organization_id as "organizationId", name, kind, connection, created_at as "createdAt"';
+const SERVICE = 'id, organization_id as "organizationId", name, kind, connection, created_at as "createdAt"';
 const KEY =
   'id, organization_id as "organizationId", name, role, secret_hash as "secretHash", created_at as "createdAt", revoked_at as "revokedAt"';
 const TEAM = 'id, organization_id as "organizationId", name, created_at as "createdAt"';
@@ -70,12 +69,10 @@ export class IdentityRepo {
   constructor(private readonly db: Queryable) {}
 
   async insertOrganization(org: Organization): Promise<void> {
-    await this.db.query('insert into organizations (id, name, operator, created_at) values ($1, $2, $3, $4)', [
-      org.id,
-      org.name,
-      org.operator,
-      org.createdAt,
-    ]);
+    await this.db.query(
+      'insert into organizations (id, name, operator, created_at) values ($1, $2, $3, $4)',
+      [org.id, org.name, org.operator, org.createdAt],
+    );
   }
 
   async listOrganizations(): Promise<Organization[]> {
@@ -136,9 +133,10 @@ export class IdentityRepo {
   }
 
   async listApiKeys(organizationId: string): Promise<ApiKey[]> {
-    return this.db.query<ApiKey>(`select ${KEY} from api_keys where organization_id = $1 order by created_at, id`, [
-      organizationId,
-    ]);
+    return this.db.query<ApiKey>(
+      `select ${KEY} from api_keys where organization_id = $1 order by created_at, id`,
+      [organizationId],
+    );
   }
 
   async revokeApiKey(organizationId: string, id: string, at: Date): Promise<ApiKey | undefined> {
@@ -159,16 +157,17 @@ export class IdentityRepo {
   }
 
   async listTeams(organizationId: string): Promise<Team[]> {
-    return this.db.query<Team>(`select ${TEAM} from teams where organization_id = $1 order by created_at, name`, [
-      organizationId,
-    ]);
+    return this.db.query<Team>(
+      `select ${TEAM} from teams where organization_id = $1 order by created_at, name`,
+      [organizationId],
+    );
   }
 
   async getTeam(organizationId: string, id: string): Promise<Team | undefined> {
-    const rows = await this.db.query<Team>(`select ${TEAM} from teams where organization_id = $1 and id = $2`, [
-      organizationId,
-      id,
-    ]);
+    const rows = await this.db.query<Team>(
+      `select ${TEAM} from teams where organization_id = $1 and id = $2`,
+      [organizationId, id],
+    );
     return rows[0];
   }
 
@@ -185,7 +184,13 @@ export class IdentityRepo {
     return rows[0] as User;
   }
 
-  async insertAccessToken(token: { id: string; userId: string; name: string; digest: string; createdAt: Date }) {
+  async insertAccessToken(token: {
+    id: string;
+    userId: string;
+    name: string;
+    digest: string;
+    createdAt: Date;
+  }) {
     await this.db.query(
       'insert into access_tokens (id, user_id, name, digest, created_at) values ($1, $2, $3, $4, $5)',
       [token.id, token.userId, token.name, token.digest, token.createdAt],
@@ -193,7 +198,9 @@ export class IdentityRepo {
   }
 
   async findAccessTokenByDigest(digest: string): Promise<AccessToken | undefined> {
-    const rows = await this.db.query<AccessToken>(`select ${TOKEN} from ${TOKEN_FROM} where t.digest = $1`, [digest]);
+    const rows = await this.db.query<AccessToken>(`select ${TOKEN} from ${TOKEN_FROM} where t.digest = $1`, [
+      digest,
+    ]);
     return rows[0];
   }
 

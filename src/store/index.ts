@@ -51,7 +51,10 @@ export class Store {
 }
 
 /** Opens PostgreSQL when a URL is given, else PGlite under `<dataDir>/metadata`, and migrates it. */
-export async function openStore(options: { dataDir: string; databaseUrl?: string | undefined }): Promise<Store> {
+export async function openStore(options: {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+}): Promise<Store> {
   const db = options.databaseUrl
     ? await openPostgres(options.databaseUrl)
     : await openPglite(join(options.dataDir, 'metadata'));

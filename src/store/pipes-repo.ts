@@ -55,12 +55,16 @@ export class PipesRepo {
     ]);
   }
 
-  async get(serviceId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<PipeRow | undefined> {
+  async get(
+    serviceId: string,
+    id: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<PipeRow | undefined> {
     const lock = options.forUpdate ? ' for update' : '';
-    const rows = await this.db.query<PipeRow>(`select ${PIPE} from pipes where service_id = $1 and id = $2${lock}`, [
-      serviceId,
-      id,
-    ]);
+    const rows = await this.db.query<PipeRow>(
+      `select ${PIPE} from pipes where service_id = $1 and id = $2${lock}`,
+      [serviceId, id],
+    );
     return rows[0];
   }
 
@@ -69,7 +73,15 @@ export class PipesRepo {
     await this.db.query(
       `update pipes set name = $2, state = $3, state_reason = $4, config = $5::jsonb, secrets = $6, updated_at = $7
         where id = $1`,
-      [pipe.id, pipe.name, pipe.state, pipe.stateReason, JSON.stringify(pipe.config), pipe.secrets, pipe.updatedAt],
+      [
+        pipe.id,
+        pipe.name,
+        pipe.state,
+        pipe.stateReason,
+        JSON.stringify(pipe.config),
+        pipe.secrets,
+        pipe.updatedAt,
+      ],
     );
   }
 

@@ -6,7 +6,10 @@ import { identityRoutes } from './identity-routes.js';
 import { pipeRoutes } from './pipe-routes.js';
 
 /** Everything under /v1, behind HTTP Basic with API keys. */
-export async function v1Routes(app: FastifyInstance, deps: { identity: IdentityService; pipes: PipesService }) {
+export async function v1Routes(
+  app: FastifyInstance,
+  deps: { identity: IdentityService; pipes: PipesService },
+) {
   await app.register(async (scope) => {
     scope.addHook('onRequest', basicAuth(deps.identity));
     identityRoutes(scope, deps.identity);

@@ -11,7 +11,10 @@ const BASE = '/v1/organizations/:organizationId/services/:serviceId/pipes';
 const tags = ['pipes'];
 const read = { access: { role: 'read-only' as const } };
 const write = { access: { role: 'developer' as const } };
-const response = <R extends Parameters<typeof Envelope>[0]>(result: R) => ({ 200: Envelope(result), ...V1_ERRORS });
+const response = <R extends Parameters<typeof Envelope>[0]>(result: R) => ({
+  200: Envelope(result),
+  ...V1_ERRORS,
+});
 
 function scopeOf(request: FastifyRequest): ServiceScope {
   const { organizationId, serviceId } = request.params as ServiceScope;
@@ -24,69 +27,135 @@ function pipeIdOf(request: FastifyRequest): string {
 
 /** The pipe endpoints of the spec and of reference/pipes.md ("The other endpoints"). */
 export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
-  app.post(BASE, {
-    config: write,
-    schema: { tags, summary: 'Create a pipe (beta)', params: ServiceParams, body: S.CreatePipeBody, response: response(S.PipeRecord) },
-  }, async (request) => ok(request, await pipes.create(scopeOf(request), request.body)));
-
-  app.get(BASE, {
-    config: read,
-    schema: { tags, summary: 'List the pipes of a service', params: ServiceParams, response: response(T.Array(S.PipeRecord)) },
-  }, async (request) => ok(request, await pipes.list(scopeOf(request))));
-
-  app.get(`${BASE}/:pipeId`, {
-    config: read,
-    schema: { tags, summary: 'Get a pipe', params: PipeParams, response: response(S.PipeRecord) },
-  }, async (request) => ok(request, await pipes.get(scopeOf(request), pipeIdOf(request))));
-
-  app.patch(`${BASE}/:pipeId`, {
-    config: write,
-    schema: {
-      tags,
-      summary: 'Update a pipe: name, source credentials and authentication, destination columns, field mappings, settings, postgres table mappings while stopped',
-      params: PipeParams,
-      body: S.UpdatePipeBody,
-      response: response(S.PipeRecord),
+  app.post(
+    BASE,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Create a pipe (beta)',
+        params: ServiceParams,
+        body: S.CreatePipeBody,
+        response: response(S.PipeRecord),
+      },
     },
-  }, async (request) => ok(request, await pipes.update(scopeOf(request), pipeIdOf(request), request.body)));
+    async (request) => ok(request, await pipes.create(scopeOf(request), request.body)),
+  );
 
-  app.delete(`${BASE}/:pipeId`, {
-    config: write,
-    schema: { tags, summary: 'Delete a pipe', params: PipeParams, response: { 200: EmptyEnvelope, ...V1_ERRORS } },
-  }, async (request) => {
-    await pipes.delete(scopeOf(request), pipeIdOf(request));
-    return { status: 200, requestId: request.id };
-  });
-
-  app.patch(`${BASE}/:pipeId/state`, {
-    config: write,
-    schema: {
-      tags,
-      summary: 'Start, stop or resync a pipe: stop from any state, start from Stopped or Failed, resync for postgres pipes',
-      params: PipeParams,
-      body: S.StateCommandBody,
-      response: response(S.PipeRecord),
+  app.get(
+    BASE,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'List the pipes of a service',
+        params: ServiceParams,
+        response: response(T.Array(S.PipeRecord)),
+      },
     },
-  }, async (request) => ok(request, await pipes.command(scopeOf(request), pipeIdOf(request), request.body)));
+    async (request) => ok(request, await pipes.list(scopeOf(request))),
+  );
 
-  app.patch(`${BASE}/:pipeId/scaling`, {
-    config: write,
-    schema: { tags, summary: 'Change the scaling of a pipe', params: PipeParams, body: S.ScalingBody, response: response(S.PipeRecord) },
-  }, async (request) => ok(request, await pipes.scale(scopeOf(request), pipeIdOf(request), request.body)));
-
-  app.get(`${BASE}/:pipeId/settings`, {
-    config: read,
-    schema: { tags, summary: 'Get the settings of a pipe', params: PipeParams, response: response(S.SettingsBody) },
-  }, async (request) => ok(request, await pipes.getSettings(scopeOf(request), pipeIdOf(request))));
-
-  app.put(`${BASE}/:pipeId/settings`, {
-    config: write,
-    schema: {
-      tags,
-      summary: 'Replace the settings of a pipe ({} puts every setting back to its default)',
-      params: PipeParams,
-      body: S.SettingsBody,
-      response: response(S.SettingsBody),
+  app.get(
+    `${BASE}/:pipeId`,
+    {
+      config: read,
+      schema: { tags, summary: 'Get a pipe', params: PipeParams, response: response(S.PipeRecord) },
     },
-  }, async (request) => ok(request, await pipes.putSettings(scopeOf(request), pipeIdOf(request), request.body)));
+    async (request) => ok(request, await pipes.get(scopeOf(request), pipeIdOf(request))),
+  );
+
+  app.patch(
+    `${BASE}/:pipeId`,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary:
+          'Update a pipe: name, source credentials and authentication, destination columns, field mappings, settings, postgres table mappings while stopped',
+        params: PipeParams,
+        body: S.UpdatePipeBody,
+        response: response(S.PipeRecord),
+      },
+    },
+    async (request) => ok(request, await pipes.update(scopeOf(request), pipeIdOf(request), request.body)),
+  );
+
+  app.delete(
+    `${BASE}/:pipeId`,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Delete a pipe',
+        params: PipeParams,
+        response: { 200: EmptyEnvelope, ...V1_ERRORS },
+      },
+    },
+    async (request) => {
+      await pipes.delete(scopeOf(request), pipeIdOf(request));
+      return { status: 200, requestId: request.id };
+    },
+  );
+
+  app.patch(
+    `${BASE}/:pipeId/state`,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary:
+          'Start, stop or resync a pipe: stop from any state, start from Stopped or Failed, resync for postgres pipes',
+        params: PipeParams,
+        body: S.StateCommandBody,
+        response: response(S.PipeRecord),
+      },
+    },
+    async (request) => ok(request, await pipes.command(scopeOf(request), pipeIdOf(request), request.body)),
+  );
+
+  app.patch(
+    `${BASE}/:pipeId/scaling`,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Change the scaling of a pipe',
+        params: PipeParams,
+        body: S.ScalingBody,
+        response: response(S.PipeRecord),
+      },
+    },
+    async (request) => ok(request, await pipes.scale(scopeOf(request), pipeIdOf(request), request.body)),
+  );
+
+  app.get(
+    `${BASE}/:pipeId/settings`,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'Get the settings of a pipe',
+        params: PipeParams,
+        response: response(S.SettingsBody),
+      },
+    },
+    async (request) => ok(request, await pipes.getSettings(scopeOf(request), pipeIdOf(request))),
+  );
+
+  app.put(
+    `${BASE}/:pipeId/settings`,
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Replace the settings of a pipe ({} puts every setting back to its default)',
+        params: PipeParams,
+        body: S.SettingsBody,
+        response: response(S.SettingsBody),
+      },
+    },
+    async (request) =>
+      ok(request, await pipes.putSettings(scopeOf(request), pipeIdOf(request), request.body)),
+  );
 }

@@ -10,7 +10,14 @@ export const KAFKA_TYPES = [
   'dokafka',
 ] as const;
 export const KAFKA_FORMATS = ['JSONEachRow', 'Avro', 'AvroConfluent', 'Protobuf'] as const;
-export const KAFKA_AUTHENTICATIONS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'IAM_ROLE', 'IAM_USER', 'MUTUAL_TLS'] as const;
+export const KAFKA_AUTHENTICATIONS = [
+  'PLAIN',
+  'SCRAM-SHA-256',
+  'SCRAM-SHA-512',
+  'IAM_ROLE',
+  'IAM_USER',
+  'MUTUAL_TLS',
+] as const;
 export const KAFKA_OFFSET_STRATEGIES = ['from_beginning', 'from_latest', 'from_timestamp'] as const;
 
 export const OBJECT_STORAGE_TYPES = [
@@ -32,7 +39,12 @@ export const OBJECT_STORAGE_FORMATS = [
   'Avro',
 ] as const;
 export const COMPRESSIONS = ['none', 'gzip', 'gz', 'brotli', 'br', 'xz', 'LZMA', 'zstd', 'auto'] as const;
-export const OBJECT_STORAGE_AUTHENTICATIONS = ['IAM_ROLE', 'IAM_USER', 'SERVICE_ACCOUNT', 'CONNECTION_STRING'] as const;
+export const OBJECT_STORAGE_AUTHENTICATIONS = [
+  'IAM_ROLE',
+  'IAM_USER',
+  'SERVICE_ACCOUNT',
+  'CONNECTION_STRING',
+] as const;
 
 export const KINESIS_FORMATS = ['JSONEachRow', 'Avro', 'AvroConfluent'] as const;
 export const KINESIS_ITERATOR_TYPES = ['TRIM_HORIZON', 'LATEST', 'AT_TIMESTAMP'] as const;

@@ -1,8 +1,15 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { StrictObject, StringEnum } from '../../schema/index.js';
 import { PIPE_COMMANDS } from '../state.js';
-import { Column, FieldMappings, Scaling, Settings } from './pipe.js';
-import { KafkaSource, KinesisSource, ObjectStorageSource, PostgresSource, SchemaRegistry, TableMapping } from './sources.js';
+import { Column, FieldMappings, Scaling, Settings, SettingsMap } from './pipe.js';
+import {
+  KafkaSource,
+  KinesisSource,
+  ObjectStorageSource,
+  PostgresSource,
+  SchemaRegistry,
+  TableMapping,
+} from './sources.js';
 
 const pick = <S extends Parameters<typeof T.Pick>[0]>(schema: S, keys: string[]) =>
   T.Partial(T.Pick(schema, keys as never), { additionalProperties: false, minProperties: 1 });
@@ -21,21 +28,35 @@ export const UpdatePipeBody = StrictObject(
           kafka: T.Optional(
             StrictObject(
               {
-                ...pick(KafkaSource, ['authentication', 'iamRole', 'caCertificate', 'credentials']).properties,
-                schemaRegistry: T.Optional(pick(SchemaRegistry, ['authentication', 'caCertificate', 'credentials'])),
+                ...pick(KafkaSource, ['authentication', 'iamRole', 'caCertificate', 'credentials'])
+                  .properties,
+                schemaRegistry: T.Optional(
+                  pick(SchemaRegistry, ['authentication', 'caCertificate', 'credentials']),
+                ),
               },
               { minProperties: 1 },
             ),
           ),
           objectStorage: T.Optional(
-            pick(ObjectStorageSource, ['authentication', 'iamRole', 'accessKey', 'connectionString', 'serviceAccountKey']),
+            pick(ObjectStorageSource, [
+              'authentication',
+              'iamRole',
+              'accessKey',
+              'connectionString',
+              'serviceAccountKey',
+            ]),
           ),
           kinesis: T.Optional(pick(KinesisSource, ['authentication', 'iamRole', 'accessKey'])),
           postgres: T.Optional(
             StrictObject(
               {
-                ...pick(PostgresSource, ['authentication', 'iamRole', 'credentials', 'caCertificate', 'tlsHost'])
-                  .properties,
+                ...pick(PostgresSource, [
+                  'authentication',
+                  'iamRole',
+                  'credentials',
+                  'caCertificate',
+                  'tlsHost',
+                ]).properties,
                 tableMappingsToAdd: T.Optional(T.Array(TableMapping, { minItems: 1 })),
                 tableMappingsToRemove: T.Optional(T.Array(TableMapping, { minItems: 1 })),
               },
@@ -60,6 +81,5 @@ export type StateCommandBody = Static<typeof StateCommandBody>;
 export const ScalingBody = Scaling;
 export type ScalingBody = Static<typeof Scaling>;
 
-/** PUT /settings replaces the whole map; `{}` puts every setting back to its default. */
-export const SettingsBody = T.Partial(Settings, { additionalProperties: false });
+export const SettingsBody = SettingsMap;
 export type SettingsBody = Static<typeof SettingsBody>;

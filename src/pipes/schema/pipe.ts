@@ -38,23 +38,26 @@ export const Scaling = StrictObject(
   { minProperties: 1 },
 );
 
-export const Settings = StrictObject(
-  {
-    streaming_max_insert_wait_ms: T.Optional(Integer(500, 60000)),
-    object_storage_concurrency: T.Optional(Integer(1, 35)),
-    object_storage_polling_interval_ms: T.Optional(Integer(100, 3600000)),
-    object_storage_max_insert_bytes: T.Optional(Integer(10485760, 53687091200)),
-    object_storage_max_file_count: T.Optional(Integer(1, 10000)),
-    engine_max_threads: T.Optional(Integer(0, 64)),
-    engine_max_insert_threads: T.Optional(Integer(0, 16)),
-    engine_min_insert_block_size_bytes: T.Optional(Integer(0, 10737418240)),
-    engine_max_download_threads: T.Optional(Integer(0, 32)),
-    engine_parallel_distributed_insert_select: T.Optional(Integer(0, 2)),
-    object_storage_use_cluster_function: T.Optional(T.Boolean()),
-    engine_parallel_view_processing: T.Optional(T.Boolean()),
-  },
-  { minProperties: 1 },
-);
+const SETTINGS_FIELDS = {
+  streaming_max_insert_wait_ms: T.Optional(Integer(500, 60000)),
+  object_storage_concurrency: T.Optional(Integer(1, 35)),
+  object_storage_polling_interval_ms: T.Optional(Integer(100, 3600000)),
+  object_storage_max_insert_bytes: T.Optional(Integer(10485760, 53687091200)),
+  object_storage_max_file_count: T.Optional(Integer(1, 10000)),
+  engine_max_threads: T.Optional(Integer(0, 64)),
+  engine_max_insert_threads: T.Optional(Integer(0, 16)),
+  engine_min_insert_block_size_bytes: T.Optional(Integer(0, 10737418240)),
+  engine_max_download_threads: T.Optional(Integer(0, 32)),
+  engine_parallel_distributed_insert_select: T.Optional(Integer(0, 2)),
+  object_storage_use_cluster_function: T.Optional(T.Boolean()),
+  engine_parallel_view_processing: T.Optional(T.Boolean()),
+};
+
+/** Pipe settings in a create body, where `settings: {}` is rejected (reference/pipes.md). */
+export const Settings = StrictObject(SETTINGS_FIELDS, { minProperties: 1 });
+
+/** PUT /settings replaces the whole map; `{}` puts every setting back to its default. */
+export const SettingsMap = StrictObject(SETTINGS_FIELDS);
 
 export const CreatePipeBody = StrictObject({
   name: T.String({ minLength: 1, maxLength: 255 }),

@@ -1,8 +1,14 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { StrictObject } from '../../schema/index.js';
 import { PIPE_STATES } from '../state.js';
-import { Destination, FieldMappings, Scaling, Settings } from './pipe.js';
-import { KafkaSource, KinesisSource, ObjectStorageSource, PostgresSource, SchemaRegistry } from './sources.js';
+import { Destination, FieldMappings, Scaling, SettingsMap } from './pipe.js';
+import {
+  KafkaSource,
+  KinesisSource,
+  ObjectStorageSource,
+  PostgresSource,
+  SchemaRegistry,
+} from './sources.js';
 
 /**
  * The pipe record returned by every pipe endpoint: the request's configuration without its secrets,
@@ -22,13 +28,15 @@ export const PipeRecord = StrictObject({
         T.Object({ schemaRegistry: T.Optional(T.Omit(SchemaRegistry, ['credentials'])) }),
       ]),
     ),
-    objectStorage: T.Optional(T.Omit(ObjectStorageSource, ['accessKey', 'connectionString', 'serviceAccountKey'])),
+    objectStorage: T.Optional(
+      T.Omit(ObjectStorageSource, ['accessKey', 'connectionString', 'serviceAccountKey']),
+    ),
     kinesis: T.Optional(T.Omit(KinesisSource, ['accessKey'])),
     postgres: T.Optional(T.Omit(PostgresSource, ['credentials'])),
   }),
   destination: T.Omit(Destination, ['roles']),
   fieldMappings: FieldMappings,
-  settings: T.Partial(Settings),
+  settings: SettingsMap,
   createdAt: T.String({ format: 'date-time' }),
   updatedAt: T.String({ format: 'date-time' }),
 });

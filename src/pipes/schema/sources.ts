@@ -73,7 +73,9 @@ export const ObjectStorageSource = StrictObject({
   path: T.Optional(NonEmpty({ description: 'Azure blob path; may contain wildcards' })),
   azureContainerName: T.Optional(NonEmpty()),
   accessKey: T.Optional(AccessKey),
-  serviceAccountKey: T.Optional(NonEmpty({ description: 'Secret (gcs, base64): stored encrypted, never returned' })),
+  serviceAccountKey: T.Optional(
+    NonEmpty({ description: 'Secret (gcs, base64): stored encrypted, never returned' }),
+  ),
   skipInitialLoad: T.Optional(T.Boolean()),
   startAfter: T.Optional(NonEmpty({ description: 'Ingest only keys lexically after this one' })),
 });

@@ -1,0 +1,266 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kafkaPipe, objectStoragePipe, postgresPipe } from './support/pipes.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+
+describe('pipes after create: get, update, state, scaling, settings, delete', () => {
+  let s: TestSluice;
+  const create = async (body: unknown) => {
+    const response = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(response.statusCode).toBe(200);
+    return response.json.result;
+  };
+  beforeAll(async () => {
+    s = await startSluice();
+  });
+  afterAll(() => s.close());
+
+  it('PATCH changes the name, credentials, columns, mappings and settings and keeps the rest', async () => {
+    const pipe = await create(objectStoragePipe());
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const response = await s.request({
+      method: 'PATCH',
+      url: `${s.pipesUrl}/${pipe.id}`,
+      body: {
+        name: 'renamed',
+        source: { objectStorage: { accessKey: { accessKeyId: 'AKIANEW', secretKey: 'ROTATED-SECRET' } } },
+        destination: { columns: [...pipe.destination.columns, { name: 'extra', type: 'String' }] },
+        fieldMappings: [...pipe.fieldMappings, { sourceField: 'extra', destinationField: 'extra' }],
+        settings: { engine_max_threads: 8 },
+      },
+    });
+    expect(response.statusCode).toBe(200);
+    const updated = response.json.result;
+    expect(updated.name).toBe('renamed');
+    expect(updated.destination.columns.at(-1)).toEqual({ name: 'extra', type: 'String' });
+    expect(updated.settings).toEqual({ ...pipe.settings, engine_max_threads: 8 });
+    expect(updated.source).toEqual(pipe.source);
+    expect(updated.createdAt).toBe(pipe.createdAt);
+    expect(updated.updatedAt > pipe.updatedAt).toBe(true);
+    expect(response.body).not.toContain('ROTATED-SECRET');
+  });
+
+  it('PATCH validates the result as a whole and stores nothing when it is wrong', async () => {
+    const pipe = await create(objectStoragePipe());
+    const response = await s.request({
+      method: 'PATCH',
+      url: `${s.pipesUrl}/${pipe.id}`,
+      body: { name: 'never stored', destination: { columns: [{ name: 'only', type: 'String' }] } },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json.error).toContain(
+      'fieldMappings[0].destinationField: No destination column is named "id"',
+    );
+    const read = await s.request({ method: 'GET', url: `${s.pipesUrl}/${pipe.id}` });
+    expect(read.json.result).toEqual(pipe);
+  });
+
+  it('PATCH rejects fields that cannot change, another source kind, and an empty body', async () => {
+    const pipe = await create(objectStoragePipe());
+    const url = `${s.pipesUrl}/${pipe.id}`;
+    const cases: [unknown, string][] = [
+      [
+        { source: { objectStorage: { url: 'https://other/*.json' } } },
+        'source.objectStorage.url: Unknown field',
+      ],
+      [{ destination: { table: 'other' } }, 'destination.table: Unknown field'],
+      [{ scaling: { replicas: 2 } }, 'scaling: Unknown field'],
+      [{ source: { kafka: { iamRole: 'x' } } }, 'source.kafka: this pipe reads from objectStorage'],
+      [{}, 'Must not be empty'],
+    ];
+    for (const [body, fragment] of cases) {
+      const response = await s.request({ method: 'PATCH', url, body });
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(response.json.error).toContain(fragment);
+    }
+  });
+
+  it('PATCH switching authentication drops the old credentials', async () => {
+    const pipe = await create(kafkaPipe());
+    const url = `${s.pipesUrl}/${pipe.id}`;
+    const switched = await s.request({
+      method: 'PATCH',
+      url,
+      body: { source: { kafka: { authentication: 'IAM_ROLE', iamRole: 'arn:aws:iam::1:role/reader' } } },
+    });
+    expect(switched.statusCode).toBe(200);
+    expect(switched.json.result.source.kafka).toMatchObject({
+      authentication: 'IAM_ROLE',
+      iamRole: 'arn:aws:iam::1:role/reader',
+    });
+    const missing = await s.request({
+      method: 'PATCH',
+      url,
+      body: { source: { kafka: { authentication: 'PLAIN' } } },
+    });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json.error).toContain('source.kafka.credentials: Required for PLAIN');
+  });
+
+  it('state: stop from any state, start only from Stopped or Failed', async () => {
+    const pipe = await create(objectStoragePipe());
+    const url = `${s.pipesUrl}/${pipe.id}/state`;
+    const start = await s.request({ method: 'PATCH', url, body: { command: 'start' } });
+    expect(start.statusCode).toBe(409);
+    expect(start.json.error).toBe(
+      'CONFLICT: cannot start a pipe in state Provisioning: start works from Stopped or Failed',
+    );
+    const stop = await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
+    expect(stop.statusCode).toBe(200);
+    expect(stop.json.result.state).toBe('Stopped');
+    const again = await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
+    expect(again.json.result.state).toBe('Stopped');
+    const restart = await s.request({ method: 'PATCH', url, body: { command: 'start' } });
+    expect(restart.statusCode).toBe(200);
+    expect(restart.json.result.state).toBe('Provisioning');
+    const history = await s.sluice.pipes.transitions(
+      { organizationId: s.organizationId, serviceId: s.serviceId },
+      pipe.id,
+    );
+    expect(history.map((t) => [t.fromState, t.toState, t.reason])).toEqual([
+      [null, 'Provisioning', 'created'],
+      ['Provisioning', 'Stopping', 'stop requested'],
+      ['Stopping', 'Stopped', 'stopped: no worker was running'],
+      ['Stopped', 'Provisioning', 'start requested'],
+    ]);
+    const bad = await s.request({ method: 'PATCH', url, body: { command: 'pause' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json.error).toBe('BAD_REQUEST: command: Use one of: start, stop, resync');
+  });
+
+  it('state: resync only for database pipes', async () => {
+    const s3 = await create(objectStoragePipe());
+    const refused = await s.request({
+      method: 'PATCH',
+      url: `${s.pipesUrl}/${s3.id}/state`,
+      body: { command: 'resync' },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json.error).toContain('resync is only for database (postgres) pipes');
+    const pg = await create(postgresPipe());
+    const url = `${s.pipesUrl}/${pg.id}/state`;
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'resync' } })).statusCode).toBe(409);
+    await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
+    const resync = await s.request({ method: 'PATCH', url, body: { command: 'resync' } });
+    expect(resync.statusCode).toBe(200);
+    expect(resync.json.result.state).toBe('Resync');
+  });
+
+  it('postgres table mappings change only while stopped', async () => {
+    const pg = await create(postgresPipe());
+    const url = `${s.pipesUrl}/${pg.id}`;
+    const add = {
+      source: { postgres: { tableMappingsToAdd: [{ sourceTable: 'orders', targetTable: 'orders' }] } },
+    };
+    const running = await s.request({ method: 'PATCH', url, body: add });
+    expect(running.statusCode).toBe(409);
+    expect(running.json.error).toContain('stop it first');
+    await s.request({ method: 'PATCH', url: `${url}/state`, body: { command: 'stop' } });
+    const added = await s.request({ method: 'PATCH', url, body: add });
+    expect(added.statusCode).toBe(200);
+    expect(added.json.result.source.postgres.tableMappings.at(-1)).toEqual({
+      sourceSchemaName: 'public',
+      sourceTable: 'orders',
+      targetTable: 'orders',
+    });
+    const remove = {
+      source: {
+        postgres: {
+          tableMappingsToRemove: [
+            { sourceSchemaName: 'public', sourceTable: 'users', targetTable: 'app_users' },
+          ],
+        },
+      },
+    };
+    const removed = await s.request({ method: 'PATCH', url, body: remove });
+    expect(removed.statusCode).toBe(200);
+    expect(removed.json.result.source.postgres.tableMappings.map((m: any) => m.targetTable)).toEqual([
+      'invoices',
+      'orders',
+    ]);
+    const unknown = await s.request({ method: 'PATCH', url, body: remove });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json.error).toContain(
+      'source.postgres.tableMappingsToRemove[0]: This pipe has no mapping of public.users to app_users',
+    );
+    const duplicate = await s.request({ method: 'PATCH', url, body: add });
+    expect(duplicate.statusCode).toBe(400);
+    expect(duplicate.json.error).toContain('target tables must be unique');
+  });
+
+  it('scaling merges into the current scaling and keeps the bounds', async () => {
+    const pipe = await create(objectStoragePipe());
+    const url = `${s.pipesUrl}/${pipe.id}/scaling`;
+    const scaled = await s.request({ method: 'PATCH', url, body: { replicas: 5 } });
+    expect(scaled.statusCode).toBe(200);
+    expect(scaled.json.result.scaling).toEqual({ ...pipe.scaling, replicas: 5 });
+    const bad = await s.request({ method: 'PATCH', url, body: { replicas: 0, replicaMemoryGb: 9 } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json.error).toBe(
+      'BAD_REQUEST: replicas: Not between 1 and 40; replicaMemoryGb: Not between 0.5 and 8',
+    );
+    const kafka = await create(kafkaPipe());
+    const concurrency = await s.request({
+      method: 'PATCH',
+      url: `${s.pipesUrl}/${kafka.id}/scaling`,
+      body: { concurrency: 3 },
+    });
+    expect(concurrency.statusCode).toBe(400);
+    expect(concurrency.json.error).toContain('concurrency: Only used by object-storage pipes');
+  });
+
+  it('settings: GET returns the flat map, PUT replaces it, {} resets to defaults', async () => {
+    const pipe = await create(objectStoragePipe());
+    const url = `${s.pipesUrl}/${pipe.id}/settings`;
+    const read = await s.request({ method: 'GET', url });
+    expect(read.statusCode).toBe(200);
+    expect(read.json.result).toEqual(objectStoragePipe().settings);
+    const put = await s.request({ method: 'PUT', url, body: { object_storage_concurrency: 8 } });
+    expect(put.statusCode).toBe(200);
+    expect(put.json.result).toEqual({ object_storage_concurrency: 8 });
+    expect(
+      (await s.request({ method: 'GET', url: `${s.pipesUrl}/${pipe.id}` })).json.result.settings,
+    ).toEqual({
+      object_storage_concurrency: 8,
+    });
+    const reset = await s.request({ method: 'PUT', url, body: {} });
+    expect(reset.json.result).toEqual({});
+    const bad = await s.request({ method: 'PUT', url, body: { engine_max_threads: -1, nope: 1 } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json.error).toBe(
+      'BAD_REQUEST: nope: Unknown field: remove it or check its spelling; engine_max_threads: Not between 0 and 64',
+    );
+  });
+
+  it('DELETE removes the pipe; then it is 404', async () => {
+    const pipe = await create(objectStoragePipe());
+    const url = `${s.pipesUrl}/${pipe.id}`;
+    const deleted = await s.request({ method: 'DELETE', url });
+    expect(deleted.statusCode).toBe(200);
+    expect(Object.keys(deleted.json).sort()).toEqual(['requestId', 'status']);
+    for (const [method, path] of [
+      ['GET', url],
+      ['DELETE', url],
+      ['PATCH', `${url}/state`],
+      ['GET', `${url}/settings`],
+    ] as const) {
+      const response = await s.request({
+        method,
+        url: path,
+        ...(method === 'PATCH' ? { body: { command: 'stop' } } : {}),
+      });
+      expect(response.statusCode).toBe(404);
+      expect(response.json.error).toBe('NOT_FOUND: pipe not found');
+    }
+  });
+
+  it('an id that is not a UUID is a 404, not an error', async () => {
+    const response = await s.request({ method: 'GET', url: `${s.pipesUrl}/not-a-uuid` });
+    expect(response.statusCode).toBe(404);
+    const service = await s.request({
+      method: 'GET',
+      url: `/v1/organizations/${s.organizationId}/services/nope/pipes`,
+    });
+    expect(service.statusCode).toBe(404);
+    expect(service.json.error).toBe('NOT_FOUND: service not found');
+  });
+});

@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createSluice, type Sluice } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+
+export const BOOTSTRAP_KEY_ID = 'sk_test_admin';
+export const BOOTSTRAP_KEY_SECRET = 'test-admin-secret-0123456789';
+export const BOOTSTRAP_TOKEN = 'slt_test-token-0123456789abcdef';
+
+export interface TestSluice {
+  sluice: Sluice;
+  dataDir: string;
+  /** Every log line the server wrote, as text. */
+  logs: string[];
+  organizationId: string;
+  serviceId: string;
+  /** Basic auth header of the bootstrap admin key. */
+  admin: string;
+  pipesUrl: string;
+  request(options: RequestOptions): Promise<TestResponse>;
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  body?: unknown;
+  /** Authorization header; defaults to the bootstrap admin key. `null` sends none. */
+  auth?: string | null;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+  json: any;
+}
+
+export function basic(keyId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
+}
+
+/**
+ * A Sluice on a fresh (or given) data directory with known bootstrap credentials, called in
+ * process through Fastify's inject: the whole HTTP stack without a socket.
+ */
+export async function startSluice(
+  options: { dataDir?: string; databaseUrl?: string; env?: Record<string, string> } = {},
+): Promise<TestSluice> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')));
+  const config = loadConfig({
+    SLUICE_DATA_DIR: dataDir,
+    SLUICE_RATE_LIMIT: '0',
+    SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
+    SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
+    SLUICE_BOOTSTRAP_ACCESS_TOKEN: BOOTSTRAP_TOKEN,
+    ...(options.databaseUrl ? { SLUICE_DATABASE_URL: options.databaseUrl } : {}),
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const sluice = await createSluice(config, { logger: createLogger('info', sink) });
+  const admin = basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET);
+  const request = async ({ method, url, body, auth, headers }: RequestOptions): Promise<TestResponse> => {
+    const response = await sluice.server.inject({
+      method,
+      url,
+      headers: {
+        ...(auth === null ? {} : { authorization: auth ?? admin }),
+        ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(response.body);
+    } catch {
+      json = undefined;
+    }
+    return { statusCode: response.statusCode, headers: response.headers, body: response.body, json };
+  };
+  const orgs = await request({ method: 'GET', url: '/v1/organizations' });
+  const organizationId = orgs.json.result[0].id as string;
+  const services = await request({ method: 'GET', url: `/v1/organizations/${organizationId}/services` });
+  const serviceId = services.json.result[0].id as string;
+  return {
+    sluice,
+    dataDir,
+    logs,
+    organizationId,
+    serviceId,
+    admin,
+    pipesUrl: `/v1/organizations/${organizationId}/services/${serviceId}/pipes`,
+    request,
+    async close({ keepData = false } = {}) {
+      await sluice.close();
+      if (!keepData && !options.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
