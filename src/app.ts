@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { loadMasterKey, SecretBox } from './crypto/index.js';
+import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
 import { buildServer, createMetricsRegistry } from './http/index.js';
 import { type BootstrapResult, IdentityService } from './identity/index.js';
@@ -37,9 +37,11 @@ export async function createSluice(config: Config, options: { logger?: Logger } 
   try {
     const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
     store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const secretBox = new SecretBox(masterKey);
+    await checkMasterKey(secretBox, store.repos.identity);
     const identity = new IdentityService(store, masterKey);
     const bootstrap = await identity.bootstrap(config.bootstrap);
-    const pipes = new PipesService(store, new SecretBox(masterKey));
+    const pipes = new PipesService(store, secretBox);
     const server = await buildServer({
       logger,
       store,

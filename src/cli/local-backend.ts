@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { loadMasterKey } from '../crypto/index.js';
+import { checkMasterKey, loadMasterKey, SecretBox } from '../crypto/index.js';
 import { DataDirLock } from '../data-dir.js';
 import { keyView, organizationView, serviceView, teamView, tokenView } from '../identity/index.js';
 import { IdentityService } from '../identity/index.js';
@@ -20,13 +20,16 @@ export class LocalBackend implements Backend {
 
   static async open(config: Config): Promise<LocalBackend> {
     const lock = await DataDirLock.acquire(config.dataDir);
+    let store: Store | undefined;
     try {
       const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
-      const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+      store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+      await checkMasterKey(new SecretBox(masterKey), store.repos.identity);
       const identity = new IdentityService(store, masterKey);
       await identity.bootstrap(config.bootstrap);
       return new LocalBackend(store, identity, lock);
     } catch (error) {
+      await store?.close();
       await lock.release();
       throw error;
     }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CONFIG_FLAGS, ConfigError, loadConfig } from '../config.js';
+import { MasterKeyMismatchError } from '../crypto/index.js';
 import { DataDirBusyError, liveHolder } from '../data-dir.js';
 import { SluiceError } from '../errors.js';
 import type { Backend } from './backend.js';
@@ -68,7 +69,10 @@ export async function main(argv: string[]): Promise<void> {
     }
   } catch (error) {
     process.exitCode = 1;
-    if (error instanceof ConfigError || error instanceof CliError || error instanceof DataDirBusyError) {
+    if (error instanceof ConfigError ||
+      error instanceof CliError ||
+      error instanceof DataDirBusyError ||
+      error instanceof MasterKeyMismatchError) {
       console.error(`sluice: ${error.message}`);
     } else if (error instanceof SluiceError) {
       console.error(`sluice: ${error.code}: ${error.message}`);

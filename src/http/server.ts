@@ -39,6 +39,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? () => true : paramsAjv.compile(schema),
   );
+  // Every body is JSON; Fastify's default text/plain parser would let text through to a 400
+  // where the truth is a 415.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -88,6 +88,11 @@ export const MIGRATIONS: Migration[] = [
       create index pipe_state_transitions_pipe on pipe_state_transitions (pipe_id, id);
     `,
   },
+  {
+    version: 2,
+    name: 'store metadata',
+    sql: 'create table sluice_meta (name text primary key, value text not null);',
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.
