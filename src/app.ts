@@ -41,7 +41,7 @@ export async function createSluice(config: Config, options: { logger?: Logger } 
     await checkMasterKey(secretBox, store.repos.identity);
     const identity = new IdentityService(store, masterKey);
     const bootstrap = await identity.bootstrap(config.bootstrap);
-    const pipes = new PipesService(store, secretBox);
+    const pipes = new PipesService(store, identity, secretBox);
     const server = await buildServer({
       logger,
       store,

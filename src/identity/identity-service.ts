@@ -53,6 +53,8 @@ export class IdentityService {
     string,
     { digest: Buffer; principal: KeyPrincipal; until: number }
   >();
+  /** Services are never deleted, so a service once found stays found (every pipe request asks). */
+  private readonly knownServices = new Map<string, Service>();
 
   constructor(
     private readonly store: Store,
@@ -224,10 +226,14 @@ export class IdentityService {
   }
 
   async getService(organizationId: string, serviceId: string): Promise<Service> {
+    const cacheKey = `${organizationId}/${serviceId}`;
+    const known = this.knownServices.get(cacheKey);
+    if (known) return known;
     const service = isUuid(serviceId)
       ? await this.store.repos.identity.getService(organizationId, serviceId)
       : undefined;
     if (!service) throw new NotFoundError('service');
+    this.knownServices.set(cacheKey, service);
     return service;
   }
 

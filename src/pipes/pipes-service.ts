@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../crypto/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
-import { isUuid } from '../identity/index.js';
+import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
-import type { PipeRow, Repos, Store } from '../store/index.js';
+import { type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
 import { applyUpdate } from './update.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
@@ -41,10 +41,16 @@ export function validateCreateBody(body: unknown): asserts body is CreatePipeBod
  * state transition to the store in one transaction, so a rejected request leaves nothing behind.
  */
 export class PipesService {
+  /** Pipe rows by id, when this process is the store's only writer. */
+  private readonly cache: WriteThroughCache<PipeRow> | undefined;
+
   constructor(
     private readonly store: Store,
+    private readonly identity: IdentityService,
     private readonly secretBox: SecretBox,
-  ) {}
+  ) {
+    this.cache = store.singleWriter ? new WriteThroughCache() : undefined;
+  }
 
   async create(scope: ServiceScope, body: unknown): Promise<PipeRecord> {
     await this.requireService(scope);
@@ -73,6 +79,7 @@ export class PipesService {
         at: now,
       });
     });
+    this.cache?.written(id, row);
     return toRecord(row);
   }
 
@@ -100,10 +107,13 @@ export class PipesService {
 
   async delete(scope: ServiceScope, pipeId: string): Promise<void> {
     await this.requireService(scope);
-    await this.store.transaction(async (repos) => {
+    const id = await this.store.transaction(async (repos) => {
       const row = await this.requirePipe(repos, scope, pipeId, true);
+      this.cache?.invalidate(row.id);
       await repos.pipes.delete(row.id);
+      return row.id;
     });
+    this.cache?.written(id, undefined);
   }
 
   async command(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
@@ -157,9 +167,10 @@ export class PipesService {
       config: PipeConfig,
     ) => { name?: string; config?: PipeConfig; transitions?: Transition[] },
   ): Promise<PipeRecord> {
-    return this.store.transaction(async (repos) => {
+    const next = await this.store.transaction(async (repos) => {
       const row = await this.requirePipe(repos, scope, pipeId, true);
       const result = change(row, this.unseal(row));
+      this.cache?.invalidate(row.id);
       const now = new Date();
       const next: PipeRow = { ...row, name: result.name ?? row.name, updatedAt: now };
       if (result.config) Object.assign(next, this.seal(row.id, result.config));
@@ -174,25 +185,28 @@ export class PipesService {
         next.stateReason = transition.reason;
       }
       await repos.pipes.update(next);
-      return toRecord(next);
+      return next;
     });
+    this.cache?.written(next.id, next);
+    return toRecord(next);
   }
 
   private async requireService(scope: ServiceScope): Promise<void> {
-    const found = isUuid(scope.serviceId)
-      ? await this.store.repos.identity.getService(scope.organizationId, scope.serviceId)
-      : undefined;
-    if (!found) throw new NotFoundError('service');
+    await this.identity.getService(scope.organizationId, scope.serviceId);
   }
 
+  /** A pipe of the service; reads may come from the cache, reads for an update never do. */
   private async requirePipe(
     repos: Repos,
     scope: ServiceScope,
     pipeId: string,
     forUpdate = false,
   ): Promise<PipeRow> {
-    const row = isUuid(pipeId) ? await repos.pipes.get(scope.serviceId, pipeId, { forUpdate }) : undefined;
-    if (!row) throw new NotFoundError('pipe');
+    let row: PipeRow | undefined;
+    if (!isUuid(pipeId)) row = undefined;
+    else if (forUpdate || !this.cache) row = await repos.pipes.get(scope.serviceId, pipeId, { forUpdate });
+    else row = await this.cache.read(pipeId, () => repos.pipes.get(scope.serviceId, pipeId));
+    if (!row || row.serviceId !== scope.serviceId) throw new NotFoundError('pipe');
     return row;
   }
 

@@ -33,8 +33,12 @@ export function reposOn(db: Queryable): Repos {
 export class Store {
   readonly repos: Repos;
 
+  /** Only this process writes the store (embedded PGlite under the data directory lock). */
+  readonly singleWriter: boolean;
+
   constructor(readonly db: Db) {
     this.repos = reposOn(db);
+    this.singleWriter = db.kind === 'pglite';
   }
 
   transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
@@ -66,3 +70,4 @@ export async function openStore(options: {
   }
   return new Store(db);
 }
+export { WriteThroughCache } from './cache.js';
