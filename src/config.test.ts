@@ -36,8 +36,12 @@ describe('loadConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect(error?.problems).toHaveLength(5);
-    expect(error?.message).toContain('SLUICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL');
-    expect(error?.message).toContain('SLUICE_BOOTSTRAP_KEY_ID and SLUICE_BOOTSTRAP_KEY_SECRET must be set together');
+    expect(error?.message).toContain(
+      'SLUICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL',
+    );
+    expect(error?.message).toContain(
+      'SLUICE_BOOTSTRAP_KEY_ID and SLUICE_BOOTSTRAP_KEY_SECRET must be set together',
+    );
   });
 
   it('accepts a master key as hex or base64', () => {

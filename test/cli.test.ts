@@ -14,7 +14,12 @@ describe('the sluice command', () => {
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
   it('exits non-zero with every bad setting named', async () => {
-    const result = await sluiceCli(['serve'], { ...env, SLUICE_PORT: 'eighty', SLUICE_LOG_LEVEL: 'loud', SLUICE_MASTER_KEY: 'short' });
+    const result = await sluiceCli(['serve'], {
+      ...env,
+      SLUICE_PORT: 'eighty',
+      SLUICE_LOG_LEVEL: 'loud',
+      SLUICE_MASTER_KEY: 'short',
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('SLUICE_PORT (--port) must be an integer from 0 to 65535, got "eighty"');
     expect(result.stderr).toContain('SLUICE_LOG_LEVEL (--log-level) must be one of');
@@ -36,13 +41,18 @@ describe('the sluice command', () => {
     expect(services.stdout).toContain('warehouse');
     const team = await sluiceCli(['teams', 'create', 'sre', '--org', 'acme'], env);
     expect(team.code, team.stderr).toBe(0);
-    const token = await sluiceCli(['tokens', 'create', '--org', 'acme', '--team', 'sre', '--user', 'bob', '--json'], env);
+    const token = await sluiceCli(
+      ['tokens', 'create', '--org', 'acme', '--team', 'sre', '--user', 'bob', '--json'],
+      env,
+    );
     const { id: tokenId, token: value } = JSON.parse(token.stdout);
     expect(value).toMatch(/^slt_/);
     const tokens = await sluiceCli(['tokens', 'list', '--org', 'acme', '--team', 'sre'], env);
     expect(tokens.stdout).toContain(tokenId);
     expect(tokens.stdout).not.toContain(value);
-    expect((await sluiceCli(['tokens', 'revoke', tokenId, '--org', 'acme', '--team', 'sre'], env)).stdout).toContain('revoked');
+    expect(
+      (await sluiceCli(['tokens', 'revoke', tokenId, '--org', 'acme', '--team', 'sre'], env)).stdout,
+    ).toContain('revoked');
     const keys = await sluiceCli(['keys', 'list', '--org', 'acme'], env);
     expect(keys.stdout).toContain(key.id);
     expect(keys.stdout).not.toContain(key.secret);
@@ -52,7 +62,9 @@ describe('the sluice command', () => {
   });
 
   it('goes through the HTTP API while a server holds the data directory', async () => {
-    const created = JSON.parse((await sluiceCli(['keys', 'create', '--role', 'admin', '--name', 'ops', '--json'], env)).stdout);
+    const created = JSON.parse(
+      (await sluiceCli(['keys', 'create', '--role', 'admin', '--name', 'ops', '--json'], env)).stdout,
+    );
     const server = await sluiceServe(env);
     try {
       const refused = await sluiceCli(['orgs', 'list'], env);
@@ -62,10 +74,16 @@ describe('the sluice command', () => {
       const orgs = await sluiceCli(['orgs', 'list'], withKey);
       expect(orgs.code, orgs.stderr).toBe(0);
       expect(orgs.stdout).toContain('acme');
-      const key = await sluiceCli(['keys', 'create', '--org', 'acme', '--role', 'read-only', '--json'], withKey);
+      const key = await sluiceCli(
+        ['keys', 'create', '--org', 'acme', '--role', 'read-only', '--json'],
+        withKey,
+      );
       expect(key.code, key.stderr).toBe(0);
       expect(JSON.parse(key.stdout).role).toBe('read-only');
-      const revoked = await sluiceCli(['keys', 'revoke', JSON.parse(key.stdout).id, '--org', 'acme', '--json'], withKey);
+      const revoked = await sluiceCli(
+        ['keys', 'revoke', JSON.parse(key.stdout).id, '--org', 'acme', '--json'],
+        withKey,
+      );
       expect(JSON.parse(revoked.stdout).revokedAt).toEqual(expect.any(String));
       const wrong = await sluiceCli(['orgs', 'list'], { ...withKey, SLUICE_KEY_SECRET: 'wrong' });
       expect(wrong.code).toBe(1);

@@ -2,7 +2,14 @@ import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_SECRETS, azurePipe, kafkaPipe, kinesisPipe, objectStoragePipe, postgresPipe } from './support/pipes.js';
+import {
+  ALL_SECRETS,
+  azurePipe,
+  kafkaPipe,
+  kinesisPipe,
+  objectStoragePipe,
+  postgresPipe,
+} from './support/pipes.js';
 import { type RunningPostgres, startPostgres } from './support/postgres.js';
 import { startSluice } from './support/sluice.js';
 
@@ -45,8 +52,13 @@ describe('durability on PGlite', () => {
     try {
       const bodies = [objectStoragePipe(), azurePipe(), kafkaPipe(), kinesisPipe(), postgresPipe()];
       const created = [];
-      for (const body of bodies) created.push((await first.request({ method: 'POST', url: first.pipesUrl, body })).json.result);
-      await first.request({ method: 'PATCH', url: `${first.pipesUrl}/${created[0].id}/state`, body: { command: 'stop' } });
+      for (const body of bodies)
+        created.push((await first.request({ method: 'POST', url: first.pipesUrl, body })).json.result);
+      await first.request({
+        method: 'PATCH',
+        url: `${first.pipesUrl}/${created[0].id}/state`,
+        body: { command: 'stop' },
+      });
       const key = await first.request({
         method: 'POST',
         url: `/v1/organizations/${first.organizationId}/keys`,
@@ -63,10 +75,16 @@ describe('durability on PGlite', () => {
         const after = (await second.request({ method: 'GET', url: second.pipesUrl })).json.result;
         expect(after).toEqual(before);
         expect(after[0].state).toBe('Stopped');
-        const keys = (await second.request({ method: 'GET', url: `/v1/organizations/${second.organizationId}/keys` })).json.result;
+        const keys = (
+          await second.request({ method: 'GET', url: `/v1/organizations/${second.organizationId}/keys` })
+        ).json.result;
         expect(keys.map((k: any) => k.id)).toContain(key.json.result.id);
         // The sealed secrets still open after the restart: a PATCH re-validates the whole config.
-        const patched = await second.request({ method: 'PATCH', url: `${second.pipesUrl}/${created[2].id}`, body: { name: 'renamed' } });
+        const patched = await second.request({
+          method: 'PATCH',
+          url: `${second.pipesUrl}/${created[2].id}`,
+          body: { name: 'renamed' },
+        });
         expect(patched.statusCode).toBe(200);
         await second.close({ keepData: true });
         for (const secret of [...ALL_SECRETS, key.json.result.secret]) {
@@ -85,7 +103,9 @@ describe('durability on PGlite', () => {
   it('refuses a second process on a data directory in use', async () => {
     const s = await startSluice();
     try {
-      await expect(startSluice({ dataDir: s.dataDir })).rejects.toThrow(/is in use by (a Sluice server|another Sluice process)/);
+      await expect(startSluice({ dataDir: s.dataDir })).rejects.toThrow(
+        /is in use by (a Sluice server|another Sluice process)/,
+      );
     } finally {
       await s.close();
     }
@@ -116,7 +136,11 @@ describe('durability on PostgreSQL', () => {
     const second = await startSluice({ databaseUrl, env: { SLUICE_MASTER_KEY: MASTER_KEY } });
     try {
       expect((await second.request({ method: 'GET', url: second.pipesUrl })).json.result).toEqual(before);
-      const patched = await second.request({ method: 'PATCH', url: `${second.pipesUrl}/${before[0].id}`, body: { name: 'renamed' } });
+      const patched = await second.request({
+        method: 'PATCH',
+        url: `${second.pipesUrl}/${before[0].id}`,
+        body: { name: 'renamed' },
+      });
       expect(patched.statusCode).toBe(200);
       const rows = await second.sluice.store.db.query<{ secrets: string }>('select secrets from pipes');
       expect(rows.every((row) => row.secrets.startsWith('v1:'))).toBe(true);

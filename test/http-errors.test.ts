@@ -9,7 +9,11 @@ describe('HTTP status codes and the error envelope', () => {
   });
   afterAll(() => s.close());
 
-  const expectEnvelope = (response: { json: any; headers: Record<string, unknown> }, status: number, code: string) => {
+  const expectEnvelope = (
+    response: { json: any; headers: Record<string, unknown> },
+    status: number,
+    code: string,
+  ) => {
     expect(Object.keys(response.json).sort()).toEqual(['error', 'requestId', 'status']);
     expect(response.json.status).toBe(status);
     expect(response.json.error).toMatch(new RegExp(`^${code}: .+`));
@@ -30,7 +34,13 @@ describe('HTTP status codes and the error envelope', () => {
   });
 
   it('401 with WWW-Authenticate: Basic, without or with wrong credentials', async () => {
-    for (const auth of [null, 'Bearer abc', basic('sk_test_admin', 'wrong'), basic('sk_unknown', 'x'), 'Basic !!!']) {
+    for (const auth of [
+      null,
+      'Bearer abc',
+      basic('sk_test_admin', 'wrong'),
+      basic('sk_unknown', 'x'),
+      'Basic !!!',
+    ]) {
       const response = await s.request({ method: 'GET', url: s.pipesUrl, auth });
       expect(response.statusCode).toBe(401);
       expect(response.headers['www-authenticate']).toMatch(/^Basic realm="sluice"/);
@@ -45,10 +55,17 @@ describe('HTTP status codes and the error envelope', () => {
       body: { name: 'reader', role: 'read-only' },
     });
     const reader = basic(key.json.result.id, key.json.result.secret);
-    const response = await s.request({ method: 'POST', url: s.pipesUrl, body: objectStoragePipe(), auth: reader });
+    const response = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: objectStoragePipe(),
+      auth: reader,
+    });
     expect(response.statusCode).toBe(403);
     expectEnvelope(response, 403, 'FORBIDDEN');
-    expect(response.json.error).toBe('FORBIDDEN: this needs a key with role developer or stronger; this key is read-only');
+    expect(response.json.error).toBe(
+      'FORBIDDEN: this needs a key with role developer or stronger; this key is read-only',
+    );
     expect((await s.request({ method: 'GET', url: s.pipesUrl, auth: reader })).statusCode).toBe(200);
   });
 

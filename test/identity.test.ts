@@ -27,8 +27,15 @@ describe('organizations, services, keys, teams and tokens', () => {
     expect(orgs.json.result.map((o: any) => o.name)).toEqual(['default', 'acme']);
     const org = await s.request({ method: 'GET', url: `/v1/organizations/${s.organizationId}` });
     expect(org.json.result).toMatchObject({ id: s.organizationId, name: 'default' });
-    const service = await s.request({ method: 'GET', url: `/v1/organizations/${s.organizationId}/services/${s.serviceId}` });
-    expect(service.json.result).toMatchObject({ name: 'default', kind: 'embedded', organizationId: s.organizationId });
+    const service = await s.request({
+      method: 'GET',
+      url: `/v1/organizations/${s.organizationId}/services/${s.serviceId}`,
+    });
+    expect(service.json.result).toMatchObject({
+      name: 'default',
+      kind: 'embedded',
+      organizationId: s.organizationId,
+    });
     const user = await s.sluice.identity.authenticateToken(BOOTSTRAP_TOKEN);
     expect(user).toMatchObject({ userName: 'admin', organizationId: s.organizationId });
   });
@@ -66,20 +73,33 @@ describe('organizations, services, keys, teams and tokens', () => {
   });
 
   it('the operator admin may manage other organizations but never sees their pipes', async () => {
-    const services = await s.request({ method: 'GET', url: `/v1/organizations/${other.organizationId}/services` });
+    const services = await s.request({
+      method: 'GET',
+      url: `/v1/organizations/${other.organizationId}/services`,
+    });
     expect(services.json.result.map((x: any) => x.name)).toEqual(['warehouse']);
     const pipes = await s.request({
       method: 'GET',
       url: `/v1/organizations/${other.organizationId}/services/${other.serviceId}/pipes`,
     });
     expect(pipes.statusCode).toBe(404);
-    const refused = await s.request({ method: 'POST', url: '/v1/organizations', body: { name: 'x' }, auth: other.admin });
+    const refused = await s.request({
+      method: 'POST',
+      url: '/v1/organizations',
+      body: { name: 'x' },
+      auth: other.admin,
+    });
     expect(refused.statusCode).toBe(403);
   });
 
   it('roles: read-only reads, developer manages pipes, admin manages keys', async () => {
     const make = async (role: string) => {
-      const key = await s.request({ method: 'POST', url: `/v1/organizations/${other.organizationId}/keys`, body: { role }, auth: other.admin });
+      const key = await s.request({
+        method: 'POST',
+        url: `/v1/organizations/${other.organizationId}/keys`,
+        body: { role },
+        auth: other.admin,
+      });
       expect(key.statusCode).toBe(200);
       expect(key.json.result).toMatchObject({ role, revokedAt: null });
       return basic(key.json.result.id, key.json.result.secret);
@@ -114,7 +134,11 @@ describe('organizations, services, keys, teams and tokens', () => {
     const { id, secret } = created.json.result;
     const auth = basic(id, secret);
     expect((await s.request({ method: 'GET', url: '/v1/organizations', auth })).statusCode).toBe(200);
-    const list = await s.request({ method: 'GET', url: `/v1/organizations/${other.organizationId}/keys`, auth: other.admin });
+    const list = await s.request({
+      method: 'GET',
+      url: `/v1/organizations/${other.organizationId}/keys`,
+      auth: other.admin,
+    });
     expect(list.body).not.toContain(secret);
     expect(list.json.result.find((k: any) => k.id === id)).toEqual({
       id,
@@ -137,7 +161,12 @@ describe('organizations, services, keys, teams and tokens', () => {
     const team = await s.request({ method: 'POST', url: teams, body: { name: 'sre' }, auth: other.admin });
     expect(team.statusCode).toBe(200);
     const tokens = `${teams}/${team.json.result.id}/tokens`;
-    const token = await s.request({ method: 'POST', url: tokens, body: { user: 'alice' }, auth: other.admin });
+    const token = await s.request({
+      method: 'POST',
+      url: tokens,
+      body: { user: 'alice' },
+      auth: other.admin,
+    });
     expect(token.statusCode).toBe(200);
     const value = token.json.result.token as string;
     expect(await s.sluice.identity.authenticateToken(value)).toMatchObject({
@@ -148,10 +177,19 @@ describe('organizations, services, keys, teams and tokens', () => {
     const list = await s.request({ method: 'GET', url: tokens, auth: other.admin });
     expect(list.json.result).toHaveLength(1);
     expect(list.body).not.toContain(value);
-    const revoke = await s.request({ method: 'DELETE', url: `${tokens}/${token.json.result.id}`, auth: other.admin });
+    const revoke = await s.request({
+      method: 'DELETE',
+      url: `${tokens}/${token.json.result.id}`,
+      auth: other.admin,
+    });
     expect(revoke.statusCode).toBe(200);
     expect(await s.sluice.identity.authenticateToken(value)).toBeUndefined();
-    const duplicate = await s.request({ method: 'POST', url: teams, body: { name: 'sre' }, auth: other.admin });
+    const duplicate = await s.request({
+      method: 'POST',
+      url: teams,
+      body: { name: 'sre' },
+      auth: other.admin,
+    });
     expect(duplicate.statusCode).toBe(409);
   });
 
@@ -160,7 +198,11 @@ describe('organizations, services, keys, teams and tokens', () => {
     const cases: [string, unknown, string][] = [
       [`${url}/keys`, { role: 'owner' }, 'role: Required: one of admin, developer, read-only'],
       [`${url}/services`, { name: '' }, 'name: Required: give a non-empty name'],
-      [`${url}/services`, { name: 'ch', kind: 'clickhouse' }, 'kind: ClickHouse server services are not supported yet'],
+      [
+        `${url}/services`,
+        { name: 'ch', kind: 'clickhouse' },
+        'kind: ClickHouse server services are not supported yet',
+      ],
       [`${url}/teams`, {}, 'name: Required'],
     ];
     for (const [path, body, message] of cases) {

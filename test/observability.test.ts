@@ -29,10 +29,14 @@ describe('health, metrics, logs and the OpenAPI document', () => {
   it('logs are JSON lines; every request line carries its request id; no secret or header is logged', async () => {
     const created = await s.request({ method: 'POST', url: s.pipesUrl, body: kafkaPipe() });
     const id = created.json.requestId;
-    const lines = s.logs.flatMap((chunk) => chunk.split('\n')).filter(Boolean).map((line) => JSON.parse(line));
+    const lines = s.logs
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     const mine = lines.filter((line) => line.requestId === id);
     expect(mine.map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
-    for (const line of lines.filter((l) => l.req || l.res)) expect(line.requestId).toEqual(expect.any(String));
+    for (const line of lines.filter((l) => l.req || l.res))
+      expect(line.requestId).toEqual(expect.any(String));
     const text = s.logs.join('');
     expect(text).not.toContain('KAFKA-SECRET-never-returned');
     expect(text).not.toContain(s.admin.slice(6));
@@ -43,8 +47,8 @@ describe('health, metrics, logs and the OpenAPI document', () => {
     expect(response.statusCode).toBe(200);
     const doc = response.json;
     expect(doc.openapi).toBe('3.1.0');
-    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
     const org = '/v1/organizations/{organizationId}';
     const pipes = `${org}/services/{serviceId}/pipes`;
@@ -77,7 +81,14 @@ describe('health, metrics, logs and the OpenAPI document', () => {
     );
     const create = doc.paths[pipes].post;
     const body = create.requestBody.content['application/json'].schema;
-    expect(Object.keys(body.properties)).toEqual(['name', 'source', 'destination', 'fieldMappings', 'scaling', 'settings']);
+    expect(Object.keys(body.properties)).toEqual([
+      'name',
+      'source',
+      'destination',
+      'fieldMappings',
+      'scaling',
+      'settings',
+    ]);
     expect(body.properties.source.properties.kafka.properties.authentication.enum).toContain('SCRAM-SHA-512');
     const record = create.responses['200'].content['application/json'].schema.properties.result;
     expect(record.properties.source.properties.kafka.properties.credentials).toBeUndefined();

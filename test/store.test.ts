@@ -27,7 +27,11 @@ const carriers: [string, () => Promise<Store>][] = [
       return openStore({ dataDir: dir });
     },
   ],
-  ['PostgreSQL', async () => openStore({ dataDir: '/nonexistent', databaseUrl: await postgres.createDatabase(`s${Date.now()}`) })],
+  [
+    'PostgreSQL',
+    async () =>
+      openStore({ dataDir: '/nonexistent', databaseUrl: await postgres.createDatabase(`s${Date.now()}`) }),
+  ],
 ];
 
 describe.each(carriers)('metadata store on %s', (_name, open) => {
@@ -37,10 +41,17 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
   });
   afterAll(() => store.close());
 
-  const organization = () => ({ id: randomUUID(), name: `org-${randomUUID()}`, operator: false, createdAt: new Date() });
+  const organization = () => ({
+    id: randomUUID(),
+    name: `org-${randomUUID()}`,
+    operator: false,
+    createdAt: new Date(),
+  });
 
   it('applies every migration once, and again is a no-op', async () => {
-    const rows = await store.db.query<{ version: number }>('select version from sluice_migrations order by version');
+    const rows = await store.db.query<{ version: number }>(
+      'select version from sluice_migrations order by version',
+    );
     expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
     expect(await migrate(store.db)).toEqual([]);
   });
@@ -49,11 +60,26 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     const org = organization();
     await store.repos.identity.insertOrganization(org);
     expect(await store.repos.identity.getOrganization(org.id)).toEqual(org);
-    const service = { id: randomUUID(), organizationId: org.id, name: 'svc', kind: 'embedded' as const, connection: { a: 1 }, createdAt: new Date() };
+    const service = {
+      id: randomUUID(),
+      organizationId: org.id,
+      name: 'svc',
+      kind: 'embedded' as const,
+      connection: { a: 1 },
+      createdAt: new Date(),
+    };
     await store.repos.identity.insertService(service);
     expect(await store.repos.identity.getService(org.id, service.id)).toEqual(service);
     expect(await store.repos.identity.getService(randomUUID(), service.id)).toBeUndefined();
-    const key = { id: `sk_${randomUUID()}`, organizationId: org.id, name: 'k', role: 'developer' as const, secretHash: 'h', createdAt: new Date(), revokedAt: null };
+    const key = {
+      id: `sk_${randomUUID()}`,
+      organizationId: org.id,
+      name: 'k',
+      role: 'developer' as const,
+      secretHash: 'h',
+      createdAt: new Date(),
+      revokedAt: null,
+    };
     await store.repos.identity.insertApiKey(key);
     expect(await store.repos.identity.getApiKey(key.id)).toEqual(key);
     const revoked = await store.repos.identity.revokeApiKey(org.id, key.id, new Date());
@@ -75,7 +101,14 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     const org = organization();
     await store.repos.identity.insertOrganization(org);
     const serviceId = randomUUID();
-    await store.repos.identity.insertService({ id: serviceId, organizationId: org.id, name: 's', kind: 'embedded', connection: {}, createdAt: new Date() });
+    await store.repos.identity.insertService({
+      id: serviceId,
+      organizationId: org.id,
+      name: 's',
+      kind: 'embedded',
+      connection: {},
+      createdAt: new Date(),
+    });
     const now = new Date();
     const pipe = {
       id: randomUUID(),
@@ -92,12 +125,24 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     };
     await store.transaction(async (repos) => {
       await repos.pipes.insert(pipe);
-      await repos.pipes.recordTransition(pipe.id, { fromState: null, toState: 'Provisioning', reason: 'created', at: now });
+      await repos.pipes.recordTransition(pipe.id, {
+        fromState: null,
+        toState: 'Provisioning',
+        reason: 'created',
+        at: now,
+      });
     });
     expect(await store.repos.pipes.get(serviceId, pipe.id)).toEqual(pipe);
-    await store.repos.pipes.update({ ...pipe, state: 'Stopped', stateReason: 'stop', updatedAt: new Date(now.getTime() + 1) });
+    await store.repos.pipes.update({
+      ...pipe,
+      state: 'Stopped',
+      stateReason: 'stop',
+      updatedAt: new Date(now.getTime() + 1),
+    });
     expect((await store.repos.pipes.list(serviceId)).map((p) => p.state)).toEqual(['Stopped']);
-    expect(await store.repos.pipes.transitions(pipe.id)).toEqual([{ fromState: null, toState: 'Provisioning', reason: 'created', at: now }]);
+    expect(await store.repos.pipes.transitions(pipe.id)).toEqual([
+      { fromState: null, toState: 'Provisioning', reason: 'created', at: now },
+    ]);
     await store.repos.pipes.delete(pipe.id);
     expect(await store.repos.pipes.get(serviceId, pipe.id)).toBeUndefined();
     expect(await store.repos.pipes.transitions(pipe.id)).toEqual([]);
@@ -109,7 +154,12 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         store.transaction(async (repos) => {
-          await repos.identity.insertTeam({ id: randomUUID(), organizationId: org.id, name: `team-${i}`, createdAt: new Date() });
+          await repos.identity.insertTeam({
+            id: randomUUID(),
+            organizationId: org.id,
+            name: `team-${i}`,
+            createdAt: new Date(),
+          });
         }),
       ),
     );

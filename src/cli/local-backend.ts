@@ -1,10 +1,17 @@
 import type { Config } from '../config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from '../crypto/index.js';
 import { DataDirLock } from '../data-dir.js';
-import { keyView, organizationView, serviceView, teamView, tokenView } from '../identity/index.js';
-import { IdentityService } from '../identity/index.js';
+import {
+  IdentityService,
+  keyView,
+  organizationView,
+  serviceView,
+  teamView,
+  tokenView,
+} from '../identity/index.js';
 import { openStore, type Store } from '../store/index.js';
 import type { Backend, Row } from './backend.js';
+import { bootstrapLines } from './serve.js';
 
 /**
  * The CLI on the data directory itself, when no server holds it. It takes the same lock a server
@@ -26,7 +33,9 @@ export class LocalBackend implements Backend {
       store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
       await checkMasterKey(new SecretBox(masterKey), store.repos.identity);
       const identity = new IdentityService(store, masterKey);
-      await identity.bootstrap(config.bootstrap);
+      const bootstrap = await identity.bootstrap(config.bootstrap);
+      // The CLI on an empty directory makes the first credentials; they must not vanish unseen.
+      if (bootstrap) console.error(bootstrapLines(bootstrap).join('\n'));
       return new LocalBackend(store, identity, lock);
     } catch (error) {
       await store?.close();

@@ -69,10 +69,12 @@ export async function main(argv: string[]): Promise<void> {
     }
   } catch (error) {
     process.exitCode = 1;
-    if (error instanceof ConfigError ||
+    if (
+      error instanceof ConfigError ||
       error instanceof CliError ||
       error instanceof DataDirBusyError ||
-      error instanceof MasterKeyMismatchError) {
+      error instanceof MasterKeyMismatchError
+    ) {
       console.error(`sluice: ${error.message}`);
     } else if (error instanceof SluiceError) {
       console.error(`sluice: ${error.code}: ${error.message}`);

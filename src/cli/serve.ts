@@ -34,11 +34,7 @@ function printBanner(
   if (bootstrap) {
     lines.push(
       '',
-      'First start: created organization "default", its embedded service "default", an admin API key',
-      'and an access token for team "default". They are shown this once: store them now.',
-      `  API key id:      ${bootstrap.key.key.id}`,
-      `  API key secret:  ${bootstrap.key.secret}`,
-      `  access token:    ${bootstrap.token.value}`,
+      ...bootstrapLines(bootstrap),
       '',
       'Try:',
       `  curl -s -u '${bootstrap.key.key.id}:${bootstrap.key.secret}' ${url}/v1/organizations`,
@@ -56,4 +52,15 @@ function printBanner(
     );
   }
   console.log(lines.join('\n'));
+}
+
+/** The credentials made on the first start of an empty store, shown this once. */
+export function bootstrapLines(bootstrap: BootstrapResult): string[] {
+  return [
+    'First start: created organization "default", its embedded service "default", an admin API key',
+    'and an access token for team "default". They are shown this once: store them now.',
+    `  API key id:      ${bootstrap.key.key.id}`,
+    `  API key secret:  ${bootstrap.key.secret}`,
+    `  access token:    ${bootstrap.token.value}`,
+  ];
 }

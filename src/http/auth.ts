@@ -68,3 +68,9 @@ export function basicAuth(identity: IdentityService) {
     }
   };
 }
+
+/** The caller of a /v1 route; the onRequest hook has set it before any handler runs. */
+export function principalOf(request: FastifyRequest): KeyPrincipal {
+  if (!request.principal) throw new UnauthorizedError();
+  return request.principal;
+}

@@ -1,4 +1,4 @@
-import { type TSchema, Type as T } from '@sinclair/typebox';
+import { Type as T, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
 /** Success envelope of the pipes area: `{status: 200, requestId, result}` (spec, "Create pipe"). */

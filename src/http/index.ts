@@ -1,3 +1,3 @@
-export { buildServer, type ServerDeps } from './server.js';
-export { createMetricsRegistry } from './metrics.js';
 export { parseBasic } from './auth.js';
+export { createMetricsRegistry } from './metrics.js';
+export { buildServer, type ServerDeps } from './server.js';

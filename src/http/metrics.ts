@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /** The Prometheus registry of one Sluice process; domains add their own metrics to it. */
 export function createMetricsRegistry(): Registry {

@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createHash } from 'node:crypto';
 import { parseBasic } from './auth.js';
 
 /**

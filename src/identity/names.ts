@@ -6,7 +6,7 @@ export function checkName(path: string, name: unknown, problems: Problem[]): voi
     problems.push({ path, message: 'Required: give a non-empty name' });
   } else if (name.length > 255) {
     problems.push({ path, message: 'Too long: use at most 255 characters' });
-  } else if (name.trim() !== name || /[\u0000-\u001f]/.test(name)) {
+  } else if (name.trim() !== name || /\p{Cc}/u.test(name)) {
     problems.push({ path, message: 'Use printable characters without leading or trailing spaces' });
   }
 }

@@ -5,8 +5,8 @@ import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
 import { type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
-import { applyUpdate } from './update.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
+import type { SourceKind } from './schema/enums.js';
 import {
   CreatePipeBody,
   type PipeRecord,
@@ -15,9 +15,9 @@ import {
   StateCommandBody,
   UpdatePipeBody,
 } from './schema/index.js';
-import type { SourceKind } from './schema/enums.js';
 import { joinSecrets, splitSecrets } from './secrets.js';
 import { type PipeState, type Transition, transitionsFor } from './state.js';
+import { applyUpdate } from './update.js';
 
 /** The service a pipe request addresses, already checked to belong to the caller's organization. */
 export interface ServiceScope {

@@ -341,9 +341,13 @@ function tableDefinitionRules(
   };
   mustExist(engine?.versionColumnId, `${path}.engine.versionColumnId`);
   if (Array.isArray(engine?.columnIds)) {
-    engine.columnIds.forEach((id, i) => mustExist(id, `${path}.engine.columnIds[${i}]`));
+    engine.columnIds.forEach((id, i) => {
+      mustExist(id, `${path}.engine.columnIds[${i}]`);
+    });
   }
-  sortingKey.forEach((key, i) => mustExist(key, `${path}.sortingKey[${i}]`));
+  sortingKey.forEach((key, i) => {
+    mustExist(key, `${path}.sortingKey[${i}]`);
+  });
 }
 
 /** Every destination column appears once as a destinationField, and only columns do. */

@@ -1,4 +1,4 @@
-import { ConflictError, BadRequestError } from '../errors.js';
+import { BadRequestError, ConflictError } from '../errors.js';
 import type { SourceKind } from './schema/enums.js';
 
 /** Every state of the hosted service (reference/pipes.md, "States"). */

@@ -1,2 +1,2 @@
-export { checker, type Checker } from './checker.js';
-export { NonEmpty, StringEnum, StrictObject, Integer } from './types.js';
+export { type Checker, checker } from './checker.js';
+export { Integer, NonEmpty, StrictObject, StringEnum } from './types.js';

@@ -1,5 +1,5 @@
-import { type TSchema, type TUnsafe, Type as T } from '@sinclair/typebox';
 import type { ObjectOptions, TObject, TProperties } from '@sinclair/typebox';
+import { Type as T, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /**
  * Schema helpers shared by every domain. Enums are plain JSON-schema `enum`s (not unions of

@@ -70,16 +70,18 @@ export class IdentityRepo {
 
   /** A value of the store's own metadata (for example the master-key check). */
   async getMeta(name: string): Promise<string | undefined> {
-    const rows = await this.db.query<{ value: string }>('select value from sluice_meta where name = $1', [name]);
+    const rows = await this.db.query<{ value: string }>('select value from sluice_meta where name = $1', [
+      name,
+    ]);
     return rows[0]?.value;
   }
 
   /** Sets a metadata value unless one is there already; returns the value that is kept. */
   async putMetaOnce(name: string, value: string): Promise<string> {
-    await this.db.query('insert into sluice_meta (name, value) values ($1, $2) on conflict (name) do nothing', [
-      name,
-      value,
-    ]);
+    await this.db.query(
+      'insert into sluice_meta (name, value) values ($1, $2) on conflict (name) do nothing',
+      [name, value],
+    );
     return (await this.getMeta(name)) as string;
   }
 

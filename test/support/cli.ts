@@ -26,7 +26,9 @@ export function sluiceCli(args: string[], env: Record<string, string>): Promise<
 }
 
 /** Starts `sluice serve` in a child process; resolves once it prints where it listens. */
-export function sluiceServe(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+export function sluiceServe(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve'], {
       env: { ...process.env, ...env },

@@ -1,7 +1,6 @@
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityService } from '../../identity/index.js';
-import { EmptyEnvelope, Envelope, ok, V1_ERRORS } from '../envelope.js';
 import {
   CreatedKeyView,
   CreatedTokenView,
@@ -16,6 +15,8 @@ import {
   teamView,
   tokenView,
 } from '../../identity/index.js';
+import { principalOf } from '../auth.js';
+import { EmptyEnvelope, Envelope, ok, V1_ERRORS } from '../envelope.js';
 
 type OrgParams = { organizationId: string };
 const OrgParams = T.Object({ organizationId: T.String() });
@@ -43,7 +44,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
       },
     },
     async (request) =>
-      ok(request, (await identity.listOrganizations(request.principal!)).map(organizationView)),
+      ok(request, (await identity.listOrganizations(principalOf(request))).map(organizationView)),
   );
 
   app.post<{ Body: { name?: unknown } }>(

@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { pipeSchemas as S, type PipesService, type ServiceScope } from '../../pipes/index.js';
+import { type PipesService, pipeSchemas as S, type ServiceScope } from '../../pipes/index.js';
 import { EmptyEnvelope, Envelope, ok, V1_ERRORS } from '../envelope.js';
 
 const ServiceParams = T.Object({ organizationId: T.String(), serviceId: T.String() });
