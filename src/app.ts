@@ -4,10 +4,13 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
+import { EngineRegistry } from './engine/index.js';
 import { buildServer, createMetricsRegistry } from './http/index.js';
 import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipesService } from './pipes/index.js';
+import { PipeSupervisor } from './pipes/runtime/index.js';
+import { QueryService } from './query/index.js';
 import { openStore, type Store } from './store/index.js';
 
 export const VERSION: string = (
@@ -30,7 +33,16 @@ export interface Sluice {
 }
 
 /** The composition root (DESIGN.md): builds store, domains and server; runs nothing yet. */
-export async function createSluice(config: Config, options: { logger?: Logger } = {}): Promise<Sluice> {
+export interface SluiceOptions {
+  logger?: Logger;
+  /**
+   * Run pipes (default true). The control-plane tests turn it off to check the API alone; every
+   * runtime test runs it.
+   */
+  runtime?: boolean;
+}
+
+export async function createSluice(config: Config, options: SluiceOptions = {}): Promise<Sluice> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const lock = await DataDirLock.acquire(config.dataDir);
   let store: Store | undefined;
@@ -41,18 +53,30 @@ export async function createSluice(config: Config, options: { logger?: Logger } 
     await checkMasterKey(secretBox, store.repos.identity);
     const identity = new IdentityService(store, masterKey);
     const bootstrap = await identity.bootstrap(config.bootstrap);
+    const engines = new EngineRegistry(config.dataDir);
     const pipes = new PipesService(store, identity, secretBox);
+    const supervisor = new PipeSupervisor({
+      store,
+      pipes,
+      engines,
+      localFilesDir: config.localFilesDir,
+      logger,
+    });
+    if (options.runtime !== false) pipes.attachRuntime(supervisor);
+    const query = new QueryService(identity, engines);
     const server = await buildServer({
       logger,
       store,
       identity,
       pipes,
+      query,
       metrics: createMetricsRegistry(),
       rateLimit: config.rateLimit,
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,
     });
     const opened = store;
+    if (options.runtime !== false) await supervisor.start();
     return {
       config,
       logger,
@@ -69,6 +93,8 @@ export async function createSluice(config: Config, options: { logger?: Logger } 
       },
       async close() {
         await server.close();
+        await supervisor.close();
+        await engines.closeAll();
         await opened.close();
         await lock.release();
       },

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * One typed configuration from SLUICE_* variables and command-line flags, validated at start.
@@ -17,6 +17,8 @@ export interface Config {
   rateLimit: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** The only directory `file://` pipe URLs may read; default `<dataDir>/files`. */
+  localFilesDir: string;
   bootstrap: {
     keyId: string | undefined;
     keySecret: string | undefined;
@@ -47,6 +49,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'log-level': 'SLUICE_LOG_LEVEL',
   'rate-limit': 'SLUICE_RATE_LIMIT',
   'body-limit': 'SLUICE_BODY_LIMIT',
+  'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
 };
 
 export function loadConfig(
@@ -106,10 +109,12 @@ export function loadConfig(
     problems.push('SLUICE_BOOTSTRAP_ACCESS_TOKEN must be at least 16 characters');
   }
 
+  const dataDir = resolve(value('data-dir') ?? './data');
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
     port: integer('port', 8080, 0, 65535),
-    dataDir: resolve(value('data-dir') ?? './data'),
+    dataDir,
+    localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,
     masterKey,
     logLevel,

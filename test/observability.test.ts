@@ -76,6 +76,8 @@ describe('health, metrics, logs and the OpenAPI document', () => {
         `PATCH ${pipes}/{pipeId}/state`,
         `PATCH ${pipes}/{pipeId}/scaling`,
         `GET ${pipes}/{pipeId}/settings`,
+        `GET ${pipes}/{pipeId}/status`,
+        `POST ${org}/services/{serviceId}/query`,
         `PUT ${pipes}/{pipeId}/settings`,
       ].sort(),
     );

@@ -119,7 +119,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     expect(history.map((t) => [t.fromState, t.toState, t.reason])).toEqual([
       [null, 'Provisioning', 'created'],
       ['Provisioning', 'Stopping', 'stop requested'],
-      ['Stopping', 'Stopped', 'stopped: no worker was running'],
+      ['Stopping', 'Stopped', 'stopped by request'],
       ['Stopped', 'Provisioning', 'start requested'],
     ]);
     const bad = await s.request({ method: 'PATCH', url, body: { command: 'pause' } });

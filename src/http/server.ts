@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdentityService } from '../identity/index.js';
 import type { PipesService } from '../pipes/index.js';
+import type { QueryService } from '../query/index.js';
 import type { Store } from '../store/index.js';
 import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
@@ -17,6 +18,7 @@ export interface ServerDeps {
   store: Store;
   identity: IdentityService;
   pipes: PipesService;
+  query: QueryService;
   metrics: Registry;
   rateLimit: number;
   bodyLimitBytes: number;

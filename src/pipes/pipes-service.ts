@@ -3,7 +3,7 @@ import type { SecretBox } from '../crypto/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
-import { type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
+import { type PipeRow, type Repos, type Service, type Store, WriteThroughCache } from '../store/index.js';
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
 import type { SourceKind } from './schema/enums.js';
@@ -18,6 +18,42 @@ import {
 import { joinSecrets, splitSecrets } from './secrets.js';
 import { type PipeState, type Transition, transitionsFor } from './state.js';
 import { applyUpdate } from './update.js';
+
+/** The runtime as the pipes service sees it: told of changes, asked to stop a pipe's worker. */
+export interface PipeRuntime {
+  changed(pipeId: string): void;
+  /** The configuration changed: a running worker restarts with it. */
+  reload(pipeId: string): Promise<void>;
+  stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
+}
+
+export interface RuntimeView {
+  row: PipeRow;
+  config: PipeConfig;
+  service: Service;
+  redact(text: string): string;
+}
+
+export interface PipeStatus {
+  id: string;
+  state: string;
+  reason: string | null;
+  filesDone: number;
+  filesPending: number;
+  rowsWritten: number;
+  bytesWritten: number;
+  badRecords: number;
+  lastInsertAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+}
+
+/** Every string inside a secrets object (passwords, keys, connection strings). */
+function secretValues(value: unknown): string[] {
+  if (typeof value === 'string') return value.length >= 4 ? [value] : [];
+  if (value && typeof value === 'object') return Object.values(value).flatMap(secretValues);
+  return [];
+}
 
 /** The service a pipe request addresses, already checked to belong to the caller's organization. */
 export interface ServiceScope {
@@ -41,6 +77,7 @@ export function validateCreateBody(body: unknown): asserts body is CreatePipeBod
  * state transition to the store in one transaction, so a rejected request leaves nothing behind.
  */
 export class PipesService {
+  private runtime: PipeRuntime | undefined;
   /** Pipe rows by id, when this process is the store's only writer. */
   private readonly cache: WriteThroughCache<PipeRow> | undefined;
 
@@ -80,6 +117,7 @@ export class PipesService {
       });
     });
     this.cache?.written(id, row);
+    this.runtime?.changed(id);
     return toRecord(row);
   }
 
@@ -107,6 +145,9 @@ export class PipesService {
 
   async delete(scope: ServiceScope, pipeId: string): Promise<void> {
     await this.requireService(scope);
+    const existing = await this.requirePipe(this.store.repos, scope, pipeId);
+    // The worker stops first, so nothing writes for a pipe that is gone.
+    await this.runtime?.stop(existing.id, { deleting: true });
     const id = await this.store.transaction(async (repos) => {
       const row = await this.requirePipe(repos, scope, pipeId, true);
       this.cache?.invalidate(row.id);
@@ -120,9 +161,84 @@ export class PipesService {
     await this.requireService(scope);
     throwIfAny(checkCommand(body));
     const { command } = body as StateCommandBody;
-    return this.mutate(scope, pipeId, (row) => ({
+    const record = await this.mutate(scope, pipeId, (row) => ({
       transitions: transitionsFor(command, row.state as PipeState, row.sourceKind as SourceKind),
     }));
+    if (record.state === 'Stopping') {
+      await this.runtime?.stop(record.id);
+      return this.mutate(scope, pipeId, (row) => ({
+        transitions: row.state === 'Stopping' ? [{ to: 'Stopped', reason: 'stopped by request' }] : [],
+      }));
+    }
+    this.runtime?.changed(record.id);
+    return record;
+  }
+
+  /** Connects the runtime that runs pipes; the service tells it of every change. */
+  attachRuntime(runtime: PipeRuntime): void {
+    this.runtime = runtime;
+  }
+
+  /** Pipes in any of these states, across services (the runtime resumes them at start). */
+  async pipesInStates(states: string[]): Promise<string[]> {
+    return this.store.repos.pipes.idsInStates(states);
+  }
+
+  /**
+   * What the runtime needs of a pipe: its row, its full configuration with secrets, its service,
+   * and a function that takes those secrets out of any text (engine errors quote their input).
+   */
+  async runtimeView(pipeId: string): Promise<RuntimeView | undefined> {
+    const row = await this.store.repos.pipes.getById(pipeId);
+    if (!row) return undefined;
+    const service = await this.identity.getService(row.organizationId, row.serviceId);
+    const secrets = row.secrets
+      ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
+      : {};
+    const values = secretValues(secrets);
+    return {
+      row,
+      config: this.unseal(row),
+      service,
+      redact: (text) => values.reduce((out, value) => out.split(value).join('[redacted]'), text),
+    };
+  }
+
+  /** A state change the runtime makes, only from the given states (a user's stop wins). */
+  async runtimeTransition(pipeId: string, to: PipeState, reason: string, from: string[]): Promise<boolean> {
+    const next = await this.store.transaction(async (repos) => {
+      const row = await repos.pipes.getById(pipeId, { forUpdate: true });
+      if (!row || !from.includes(row.state) || (row.state === to && row.stateReason === reason))
+        return undefined;
+      this.cache?.invalidate(row.id);
+      const now = new Date();
+      await repos.pipes.recordTransition(row.id, { fromState: row.state, toState: to, reason, at: now });
+      const updated: PipeRow = { ...row, state: to, stateReason: reason, updatedAt: now };
+      await repos.pipes.update(updated);
+      return updated;
+    });
+    if (next) this.cache?.written(next.id, next);
+    return next !== undefined;
+  }
+
+  /** Progress of a pipe: state and reason, files, rows and bytes written, the last error. */
+  async status(scope: ServiceScope, pipeId: string): Promise<PipeStatus> {
+    await this.requireService(scope);
+    const row = await this.requirePipe(this.store.repos, scope, pipeId);
+    const progress = await this.store.repos.progress.get(row.id);
+    return {
+      id: row.id,
+      state: row.state,
+      reason: row.stateReason,
+      filesDone: progress?.filesDone ?? 0,
+      filesPending: (progress?.filesPending ?? 0) + (progress?.pending?.files.length ?? 0),
+      rowsWritten: progress?.rowsWritten ?? 0,
+      bytesWritten: progress?.bytesWritten ?? 0,
+      badRecords: progress?.badRecords ?? 0,
+      lastInsertAt: progress?.lastInsertAt?.toISOString() ?? null,
+      lastError: progress?.lastError ?? null,
+      lastErrorAt: progress?.lastErrorAt?.toISOString() ?? null,
+    };
   }
 
   async scale(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
@@ -167,7 +283,7 @@ export class PipesService {
       config: PipeConfig,
     ) => { name?: string; config?: PipeConfig; transitions?: Transition[] },
   ): Promise<PipeRecord> {
-    const next = await this.store.transaction(async (repos) => {
+    const { next, configChanged } = await this.store.transaction(async (repos) => {
       const row = await this.requirePipe(repos, scope, pipeId, true);
       const result = change(row, this.unseal(row));
       this.cache?.invalidate(row.id);
@@ -185,9 +301,10 @@ export class PipesService {
         next.stateReason = transition.reason;
       }
       await repos.pipes.update(next);
-      return next;
+      return { next, configChanged: result.config !== undefined };
     });
     this.cache?.written(next.id, next);
+    if (configChanged) await this.runtime?.reload(next.id);
     return toRecord(next);
   }
 
@@ -217,7 +334,7 @@ export class PipesService {
     return { config: publicConfig, secrets: sealed };
   }
 
-  /** The full configuration, secrets included: only for validation and, later, the runtime. */
+  /** The full configuration, secrets included: only for validation and the runtime. */
   private unseal(row: PipeRow): PipeConfig {
     const secrets = row.secrets
       ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)

@@ -36,17 +36,14 @@ const RESYNCABLE: PipeState[] = ['Running', 'Stopped', 'Paused', 'Failed', 'Comp
 /**
  * The transitions a command asks for, per reference/pipes.md: stop from any state, start only from
  * Stopped or Failed, resync only for database pipes. Returns [] when the pipe is already where the
- * command leads. No runtime runs pipes yet, so a stop completes at once (Stopping, then Stopped) and
- * a start returns the pipe to Provisioning, where it waits for the runtime.
+ * command leads. A stop writes Stopping; the pipes service writes Stopped once the runtime has
+ * stopped the pipe's worker.
  */
 export function transitionsFor(command: PipeCommand, current: PipeState, kind: SourceKind): Transition[] {
   switch (command) {
     case 'stop':
       if (current === 'Stopped') return [];
-      return [
-        { to: 'Stopping', reason: 'stop requested' },
-        { to: 'Stopped', reason: 'stopped: no worker was running' },
-      ];
+      return [{ to: 'Stopping', reason: 'stop requested' }];
     case 'start':
       if (!STARTABLE.includes(current)) {
         throw new ConflictError(

@@ -3,6 +3,7 @@ import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
+import { ProgressRepo } from './progress-repo.js';
 
 export type { Db, Queryable } from './db.js';
 export type {
@@ -18,15 +19,18 @@ export { IdentityRepo, ROLES } from './identity-repo.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export type { PipeRow, StateTransition } from './pipes-repo.js';
 export { PipesRepo } from './pipes-repo.js';
+export type { PendingBatch, PipeProgress } from './progress-repo.js';
+export { ProgressRepo } from './progress-repo.js';
 
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
   identity: IdentityRepo;
   pipes: PipesRepo;
+  progress: ProgressRepo;
 }
 
 export function reposOn(db: Queryable): Repos {
-  return { identity: new IdentityRepo(db), pipes: new PipesRepo(db) };
+  return { identity: new IdentityRepo(db), pipes: new PipesRepo(db), progress: new ProgressRepo(db) };
 }
 
 /** The metadata store: repositories, transactions and the connection's lifetime. */

@@ -93,6 +93,26 @@ export const MIGRATIONS: Migration[] = [
     name: 'store metadata',
     sql: 'create table sluice_meta (name text primary key, value text not null);',
   },
+  {
+    version: 3,
+    name: 'pipe progress and checkpoints',
+    sql: `
+      create table pipe_progress (
+        pipe_id uuid primary key references pipes(id) on delete cascade,
+        last_key text,
+        pending jsonb,
+        files_done bigint not null default 0,
+        files_pending bigint not null default 0,
+        rows_written bigint not null default 0,
+        bytes_written bigint not null default 0,
+        bad_records bigint not null default 0,
+        last_insert_at timestamptz,
+        last_error text,
+        last_error_at timestamptz,
+        updated_at timestamptz not null
+      );
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -68,6 +68,19 @@ export class PipesRepo {
     return rows[0];
   }
 
+  async getById(id: string, options: { forUpdate?: boolean } = {}): Promise<PipeRow | undefined> {
+    const lock = options.forUpdate ? ' for update' : '';
+    return (await this.db.query<PipeRow>(`select ${PIPE} from pipes where id = $1${lock}`, [id]))[0];
+  }
+
+  async idsInStates(states: string[]): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      'select id from pipes where state = any($1::text[]) order by created_at',
+      [states],
+    );
+    return rows.map((row) => row.id);
+  }
+
   /** Writes the whole mutable part of a pipe (name, configuration, secrets, state). */
   async update(pipe: PipeRow): Promise<void> {
     await this.db.query(

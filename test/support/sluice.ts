@@ -49,7 +49,13 @@ export function basic(keyId: string, secret: string): string {
  * process through Fastify's inject: the whole HTTP stack without a socket.
  */
 export async function startSluice(
-  options: { dataDir?: string; databaseUrl?: string; env?: Record<string, string> } = {},
+  options: {
+    dataDir?: string;
+    databaseUrl?: string;
+    env?: Record<string, string>;
+    /** Run pipes; off for the control-plane tests, which check the API alone. */
+    runtime?: boolean;
+  } = {},
 ): Promise<TestSluice> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')));
   const config = loadConfig({
@@ -68,7 +74,10 @@ export async function startSluice(
       done();
     },
   });
-  const sluice = await createSluice(config, { logger: createLogger('info', sink) });
+  const sluice = await createSluice(config, {
+    logger: createLogger('info', sink),
+    runtime: options.runtime ?? false,
+  });
   const admin = basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET);
   const request = async ({ method, url, body, auth, headers }: RequestOptions): Promise<TestResponse> => {
     const response = await sluice.server.inject({

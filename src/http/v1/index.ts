@@ -1,18 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { IdentityService } from '../../identity/index.js';
 import type { PipesService } from '../../pipes/index.js';
+import type { QueryService } from '../../query/index.js';
 import { basicAuth } from '../auth.js';
 import { identityRoutes } from './identity-routes.js';
 import { pipeRoutes } from './pipe-routes.js';
+import { queryRoutes } from './query-routes.js';
 
 /** Everything under /v1, behind HTTP Basic with API keys. */
 export async function v1Routes(
   app: FastifyInstance,
-  deps: { identity: IdentityService; pipes: PipesService },
+  deps: { identity: IdentityService; pipes: PipesService; query: QueryService },
 ) {
   await app.register(async (scope) => {
     scope.addHook('onRequest', basicAuth(deps.identity));
     identityRoutes(scope, deps.identity);
     pipeRoutes(scope, deps.pipes);
+    queryRoutes(scope, deps.query);
   });
 }

@@ -7,6 +7,21 @@ const ServiceParams = T.Object({ organizationId: T.String(), serviceId: T.String
 const PipeParams = T.Object({ organizationId: T.String(), serviceId: T.String(), pipeId: T.String() });
 type PipeParams = { organizationId: string; serviceId: string; pipeId: string };
 
+const Nullable = <S extends Parameters<typeof T.Union>[0][number]>(schema: S) => T.Union([schema, T.Null()]);
+const PipeStatusSchema = T.Object({
+  id: T.String(),
+  state: T.String(),
+  reason: Nullable(T.String()),
+  filesDone: T.Number(),
+  filesPending: T.Number(),
+  rowsWritten: T.Number(),
+  bytesWritten: T.Number(),
+  badRecords: T.Number(),
+  lastInsertAt: Nullable(T.String()),
+  lastError: Nullable(T.String()),
+  lastErrorAt: Nullable(T.String()),
+});
+
 const BASE = '/v1/organizations/:organizationId/services/:serviceId/pipes';
 const tags = ['pipes'];
 const read = { access: { role: 'read-only' as const } };
@@ -127,6 +142,21 @@ export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
       },
     },
     async (request) => ok(request, await pipes.scale(scopeOf(request), pipeIdOf(request), request.body)),
+  );
+
+  app.get(
+    `${BASE}/:pipeId/status`,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary:
+          'Progress of a pipe (an addition): state, reason, files, rows, bytes, bad records, last error',
+        params: PipeParams,
+        response: response(PipeStatusSchema),
+      },
+    },
+    async (request) => ok(request, await pipes.status(scopeOf(request), pipeIdOf(request))),
   );
 
   app.get(

@@ -1,0 +1,129 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Engine, QueryOptions, QueryResult } from '../engine.js';
+import { EngineError } from '../engine.js';
+import { settingsClause } from '../sql.js';
+import type { EngineReply, EngineRequest } from './protocol.js';
+
+const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
+interface Pending {
+  resolve: (text: string) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * An embedded service: chDB in a child process over IPC, its data under `path`. The process starts
+ * on first use and again after a crash; a statement in flight when it dies fails with a clear error.
+ */
+export class EmbeddedEngine implements Engine {
+  private child: ChildProcess | undefined;
+  private starting: Promise<ChildProcess> | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly path: string) {}
+
+  async execute(sql: string, options: QueryOptions = {}): Promise<void> {
+    await this.send(withSettings(sql, options));
+  }
+
+  async query(sql: string, options: QueryOptions = {}): Promise<QueryResult> {
+    const text = await this.send(withSettings(sql, options), 'JSON');
+    // Statements without a result (DDL, INSERT) print nothing even when JSON is asked for.
+    if (text.trim() === '') return { columns: [], rows: [] };
+    const parsed = JSON.parse(text) as {
+      meta: { name: string; type: string }[];
+      data: Record<string, unknown>[];
+    };
+    return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.disconnect();
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    });
+  }
+
+  private async send(sql: string, format?: 'JSON'): Promise<string> {
+    const child = await this.ensureChild();
+    const id = this.nextId++;
+    return new Promise<string>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      const request: EngineRequest = { id, sql, ...(format ? { format } : {}) };
+      child.send(request, (error) => {
+        if (error) {
+          this.pending.delete(id);
+          reject(new EngineError(`the engine process is not reachable: ${error.message}`, undefined));
+        }
+      });
+    });
+  }
+
+  private ensureChild(): Promise<ChildProcess> {
+    if (this.closed) return Promise.reject(new EngineError('the engine is closed', undefined));
+    if (this.child && this.child.exitCode === null && this.child.connected)
+      return Promise.resolve(this.child);
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async start(): Promise<ChildProcess> {
+    await mkdir(this.path, { recursive: true });
+    const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    const child = fork(fileURLToPath(CHILD), [this.path], {
+      execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      const onExit = (code: number | null) =>
+        reject(new EngineError(`the engine process exited (${code}) while starting`, undefined));
+      child.once('exit', onExit);
+      child.once('message', () => {
+        child.off('exit', onExit);
+        resolve();
+      });
+    });
+    child.on('message', (message: EngineReply) => this.settle(message));
+    child.on('exit', (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      const reason = new EngineError(
+        `the engine process stopped (${signal ?? code}) during the statement`,
+        undefined,
+      );
+      for (const [id, waiter] of this.pending) {
+        this.pending.delete(id);
+        waiter.reject(reason);
+      }
+    });
+    this.child = child;
+    return child;
+  }
+
+  private settle(message: EngineReply): void {
+    const waiter = this.pending.get(message.id);
+    if (!waiter) return;
+    this.pending.delete(message.id);
+    if (message.ok) waiter.resolve(message.text);
+    else waiter.reject(EngineError.fromEngineText(message.error));
+  }
+}
+
+function withSettings(sql: string, options: QueryOptions): string {
+  const settings: Record<string, string | number | boolean> = { ...options.settings };
+  if (options.readonly) settings.readonly = 1;
+  if (options.timeoutMs !== undefined)
+    settings.max_execution_time = Math.max(1, Math.ceil(options.timeoutMs / 1000));
+  return `${sql.trim().replace(/;\s*$/, '')}${settingsClause(settings)}`;
+}

@@ -1,0 +1,65 @@
+/** A column as the engine describes it. */
+export interface EngineColumn {
+  name: string;
+  type: string;
+}
+
+export interface QueryResult {
+  columns: EngineColumn[];
+  rows: Record<string, unknown>[];
+}
+
+export interface QueryOptions {
+  /** Refuse anything that writes (the engine's `readonly = 1`). */
+  readonly?: boolean;
+  /** Stop the query in the engine after this long (its `max_execution_time`). */
+  timeoutMs?: number;
+  /** Further engine settings for this statement. */
+  settings?: Record<string, string | number | boolean>;
+}
+
+/**
+ * A database service's engine (DESIGN.md, "Contracts"). Embedded services run chDB; a ClickHouse
+ * server will speak the same SQL over HTTP. Statements are ClickHouse SQL; callers quote every
+ * identifier and literal with `sql.ts`.
+ */
+export interface Engine {
+  /** Runs a statement that returns no rows (DDL, INSERT ... SELECT, ALTER). */
+  execute(sql: string, options?: QueryOptions): Promise<void>;
+  /** Runs a statement and returns its columns and rows. */
+  query(sql: string, options?: QueryOptions): Promise<QueryResult>;
+  close(): Promise<void>;
+}
+
+/** An error the engine reported, with its ClickHouse error code when it gave one. */
+export class EngineError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+    this.name = 'EngineError';
+  }
+
+  /** `Code: 81. DB::Exception: Database nope does not exist. (UNKNOWN_DATABASE)` -> 81 and the text. */
+  static fromEngineText(text: string): EngineError {
+    const match = /Code:\s*(\d+)\.\s*(?:DB::Exception:\s*)?([\s\S]*)/.exec(text);
+    if (!match) return new EngineError(text, undefined);
+    return new EngineError(cleanMessage(match[2] ?? text), Number(match[1]));
+  }
+}
+
+/** Drops the engine's stack traces and version suffix, which say nothing to a user. */
+function cleanMessage(text: string): string {
+  return text
+    .replace(/\s*\(version [^)]*\)\s*$/, '')
+    .replace(/\s*Stack trace[\s\S]*$/, '')
+    .trim();
+}
+
+export const ENGINE_CODES = {
+  UNKNOWN_TABLE: 60,
+  UNKNOWN_DATABASE: 81,
+  TIMEOUT_EXCEEDED: 159,
+  READONLY: 164,
+} as const;

@@ -1,0 +1,19 @@
+export { EmbeddedEngine } from './chdb/embedded-engine.js';
+export {
+  ENGINE_CODES,
+  type Engine,
+  type EngineColumn,
+  EngineError,
+  type QueryOptions,
+  type QueryResult,
+} from './engine.js';
+export { EngineRegistry, type ServiceRef } from './registry.js';
+export { ident, literal, settingsClause, tableName } from './sql.js';
+export {
+  countRows,
+  createTableSql,
+  describeTable,
+  ensureDatabase,
+  type TableSpec,
+  tableEngine,
+} from './tables.js';

@@ -1,0 +1,85 @@
+import type { Engine, EngineColumn } from './engine.js';
+import { ident, literal, tableName } from './sql.js';
+
+/** A destination table as a pipe defines it (destination.columns and tableDefinition). */
+export interface TableSpec {
+  database: string;
+  table: string;
+  columns: EngineColumn[];
+  engine: {
+    type: 'MergeTree' | 'ReplacingMergeTree' | 'SummingMergeTree' | 'Null';
+    versionColumnId?: string;
+    columnIds?: string[];
+  };
+  sortingKey?: string[];
+  partitionBy?: string;
+  primaryKey?: string;
+}
+
+export async function ensureDatabase(engine: Engine, database: string): Promise<void> {
+  await engine.execute(`CREATE DATABASE IF NOT EXISTS ${ident(database)}`);
+}
+
+/** The CREATE TABLE statement of a managed table; expressions (partitionBy, primaryKey) are the user's. */
+export function createTableSql(
+  spec: TableSpec,
+  options: { ifNotExists?: boolean; name?: string } = {},
+): string {
+  const columns = spec.columns.map((c) => `${ident(c.name)} ${c.type}`).join(', ');
+  const orderBy = spec.sortingKey?.length ? `(${spec.sortingKey.map(ident).join(', ')})` : 'tuple()';
+  const engine = engineClause(spec);
+  const clauses =
+    spec.engine.type === 'Null'
+      ? ''
+      : [
+          spec.partitionBy ? ` PARTITION BY ${spec.partitionBy}` : '',
+          ` ORDER BY ${orderBy}`,
+          spec.primaryKey ? ` PRIMARY KEY ${spec.primaryKey}` : '',
+        ].join('');
+  const name = tableName(spec.database, options.name ?? spec.table);
+  return `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${name} (${columns}) ENGINE = ${engine}${clauses}`;
+}
+
+function engineClause(spec: TableSpec): string {
+  switch (spec.engine.type) {
+    case 'ReplacingMergeTree':
+      return `ReplacingMergeTree(${ident(spec.engine.versionColumnId ?? '')})`;
+    case 'SummingMergeTree':
+      return spec.engine.columnIds?.length
+        ? `SummingMergeTree((${spec.engine.columnIds.map(ident).join(', ')}))`
+        : 'SummingMergeTree';
+    default:
+      return spec.engine.type;
+  }
+}
+
+/** The table's columns, or undefined when it does not exist. */
+export async function describeTable(
+  engine: Engine,
+  database: string,
+  table: string,
+): Promise<EngineColumn[] | undefined> {
+  const result = await engine.query(
+    `SELECT name, type FROM system.columns WHERE database = ${literal(database)} AND table = ${literal(table)} ORDER BY position`,
+  );
+  if (result.rows.length === 0) return undefined;
+  return result.rows.map((row) => ({ name: String(row.name), type: String(row.type) }));
+}
+
+export async function countRows(engine: Engine, database: string, table: string): Promise<number> {
+  const result = await engine.query(`SELECT count() AS n FROM ${tableName(database, table)}`);
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+/** The engine name of an existing table (MergeTree, Null, ...), or undefined when it does not exist. */
+export async function tableEngine(
+  engine: Engine,
+  database: string,
+  table: string,
+): Promise<string | undefined> {
+  const result = await engine.query(
+    `SELECT engine FROM system.tables WHERE database = ${literal(database)} AND name = ${literal(table)}`,
+  );
+  const value = result.rows[0]?.engine;
+  return value === undefined ? undefined : String(value);
+}

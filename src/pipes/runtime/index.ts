@@ -1,0 +1,2 @@
+export { PermanentError } from './errors.js';
+export { PipeSupervisor, RUNNING_STATES } from './supervisor.js';

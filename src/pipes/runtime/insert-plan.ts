@@ -1,0 +1,65 @@
+import { ident } from '../../engine/index.js';
+
+/** Columns every object-storage read offers besides the file's own fields (reference/pipes.md). */
+export const OBJECT_STORAGE_VIRTUAL_COLUMNS = ['_path', '_file', '_size', '_time'] as const;
+
+export interface InsertPlan {
+  /** The structure the engine reads the file with: `name Type, ...`. */
+  structure: string;
+  /** `(col, ...)` of the destination. */
+  columnList: string;
+  /** `expr, ...` producing those columns from the file's fields. */
+  selectList: string;
+}
+
+interface Mapping {
+  sourceField: string;
+  destinationField: string;
+}
+
+/**
+ * Field mappings and virtual columns done by the engine (DESIGN.md, "Format"): the file is read
+ * with each mapped field typed as its destination column, so a value that does not fit is a parse
+ * error of that row (isolated by the engine), and the insert renames and casts in its SELECT.
+ * Formats without a header (CSV, TabSeparated) name their fields c1, c2, ... by position.
+ */
+export function insertPlan(
+  mappings: Mapping[],
+  columns: { name: string; type: string }[],
+  options: { positional: boolean; virtualColumns: readonly string[] },
+): InsertPlan {
+  const typeOf = new Map(columns.map((column) => [column.name, column.type]));
+  const fields = new Map<string, string>();
+  for (const mapping of mappings) {
+    if (options.virtualColumns.includes(mapping.sourceField)) continue;
+    if (!fields.has(mapping.sourceField))
+      fields.set(mapping.sourceField, typeOf.get(mapping.destinationField) ?? 'String');
+  }
+  const structure = options.positional
+    ? positionalStructure(fields)
+    : [...fields].map(([n, t]) => `${ident(n)} ${t}`);
+  const selectList = mappings.map((mapping) => {
+    const wanted = typeOf.get(mapping.destinationField) ?? 'String';
+    const read = fields.get(mapping.sourceField);
+    const source = ident(mapping.sourceField);
+    return read === undefined || read === wanted ? source : `CAST(${source} AS ${wanted})`;
+  });
+  return {
+    structure: structure.join(', '),
+    columnList: `(${mappings.map((m) => ident(m.destinationField)).join(', ')})`,
+    selectList: selectList.join(', '),
+  };
+}
+
+/** c1 .. cN up to the highest position mapped; unmapped positions are read as text. */
+function positionalStructure(fields: Map<string, string>): string[] {
+  const highest = Math.max(0, ...[...fields.keys()].map(positionOf));
+  return Array.from({ length: highest }, (_, i) => `c${i + 1} ${fields.get(`c${i + 1}`) ?? 'String'}`);
+}
+
+export function positionOf(field: string): number {
+  const match = /^c([1-9]\d{0,3})$/.exec(field);
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+export const POSITIONAL_FORMATS = ['CSV', 'TabSeparated'];

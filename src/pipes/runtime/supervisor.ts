@@ -1,0 +1,143 @@
+import type { Logger } from 'pino';
+import type { EngineRegistry } from '../../engine/index.js';
+import { tableName } from '../../engine/index.js';
+import type { Store } from '../../store/index.js';
+import type { PipeRuntime, PipesService } from '../pipes-service.js';
+import { LocationError } from '../sources/object-storage/location.js';
+import { PermanentError } from './errors.js';
+import { runObjectStoragePipe, STAGING_DATABASE, stageTableName } from './object-storage-worker.js';
+
+/** States in which a pipe has a worker. */
+export const RUNNING_STATES = ['Provisioning', 'Running', 'Degraded', 'Resync'];
+const BACKOFF_MS = { first: 1_000, max: 60_000 };
+
+interface Worker {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Starts a worker for every pipe that should run, after create, start and restart; stops it on
+ * stop and delete. State lives in the store, never only here, so a restart resumes each pipe from
+ * its last committed checkpoint.
+ */
+export class PipeSupervisor implements PipeRuntime {
+  private readonly workers = new Map<string, Worker>();
+  private closing = false;
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      pipes: PipesService;
+      engines: EngineRegistry;
+      localFilesDir: string;
+      logger: Logger;
+      retry?: { firstMs: number; maxMs: number };
+    },
+  ) {}
+
+  /** Resumes every pipe that was running when the process stopped. */
+  async start(): Promise<void> {
+    for (const pipeId of await this.deps.pipes.pipesInStates(RUNNING_STATES)) this.changed(pipeId);
+  }
+
+  changed(pipeId: string): void {
+    if (this.closing || this.workers.has(pipeId)) return;
+    const controller = new AbortController();
+    const done = this.run(pipeId, controller.signal)
+      .catch((error) => this.deps.logger.error({ err: error, pipeId }, 'pipe worker crashed'))
+      .finally(() => {
+        if (this.workers.get(pipeId)?.controller === controller) this.workers.delete(pipeId);
+      });
+    this.workers.set(pipeId, { controller, done });
+  }
+
+  async reload(pipeId: string): Promise<void> {
+    if (!this.workers.has(pipeId)) return;
+    await this.stop(pipeId);
+    this.changed(pipeId);
+  }
+
+  async stop(pipeId: string, options: { deleting?: boolean } = {}): Promise<void> {
+    const worker = this.workers.get(pipeId);
+    if (worker) {
+      worker.controller.abort();
+      await worker.done;
+    }
+    if (options.deleting) await this.dropStage(pipeId);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const workers = [...this.workers.values()];
+    for (const worker of workers) worker.controller.abort();
+    await Promise.all(workers.map((worker) => worker.done));
+  }
+
+  private async run(pipeId: string, signal: AbortSignal): Promise<void> {
+    const { pipes, store, logger } = this.deps;
+    const retry = this.deps.retry ?? { firstMs: BACKOFF_MS.first, maxMs: BACKOFF_MS.max };
+    let delay = retry.firstMs;
+    while (!signal.aborted) {
+      const view = await pipes.runtimeView(pipeId);
+      if (!view || !RUNNING_STATES.includes(view.row.state)) return;
+      if (view.row.sourceKind !== 'objectStorage') {
+        await pipes.runtimeTransition(
+          pipeId,
+          'Failed',
+          `${view.row.sourceKind} pipes are not supported yet`,
+          RUNNING_STATES,
+        );
+        return;
+      }
+      try {
+        await runObjectStoragePipe({
+          pipeId,
+          config: view.config,
+          engine: this.deps.engines.engineFor(view.service),
+          store,
+          localFilesDir: this.deps.localFilesDir,
+          logger,
+          signal,
+          setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
+        });
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        const message = view.redact(error instanceof Error ? error.message : String(error));
+        await store.repos.progress.recordError(pipeId, message).catch(() => {});
+        if (error instanceof PermanentError || error instanceof LocationError) {
+          await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
+          return;
+        }
+        logger.warn({ pipeId, error: message, retryInMs: delay }, 'pipe worker failed; retrying');
+        await pipes.runtimeTransition(pipeId, 'Degraded', message, ['Provisioning', 'Running']);
+        await sleep(delay, signal);
+        delay = Math.min(delay * 2, retry.maxMs);
+      }
+    }
+  }
+
+  private async dropStage(pipeId: string): Promise<void> {
+    const view = await this.deps.pipes.runtimeView(pipeId);
+    if (view?.row.sourceKind !== 'objectStorage') return;
+    await this.deps.engines
+      .engineFor(view.service)
+      .execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, stageTableName(pipeId))}`)
+      .catch(() => {});
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

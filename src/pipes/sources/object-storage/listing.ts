@@ -1,0 +1,144 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import picomatch from 'picomatch';
+import type { Location } from './location.js';
+
+/** One file to ingest: its key (path relative to the location), size and modification time. */
+export interface SourceFile {
+  key: string;
+  size: number;
+  modified: Date;
+}
+
+export interface Credentials {
+  accessKeyId: string;
+  secretKey: string;
+}
+
+/** Globs `*`, `?` and `**` only, as the hosted service (no `{a,b}` alternation). */
+export function globMatcher(pattern: string): (key: string) => boolean {
+  if (!/[*?]/.test(pattern)) return (key) => key === pattern;
+  return picomatch(pattern, { nobrace: true, noextglob: true, dot: true, nonegate: true });
+}
+
+/** The longest fixed prefix of a glob: what to ask the store to list. */
+export function globPrefix(pattern: string): string {
+  const wildcard = pattern.search(/[*?]/);
+  return wildcard < 0 ? pattern : pattern.slice(0, wildcard);
+}
+
+export function s3Client(location: Extract<Location, { kind: 's3' }>, credentials?: Credentials): S3Client {
+  return new S3Client({
+    endpoint: location.endpoint,
+    region: location.region === 'auto' ? 'us-east-1' : location.region,
+    forcePathStyle: location.pathStyle,
+    credentials: credentials
+      ? { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretKey }
+      : { accessKeyId: '', secretAccessKey: '' },
+    // Public buckets: send unsigned requests.
+    ...(credentials ? {} : { signer: { sign: async (request: unknown) => request } as never }),
+    maxAttempts: 3,
+  });
+}
+
+/**
+ * Files of the location in lexical key order, after `startAfter` when given, at most `limit`.
+ * Listing is paged; only keys that match the glob are kept.
+ */
+export async function listFiles(
+  location: Location,
+  options: { startAfter?: string | undefined; limit: number; credentials?: Credentials | undefined },
+): Promise<SourceFile[]> {
+  switch (location.kind) {
+    case 'http': {
+      if (options.startAfter !== undefined && options.startAfter >= location.url) return [];
+      const response = await fetch(location.url, { method: 'HEAD', redirect: 'follow' });
+      if (!response.ok) throw new Error(`HEAD ${location.url} answered ${response.status}`);
+      const modified = response.headers.get('last-modified');
+      return [
+        {
+          key: location.url,
+          size: Number(response.headers.get('content-length') ?? 0),
+          modified: modified ? new Date(modified) : new Date(0),
+        },
+      ];
+    }
+    case 'file':
+      return listLocalFiles(location.root, location.pattern, options);
+    case 's3':
+      return listS3(location, options);
+  }
+}
+
+async function listS3(
+  location: Extract<Location, { kind: 's3' }>,
+  options: { startAfter?: string | undefined; limit: number; credentials?: Credentials | undefined },
+): Promise<SourceFile[]> {
+  const client = s3Client(location, options.credentials);
+  const matches = globMatcher(location.pattern);
+  const prefix = globPrefix(location.pattern);
+  const files: SourceFile[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({
+          Bucket: location.bucket,
+          Prefix: prefix,
+          ...(token
+            ? { ContinuationToken: token }
+            : options.startAfter
+              ? { StartAfter: options.startAfter }
+              : {}),
+        }),
+      );
+      for (const object of page.Contents ?? []) {
+        if (!object.Key || !matches(object.Key)) continue;
+        if (options.startAfter !== undefined && object.Key <= options.startAfter) continue;
+        files.push({ key: object.Key, size: object.Size ?? 0, modified: object.LastModified ?? new Date(0) });
+        if (files.length >= options.limit) return files;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  } finally {
+    client.destroy();
+  }
+  return files;
+}
+
+async function listLocalFiles(
+  root: string,
+  pattern: string,
+  options: { startAfter?: string | undefined; limit: number },
+): Promise<SourceFile[]> {
+  const matches = globMatcher(pattern);
+  const prefix = globPrefix(pattern);
+  const start = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+  const keys: string[] = [];
+  const walk = async (relativeDir: string): Promise<void> => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(join(root, relativeDir), { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const key = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+      // Symbolic links are not followed: they could lead out of the local files directory.
+      if (entry.isDirectory()) await walk(key);
+      else if (entry.isFile() && matches(key)) keys.push(key);
+    }
+  };
+  await walk(start);
+  keys.sort();
+  const after = options.startAfter;
+  const selected = keys.filter((key) => after === undefined || key > after).slice(0, options.limit);
+  return Promise.all(
+    selected.map(async (key) => {
+      const info = await stat(join(root, key));
+      return { key, size: info.size, modified: info.mtime };
+    }),
+  );
+}

@@ -1,0 +1,1 @@
+export { QUERY_TIMEOUT_MS, QueryService } from './query-service.js';

@@ -1,0 +1,45 @@
+import { EngineError, type EngineRegistry, type QueryResult } from '../engine/index.js';
+import { BadRequestError } from '../errors.js';
+import type { IdentityService } from '../identity/index.js';
+import type { Role } from '../store/index.js';
+
+/** Longest a query of the API may run in the engine. */
+export const QUERY_TIMEOUT_MS = 30_000;
+const MAX_SQL_LENGTH = 100_000;
+
+/**
+ * `POST .../services/{id}/query`: one statement on a service. Admin keys may run anything; other
+ * keys run read-only (the engine refuses writes), all with a time limit.
+ */
+export class QueryService {
+  constructor(
+    private readonly identity: IdentityService,
+    private readonly engines: EngineRegistry,
+  ) {}
+
+  async run(
+    scope: { organizationId: string; serviceId: string },
+    role: Role,
+    body: unknown,
+  ): Promise<QueryResult> {
+    const sql = (body as { sql?: unknown } | undefined)?.sql;
+    if (typeof sql !== 'string' || sql.trim() === '') {
+      throw new BadRequestError('sql: Required: give one SQL statement as a string');
+    }
+    if (sql.length > MAX_SQL_LENGTH)
+      throw new BadRequestError(`sql: Must be at most ${MAX_SQL_LENGTH} characters`);
+    const service = await this.identity.getService(scope.organizationId, scope.serviceId);
+    try {
+      return await this.engines.engineFor(service).query(sql, {
+        readonly: role !== 'admin',
+        timeoutMs: QUERY_TIMEOUT_MS,
+      });
+    } catch (error) {
+      // The engine's message is about the user's SQL (unknown table, syntax, read-only): a 400.
+      if (error instanceof EngineError && error.code !== undefined) {
+        throw new BadRequestError(`sql: ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+}
