@@ -8,5 +8,7 @@ export default defineConfig({
     // Integration tests start real components (PGlite, PostgreSQL); two cores run two files at once.
     pool: 'forks',
     maxWorkers: 2,
+    // s3rver pages its listings with a DES cipher, which OpenSSL 3 keeps in its legacy provider.
+    execArgv: ['--openssl-legacy-provider'],
   },
 });

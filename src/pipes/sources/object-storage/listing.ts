@@ -46,10 +46,7 @@ export function s3Client(location: Extract<Location, { kind: 's3' }>, credential
  * Files of the location in lexical key order, after `startAfter` when given, at most `limit`.
  * Listing is paged; only keys that match the glob are kept.
  */
-export async function listFiles(
-  location: Location,
-  options: { startAfter?: string | undefined; limit: number; credentials?: Credentials | undefined },
-): Promise<SourceFile[]> {
+export async function listFiles(location: Location, options: ListOptions): Promise<SourceFile[]> {
   switch (location.kind) {
     case 'http': {
       if (options.startAfter !== undefined && options.startAfter >= location.url) return [];
@@ -71,9 +68,17 @@ export async function listFiles(
   }
 }
 
+export interface ListOptions {
+  startAfter?: string | undefined;
+  limit: number;
+  credentials?: Credentials | undefined;
+  /** Keys per listing request (the store's maximum, 1000, unless a test wants many pages). */
+  pageSize?: number;
+}
+
 async function listS3(
   location: Extract<Location, { kind: 's3' }>,
-  options: { startAfter?: string | undefined; limit: number; credentials?: Credentials | undefined },
+  options: ListOptions,
 ): Promise<SourceFile[]> {
   const client = s3Client(location, options.credentials);
   const matches = globMatcher(location.pattern);
@@ -86,6 +91,7 @@ async function listS3(
         new ListObjectsV2Command({
           Bucket: location.bucket,
           Prefix: prefix,
+          MaxKeys: options.pageSize ?? 1000,
           ...(token
             ? { ContinuationToken: token }
             : options.startAfter

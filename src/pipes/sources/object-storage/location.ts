@@ -25,11 +25,24 @@ export function resolveLocation(url: string, options: { localFilesDir: string; h
     throw new LocationError(`not a URL: ${url}`);
   }
   if (parsed.protocol === 'file:') return fileLocation(parsed, options.localFilesDir);
-  const path = decodeURIComponent(parsed.pathname);
-  if (!WILDCARD.test(path) && !options.hasKeys && !isKnownS3Host(parsed.hostname)) {
+  const path = rawPath(url);
+  // One public file: no keys, no provider host, and no wildcard (a `?` that starts a query string
+  // with parameters, as in `data.csv?sig=...`, is no wildcard).
+  const globby = path.includes('*') || (path.includes('?') && !/\?[^/]*=/.test(path));
+  if (!globby && !options.hasKeys && !isKnownS3Host(parsed.hostname)) {
     return { kind: 'http', url };
   }
   return s3Location(parsed, path);
+}
+
+/**
+ * The path of an http(s) URL as written: `?` is a glob here, not the start of a query string, so
+ * the URL parser's pathname (which stops at `?`) would lose it.
+ */
+function rawPath(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  return decodeURI(url.slice(start));
 }
 
 function isKnownS3Host(host: string): boolean {
