@@ -58,7 +58,9 @@ describe('object-storage pipes from S3 (s3rver)', () => {
     ['Avro', 'f.avro', 'Avro', {}],
   ];
   it.each(formats)('reads %s', async (_what, file, format, source, fields) => {
-    const settings: Record<string, string> = source.delimiter ? { format_csv_delimiter: String(source.delimiter) } : {};
+    const settings: Record<string, string> = source.delimiter
+      ? { format_csv_delimiter: String(source.delimiter) }
+      : {};
     await s3.put('data', `formats/${file}`, await fixtures.write(file, format, { settings }));
     const table = `fmt_${file.replace(/\W/g, '_')}`;
     const id = await createPipe(

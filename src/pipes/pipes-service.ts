@@ -22,6 +22,8 @@ import { applyUpdate } from './update.js';
 /** The runtime as the pipes service sees it: told of changes, asked to stop a pipe's worker. */
 export interface PipeRuntime {
   changed(pipeId: string): void;
+  /** Problems of a new pipe found against its real source and destination. */
+  createProblems(config: PipeConfig, service: Service): Promise<Problem[]>;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
   stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
@@ -90,11 +92,12 @@ export class PipesService {
   }
 
   async create(scope: ServiceScope, body: unknown): Promise<PipeRecord> {
-    await this.requireService(scope);
+    const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     validateCreateBody(body);
     const now = new Date();
     const id = randomUUID();
     const config = configFromCreate(body, id);
+    if (this.runtime) throwIfAny(await this.runtime.createProblems(config, service));
     const row: PipeRow = {
       id,
       organizationId: scope.organizationId,

@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
 import type { EngineRegistry } from '../../engine/index.js';
 import { tableName } from '../../engine/index.js';
-import type { Store } from '../../store/index.js';
+import type { Problem } from '../../errors.js';
+import type { Service, Store } from '../../store/index.js';
+import type { PipeConfig } from '../model.js';
 import type { PipeRuntime, PipesService } from '../pipes-service.js';
 import { LocationError } from '../sources/object-storage/location.js';
+import { createProblems } from './create-checks.js';
 import { PermanentError } from './errors.js';
 import { runObjectStoragePipe, STAGING_DATABASE, stageTableName } from './object-storage-worker.js';
 
@@ -50,6 +53,11 @@ export class PipeSupervisor implements PipeRuntime {
         if (this.workers.get(pipeId)?.controller === controller) this.workers.delete(pipeId);
       });
     this.workers.set(pipeId, { controller, done });
+  }
+
+  /** Create-time checks against the real source and destination (400s when they fail). */
+  async createProblems(config: PipeConfig, service: Service): Promise<Problem[]> {
+    return createProblems(config, this.deps.engines.engineFor(service), this.deps.localFilesDir);
   }
 
   async reload(pipeId: string): Promise<void> {

@@ -1,0 +1,300 @@
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_ROWS, FixtureWriter } from './support/fixtures.js';
+import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
+import { type RunningS3, S3_KEY, startS3 } from './support/s3.js';
+import { basic, startSluice, type TestSluice } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
+
+describe('object-storage pipes: tables, mappings, create checks, lifecycle, queries', () => {
+  let s: TestSluice;
+  let s3: RunningS3;
+  let fixtures: FixtureWriter;
+  let http: Server;
+  let httpUrl: string;
+  beforeAll(async () => {
+    [s, s3, fixtures] = await Promise.all([
+      startSluice({ runtime: true }),
+      startS3(['data', 'empty']),
+      FixtureWriter.open(),
+    ]);
+    const body = await fixtures.write('served.csv', 'CSVWithNames');
+    http = createServer((request, response) => {
+      if (request.url !== '/exports/served.csv') return response.writeHead(404).end();
+      response.writeHead(200, { 'content-length': body.length, 'content-type': 'text/csv' });
+      response.end(request.method === 'HEAD' ? undefined : body);
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const address = http.address();
+    httpUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    for (let i = 0; i < 4; i += 1) {
+      await s3.put(
+        'data',
+        `orders/part-${i}.ndjson`,
+        await fixtures.write(`o${i}.ndjson`, 'JSONEachRow', { rows: 250, from: i * 250 }),
+      );
+    }
+  });
+  afterAll(async () => {
+    http?.close();
+    await Promise.all([s?.close(), s3?.stop(), fixtures?.close()]);
+  });
+
+  const ordersSource = (extra: Record<string, unknown> = {}) => ({
+    objectStorage: {
+      format: 'JSONEachRow',
+      url: `${s3.endpoint}/data/orders/*.ndjson`,
+      authentication: 'IAM_USER',
+      accessKey: S3_KEY,
+      ...extra,
+    },
+  });
+
+  it('maps renamed fields and virtual columns, into a ReplacingMergeTree', async () => {
+    const id = await createPipe(s, {
+      name: 'replacing',
+      source: ordersSource(),
+      destination: {
+        database: 'shop',
+        table: 'orders_latest',
+        tableDefinition: {
+          engine: { type: 'ReplacingMergeTree', versionColumnId: 'version' },
+          sortingKey: ['bucket'],
+        },
+        columns: [
+          { name: 'bucket', type: 'UInt64' },
+          { name: 'version', type: 'Float64' },
+          { name: 'label', type: 'String' },
+          { name: 'path', type: 'String' },
+          { name: 'size', type: 'UInt64' },
+        ],
+      },
+      fieldMappings: [
+        { sourceField: 'id', destinationField: 'bucket' },
+        { sourceField: 'amount', destinationField: 'version' },
+        { sourceField: 'name', destinationField: 'label' },
+        { sourceField: '_path', destinationField: 'path' },
+        { sourceField: '_size', destinationField: 'size' },
+      ],
+    });
+    await waitForState(s, id, 'Completed');
+    const rows = await sql(
+      s,
+      'SELECT count() AS n, uniqExact(path) AS paths, min(size) > 0 AS sized FROM shop.orders_latest FINAL',
+    );
+    expect(rows).toEqual([{ n: FIXTURE_ROWS, paths: 4, sized: 1 }]);
+    expect((await sql(s, 'SELECT path FROM shop.orders_latest WHERE bucket = 0'))[0]?.path).toBe(
+      'data/orders/part-0.ndjson',
+    );
+  });
+
+  it('sums into a SummingMergeTree', async () => {
+    const id = await createPipe(s, {
+      name: 'summing',
+      source: ordersSource(),
+      destination: {
+        database: 'shop',
+        table: 'totals',
+        tableDefinition: {
+          engine: { type: 'SummingMergeTree', columnIds: ['amount'] },
+          sortingKey: ['file'],
+        },
+        columns: [
+          { name: 'file', type: 'String' },
+          { name: 'amount', type: 'Float64' },
+        ],
+      },
+      fieldMappings: [
+        { sourceField: '_file', destinationField: 'file' },
+        { sourceField: 'amount', destinationField: 'amount' },
+      ],
+    });
+    await waitForState(s, id, 'Completed');
+    await sql(s, 'OPTIMIZE TABLE shop.totals FINAL');
+    const rows = await sql(s, 'SELECT count() AS files, sum(amount) AS total FROM shop.totals');
+    expect(rows).toEqual([{ files: 4, total: (FIXTURE_ROWS * (FIXTURE_ROWS - 1)) / 2 / 2 }]);
+  });
+
+  it('writes into an existing table with managedTable: false, and refuses one that is missing or lacks a column', async () => {
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS mine');
+    await sql(
+      s,
+      "CREATE TABLE mine.orders (id UInt64, name String, extra String DEFAULT 'x') ENGINE = MergeTree ORDER BY id",
+    );
+    const body = (table: string, columns = ['id', 'name']) => ({
+      name: `unmanaged ${table}`,
+      source: ordersSource(),
+      destination: {
+        database: 'mine',
+        table,
+        managedTable: false,
+        columns: columns.map((name) => ({ name, type: 'String' })),
+      },
+    });
+    const id = await createPipe(s, body('orders'));
+    await waitForState(s, id, 'Completed');
+    expect(await sql(s, "SELECT count() AS n, countIf(extra = 'x') AS defaults FROM mine.orders")).toEqual([
+      { n: FIXTURE_ROWS, defaults: FIXTURE_ROWS },
+    ]);
+    const missing = await s.request({ method: 'POST', url: s.pipesUrl, body: body('nope') });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json.error).toContain('destination.table: mine.nope does not exist');
+    const column = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: body('orders', ['id', 'missing']),
+    });
+    expect(column.statusCode).toBe(400);
+    expect(column.json.error).toContain(
+      'fieldMappings[1].destinationField: mine.orders has no column "missing"',
+    );
+    const taken = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: {
+        ...body('orders'),
+        destination: {
+          ...body('orders').destination,
+          managedTable: true,
+          tableDefinition: { engine: { type: 'MergeTree' } },
+        },
+      },
+    });
+    expect(taken.statusCode).toBe(400);
+    expect(taken.json.error).toContain('mine.orders already exists and holds rows');
+  });
+
+  it('refuses at create a location it cannot list: unknown host, denied key, missing bucket', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ url: 'http://no-such-host.invalid/b/*.ndjson' }, 'the host is unknown'],
+      [{ accessKey: { accessKeyId: 'NOBODY', secretKey: 'wrong' } }, 'access denied'],
+      [{ url: `${s3.endpoint}/missing-bucket/*.ndjson` }, 'the bucket does not exist'],
+      [{ type: 'azureblobstorage' }, 'not supported yet'],
+    ];
+    const before = (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.length;
+    for (const [change, message] of cases) {
+      const source = ordersSource(change);
+      if (change.type === 'azureblobstorage') {
+        Object.assign(source.objectStorage, {
+          url: undefined,
+          path: 'x/*.csv',
+          azureContainerName: 'c',
+          authentication: 'CONNECTION_STRING',
+          connectionString: 'UseDevelopmentStorage=true',
+          accessKey: undefined,
+        });
+      }
+      const response = await s.request({
+        method: 'POST',
+        url: s.pipesUrl,
+        body: {
+          name: 'bad',
+          source: JSON.parse(JSON.stringify(source)),
+          destination: {
+            table: 'never',
+            tableDefinition: { engine: { type: 'MergeTree' } },
+            columns: [{ name: 'id', type: 'UInt64' }],
+          },
+        },
+      });
+      expect(response.statusCode, message).toBe(400);
+      expect(response.json.error, response.json.error).toContain(message);
+    }
+    expect((await s.request({ method: 'GET', url: s.pipesUrl })).json.result.length).toBe(before);
+  });
+
+  it('reads one public file from any http(s) server', async () => {
+    const id = await createPipe(s, {
+      name: 'http',
+      source: { objectStorage: { format: 'CSVWithNames', url: `${httpUrl}/exports/served.csv` } },
+      destination: {
+        table: 'served',
+        tableDefinition: { engine: { type: 'MergeTree' } },
+        columns: [
+          { name: 'id', type: 'UInt64' },
+          { name: 'name', type: 'String' },
+        ],
+      },
+    });
+    await waitForState(s, id, 'Completed');
+    expect(await sql(s, 'SELECT count() AS n FROM default.served')).toEqual([{ n: FIXTURE_ROWS }]);
+  });
+
+  it('stop keeps the cursor and start resumes after it; delete stops the pipe and removes it', async () => {
+    const id = await createPipe(s, {
+      name: 'resumable',
+      source: ordersSource({ isContinuous: true }),
+      destination: {
+        database: 'shop',
+        table: 'resumable',
+        tableDefinition: { engine: { type: 'MergeTree' } },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+      settings: { object_storage_polling_interval_ms: 100 },
+    });
+    await waitFor('the first files', async () => (await statusOf(s, id)).filesDone === 4);
+    const url = `${s.pipesUrl}/${id}/state`;
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'stop' } })).json.result.state).toBe(
+      'Stopped',
+    );
+    await s3.put(
+      'data',
+      'orders/part-9.ndjson',
+      await fixtures.write('o9.ndjson', 'JSONEachRow', { rows: 5, from: 5000 }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await statusOf(s, id)).filesDone).toBe(4);
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
+    await waitFor('the later file', async () => (await statusOf(s, id)).filesDone === 5);
+    expect(await sql(s, 'SELECT count() AS n FROM shop.resumable')).toEqual([{ n: FIXTURE_ROWS + 5 }]);
+    const deleted = await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` });
+    expect(deleted.statusCode).toBe(200);
+    expect((await s.request({ method: 'GET', url: `${s.pipesUrl}/${id}/status` })).statusCode).toBe(404);
+    expect(
+      await sql(
+        s,
+        "SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE '%" +
+          id.replace(/-/g, '') +
+          "%'",
+      ),
+    ).toEqual([{ n: 0 }]);
+  });
+
+  it('query: admin keys may write, other keys only read; engine errors are 400s', async () => {
+    const key = await s.request({
+      method: 'POST',
+      url: `/v1/organizations/${s.organizationId}/keys`,
+      body: { role: 'developer' },
+    });
+    const developer = basic(key.json.result.id, key.json.result.secret);
+    const url = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
+    const read = await s.request({
+      method: 'POST',
+      url,
+      body: { sql: "SELECT 1 AS one, 'a' AS letter" },
+      auth: developer,
+    });
+    expect(read.json.result).toEqual({
+      columns: [
+        { name: 'one', type: 'UInt8' },
+        { name: 'letter', type: 'String' },
+      ],
+      rows: [{ one: 1, letter: 'a' }],
+    });
+    const write = await s.request({
+      method: 'POST',
+      url,
+      body: { sql: 'CREATE DATABASE x' },
+      auth: developer,
+    });
+    expect(write.statusCode).toBe(400);
+    expect(write.json.error).toContain('readonly');
+    const admin = await s.request({ method: 'POST', url, body: { sql: 'CREATE DATABASE IF NOT EXISTS x' } });
+    expect(admin.statusCode).toBe(200);
+    const bad = await s.request({ method: 'POST', url, body: { sql: 'SELEC 1' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json.error).toMatch(/^BAD_REQUEST: sql: Syntax error/);
+    const empty = await s.request({ method: 'POST', url, body: {} });
+    expect(empty.json.error).toBe('BAD_REQUEST: sql: Required: give one SQL statement as a string');
+  });
+});
