@@ -19,8 +19,13 @@ describe('crash safety of object-storage ingestion (a real server process, kille
     dirs.push(dataDir);
     await mkdir(join(dataDir, 'files/in'), { recursive: true });
     for (let f = 0; f < FILES; f += 1) {
-      const lines = Array.from({ length: ROWS_PER_FILE }, (_, r) => JSON.stringify({ id: f * ROWS_PER_FILE + r, file: f }));
-      await writeFile(join(dataDir, 'files/in', `${String(f).padStart(4, '0')}.ndjson`), `${lines.join('\n')}\n`);
+      const lines = Array.from({ length: ROWS_PER_FILE }, (_, r) =>
+        JSON.stringify({ id: f * ROWS_PER_FILE + r, file: f }),
+      );
+      await writeFile(
+        join(dataDir, 'files/in', `${String(f).padStart(4, '0')}.ndjson`),
+        `${lines.join('\n')}\n`,
+      );
     }
     const env = {
       SLUICE_DATA_DIR: dataDir,
@@ -30,9 +35,16 @@ describe('crash safety of object-storage ingestion (a real server process, kille
       SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
       SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
     };
-    const auth = { authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET), 'content-type': 'application/json' };
+    const auth = {
+      authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET),
+      'content-type': 'application/json',
+    };
     const call = async (url: string, method = 'GET', body?: unknown) => {
-      const response = await fetch(url, { method, headers: auth, ...(body ? { body: JSON.stringify(body) } : {}) });
+      const response = await fetch(url, {
+        method,
+        headers: auth,
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
       return (await response.json()) as { status: number; result: any; error?: string };
     };
 
@@ -60,7 +72,12 @@ describe('crash safety of object-storage ingestion (a real server process, kille
 
     const killedAt: number[] = [];
     for (let kill = 0; kill < KILLS; kill += 1) {
-      await waitFor('the pipe to make progress', async () => (await statusOf()).state === 'Running' || undefined, 60_000, 20);
+      await waitFor(
+        'the pipe to make progress',
+        async () => (await statusOf()).state === 'Running' || undefined,
+        60_000,
+        20,
+      );
       await new Promise((resolve) => setTimeout(resolve, 100 + Math.floor(Math.random() * 900)));
       killedAt.push((await statusOf()).filesDone);
       server.child.kill('SIGKILL');
@@ -77,8 +94,11 @@ describe('crash safety of object-storage ingestion (a real server process, kille
       120_000,
     );
     const query = async (sql: string) =>
-      (await call(`${server.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql })).result.rows;
-    const [totals] = await query('SELECT count() AS n, uniqExact(id) AS ids, uniqExact(file) AS files FROM crash.rows');
+      (await call(`${server.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql })).result
+        .rows;
+    const [totals] = await query(
+      'SELECT count() AS n, uniqExact(id) AS ids, uniqExact(file) AS files FROM crash.rows',
+    );
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
     // The kills fell while files remained (the pipe was Running before each), so recovery was tested.

@@ -28,6 +28,9 @@ export interface Engine {
   execute(sql: string, options?: QueryOptions): Promise<void>;
   /** Runs a statement and returns its columns and rows. */
   query(sql: string, options?: QueryOptions): Promise<QueryResult>;
+  /** A path the engine itself may write and read (for files the engine writes, like error logs). */
+  scratchPath(name: string): string;
+  removeScratch(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,7 +60,18 @@ function cleanMessage(text: string): string {
     .trim();
 }
 
+/**
+ * Errors that say nothing about the data: the network, the store, limits. The same file may read
+ * fine later, so the pipe retries instead of setting the file aside.
+ */
+const TRANSIENT_CODES = new Set([159, 160, 198, 209, 210, 241, 425, 499, 1000, 86, 394]);
+
+export function isTransientEngineError(error: unknown): boolean {
+  return !(error instanceof EngineError) || error.code === undefined || TRANSIENT_CODES.has(error.code);
+}
+
 export const ENGINE_CODES = {
+  FILE_DOESNT_EXIST: 107,
   UNKNOWN_TABLE: 60,
   UNKNOWN_DATABASE: 81,
   TIMEOUT_EXCEEDED: 159,

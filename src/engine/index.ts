@@ -4,6 +4,7 @@ export {
   type Engine,
   type EngineColumn,
   EngineError,
+  isTransientEngineError,
   type QueryOptions,
   type QueryResult,
 } from './engine.js';

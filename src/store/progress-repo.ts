@@ -8,6 +8,8 @@ import type { Queryable } from './db.js';
 export interface PendingBatch {
   files: { key: string; size: number }[];
   staged: boolean;
+  /** Files the engine could not read at all: set aside (into the error table), not retried. */
+  skipped?: { key: string; error: string }[];
   rows?: number;
   badRecords?: number;
 }

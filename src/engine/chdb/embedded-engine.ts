@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult } from '../engine.js';
 import { EngineError } from '../engine.js';
@@ -41,6 +42,14 @@ export class EmbeddedEngine implements Engine {
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
   }
 
+  scratchPath(name: string): string {
+    return join(this.path, 'scratch', name);
+  }
+
+  async removeScratch(name: string): Promise<void> {
+    await rm(this.scratchPath(name), { force: true });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const child = this.child;
@@ -79,7 +88,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   private async start(): Promise<ChildProcess> {
-    await mkdir(this.path, { recursive: true });
+    await mkdir(join(this.path, 'scratch'), { recursive: true });
     const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
     const child = fork(fileURLToPath(CHILD), [this.path], {
       execArgv,

@@ -1,18 +1,28 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
-  countRows,
   createTableSql,
   describeTable,
   type Engine,
   ensureDatabase,
   literal,
+  settingsClause,
   tableEngine,
   tableName,
 } from '../../engine/index.js';
-import type { PendingBatch, Store } from '../../store/index.js';
+import type { Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
-import { type Credentials, listFiles, type SourceFile } from '../sources/object-storage/listing.js';
-import { resolveLocation } from '../sources/object-storage/location.js';
+import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
+import { type Location, resolveLocation } from '../sources/object-storage/location.js';
+import { ensureErrorTable, errorTableName, explainSkippedRows, readSkippedRows } from './bad-records.js';
+import {
+  asBadFile,
+  completeBatch,
+  type Destination,
+  type FileInserter,
+  STAGING_DATABASE,
+  stageNames,
+} from './batch.js';
 import { PermanentError } from './errors.js';
 import { insertPlan, OBJECT_STORAGE_VIRTUAL_COLUMNS, POSITIONAL_FORMATS } from './insert-plan.js';
 import { tableFunction } from './table-function.js';
@@ -25,21 +35,18 @@ export interface WorkerContext {
   localFilesDir: string;
   logger: Logger;
   signal: AbortSignal;
+  /** Takes the pipe's secrets out of a text (engine errors may quote their input). */
+  redact(text: string): string;
   /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
   setState(to: 'Running' | 'Completed', reason: string, from: string[]): Promise<boolean>;
 }
 
 const DEFAULTS = { maxFileCount: 1000, maxInsertBytes: 1024 ** 3, pollingMs: 30_000, concurrency: 4 };
-/** Staging tables live apart from the user's databases. */
-export const STAGING_DATABASE = '_sluice_staging';
 
 /**
  * One object-storage pipe: lists files after its cursor in lexical order and ingests them a batch
- * at a time with exactly-once (DESIGN.md, "Checkpoints"): the batch is recorded as pending, the
- * engine reads the files into a staging table of the same definition, the batch is marked staged,
- * the staged partitions are moved into the destination (a move is atomic per partition and never
- * repeats: what moved is gone from the stage), and the cursor moves past the batch. A crash at any
- * point either re-reads an unstaged batch into an emptied stage or finishes moving a staged one.
+ * at a time, exactly once (batch.ts). The engine fetches, decompresses and parses each file itself
+ * and skips the rows it cannot read, which go to the error table with their reason and text.
  */
 export async function runObjectStoragePipe(context: WorkerContext): Promise<void> {
   const { config, engine, store, pipeId, signal } = context;
@@ -50,40 +57,26 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
     localFilesDir: context.localFilesDir,
     hasKeys: source.accessKey !== undefined,
   });
-  const credentials: Credentials | undefined = source.accessKey;
-  const target = await prepareDestination(engine, config);
-  const stage = target.engine === 'Null' ? undefined : await prepareStage(engine, pipeId, target);
-  const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
-    positional: POSITIONAL_FORMATS.includes(source.format),
-    virtualColumns: OBJECT_STORAGE_VIRTUAL_COLUMNS,
-  });
+  const destination = await prepareDestination(engine, config, pipeId);
+  const insert = fileInserter(context, location, source);
   const settings = config.settings;
   const limits = {
     maxFileCount: settings.object_storage_max_file_count ?? DEFAULTS.maxFileCount,
     maxInsertBytes: settings.object_storage_max_insert_bytes ?? DEFAULTS.maxInsertBytes,
     concurrency: settings.object_storage_concurrency ?? (config.scaling.concurrency || DEFAULTS.concurrency),
   };
-  const insertInto = (into: string, file: SourceFile) => {
-    const from = tableFunction(
-      location,
-      file.key,
-      { format: source.format, structure: plan.structure, compression: source.compression },
-      credentials,
-    );
-    return engine.execute(`INSERT INTO ${into} ${plan.columnList} SELECT ${plan.selectList} FROM ${from}`, {
-      settings: engineSettings(config, source.format, source.delimiter),
-    });
-  };
+  const batchContext = { engine, store, pipeId };
 
   let progress = await store.repos.progress.ensure(pipeId, source.startAfter ?? null);
-  if (progress.pending) await finishPending(context, target, stage, progress.pending, insertInto);
+  if (progress.pending)
+    await completeBatch(batchContext, destination, progress.pending, insert, limits.concurrency);
   await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);
   while (!signal.aborted) {
     progress = (await store.repos.progress.get(pipeId)) ?? progress;
     const files = await listFiles(location, {
       startAfter: progress.lastKey ?? undefined,
       limit: limits.maxFileCount,
-      credentials,
+      credentials: source.accessKey,
     });
     await store.repos.progress.setFilesPending(pipeId, files.length);
     if (files.length === 0) {
@@ -94,68 +87,59 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
       await sleep(settings.object_storage_polling_interval_ms ?? DEFAULTS.pollingMs, signal);
       continue;
     }
-    const batch = takeBatch(files, limits.maxInsertBytes);
-    await finishPending(
-      context,
-      target,
-      stage,
-      { files: batch.map(({ key, size }) => ({ key, size })), staged: false },
-      insertInto,
+    const batch = takeBatch(files, limits.maxInsertBytes).map(({ key, size }) => ({ key, size }));
+    await completeBatch(
+      batchContext,
+      destination,
+      { files: batch, staged: false },
+      insert,
       limits.concurrency,
     );
     await store.repos.progress.recordError(pipeId, null);
   }
 }
 
-interface Target {
-  database: string;
-  table: string;
-  engine: string;
+type ObjectStorageConfig = NonNullable<PipeConfig['source']['objectStorage']>;
+
+/** Reads one file into a table through the engine's table function, isolating bad rows. */
+function fileInserter(context: WorkerContext, location: Location, source: ObjectStorageConfig): FileInserter {
+  const { config, engine, pipeId } = context;
+  const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
+    positional: POSITIONAL_FORMATS.includes(source.format),
+    virtualColumns: OBJECT_STORAGE_VIRTUAL_COLUMNS,
+  });
+  const read = (key: string, format: string, structure: string) =>
+    tableFunction(location, key, { format, structure, compression: source.compression }, source.accessKey);
+  const base = engineSettings(config, source.format, source.delimiter);
+  return async (into, file, index) => {
+    const scratch = `${pipeId}-${index}-${randomUUID()}.csv`;
+    const select = `SELECT ${plan.selectList} FROM ${read(file.key, source.format, plan.structure)}`;
+    try {
+      await engine.execute(`INSERT INTO ${into} ${plan.columnList} ${select}`, {
+        settings: {
+          ...base,
+          input_format_allow_errors_ratio: 1,
+          input_format_record_errors_file_path: engine.scratchPath(scratch),
+        },
+      });
+      const skipped = await readSkippedRows(engine, engine.scratchPath(scratch));
+      if (skipped.length === 0) return [];
+      return await explainSkippedRows(engine, skipped, {
+        source: file.key,
+        linesFrom: read(file.key, 'LineAsString', 'line String'),
+        headerLines: source.format.endsWith('WithNames') ? 1 : 0,
+        parseOne: (raw) =>
+          `SELECT * FROM format(${source.format}, ${literal(plan.structure)}, ${literal(raw)})${settingsClause(base)}`,
+      });
+    } catch (error) {
+      throw asBadFile(error, file.key, context.redact);
+    } finally {
+      await engine.removeScratch(scratch);
+    }
+  };
 }
 
-async function finishPending(
-  context: WorkerContext,
-  target: Target,
-  stage: string | undefined,
-  pending: PendingBatch,
-  insertInto: (into: string, file: SourceFile) => Promise<void>,
-  concurrency = 1,
-): Promise<void> {
-  const { engine, store, pipeId } = context;
-  let batch = pending;
-  if (!batch.staged) {
-    await store.repos.progress.setPending(pipeId, batch);
-    const into = stage ?? tableName(target.database, target.table);
-    if (stage) await engine.execute(`TRUNCATE TABLE ${stage}`);
-    await runLimited(batch.files, concurrency, (file) =>
-      insertInto(into, { ...file, modified: new Date(0) }),
-    );
-    const rows = stage ? await countRows(engine, STAGING_DATABASE, stageTableName(pipeId)) : 0;
-    batch = { ...batch, staged: true, rows };
-    await store.repos.progress.setPending(pipeId, batch);
-  }
-  if (stage) await moveStaged(engine, pipeId, target);
-  await store.repos.progress.commit(pipeId, batch, new Date());
-}
-
-/** Moves every staged partition into the destination; what moved is gone from the stage. */
-async function moveStaged(engine: Engine, pipeId: string, target: Target): Promise<void> {
-  const stageTable = stageTableName(pipeId);
-  const parts = await engine.query(
-    `SELECT DISTINCT partition_id FROM system.parts WHERE database = ${literal(STAGING_DATABASE)} AND table = ${literal(stageTable)} AND active`,
-  );
-  for (const row of parts.rows) {
-    await engine.execute(
-      `ALTER TABLE ${tableName(STAGING_DATABASE, stageTable)} MOVE PARTITION ID ${literal(String(row.partition_id))} TO TABLE ${tableName(target.database, target.table)}`,
-    );
-  }
-}
-
-export function stageTableName(pipeId: string): string {
-  return `stage_${pipeId.replace(/-/g, '')}`;
-}
-
-async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Target> {
+async function prepareDestination(engine: Engine, config: PipeConfig, pipeId: string): Promise<Destination> {
   const { destination } = config;
   const database = destination.database ?? 'default';
   const table = destination.table ?? '';
@@ -179,22 +163,24 @@ async function prepareDestination(engine: Engine, config: PipeConfig): Promise<T
   } else if (!(await describeTable(engine, database, table))) {
     throw new PermanentError(`the destination table ${database}.${table} does not exist`);
   }
-  return { database, table, engine: (await tableEngine(engine, database, table)) ?? 'MergeTree' };
-}
-
-async function prepareStage(engine: Engine, pipeId: string, target: Target): Promise<string> {
+  await ensureErrorTable(engine, database, table);
+  const errorTable = errorTableName(table);
+  if ((await tableEngine(engine, database, table)) === 'Null') return { database, table, errorTable };
   await ensureDatabase(engine, STAGING_DATABASE);
-  const stage = tableName(STAGING_DATABASE, stageTableName(pipeId));
-  await engine.execute(`CREATE TABLE IF NOT EXISTS ${stage} AS ${tableName(target.database, target.table)}`);
-  return stage;
+  const names = stageNames(pipeId);
+  const stages = {
+    data: tableName(STAGING_DATABASE, names.data),
+    errors: tableName(STAGING_DATABASE, names.errors),
+  };
+  await engine.execute(`CREATE TABLE IF NOT EXISTS ${stages.data} AS ${tableName(database, table)}`);
+  await engine.execute(`CREATE TABLE IF NOT EXISTS ${stages.errors} AS ${tableName(database, errorTable)}`);
+  return { database, table, errorTable, stages };
 }
 
 function checkSupported(source: ObjectStorageConfig): void {
   const unsupported = unsupportedObjectStorage(source);
   if (unsupported) throw new PermanentError(unsupported.message);
 }
-
-type ObjectStorageConfig = NonNullable<PipeConfig['source']['objectStorage']>;
 
 /** Options accepted by the API whose ingestion is not built yet (README, "What works today"). */
 export function unsupportedObjectStorage(
@@ -239,17 +225,6 @@ function takeBatch(files: SourceFile[], maxBytes: number): SourceFile[] {
     bytes += file.size;
   }
   return batch;
-}
-
-async function runLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  });
-  await Promise.all(lanes);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

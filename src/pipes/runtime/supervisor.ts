@@ -6,9 +6,10 @@ import type { Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipeRuntime, PipesService } from '../pipes-service.js';
 import { LocationError } from '../sources/object-storage/location.js';
+import { STAGING_DATABASE, stageNames } from './batch.js';
 import { createProblems } from './create-checks.js';
 import { PermanentError } from './errors.js';
-import { runObjectStoragePipe, STAGING_DATABASE, stageTableName } from './object-storage-worker.js';
+import { runObjectStoragePipe } from './object-storage-worker.js';
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Running', 'Degraded', 'Resync'];
@@ -107,6 +108,7 @@ export class PipeSupervisor implements PipeRuntime {
           localFilesDir: this.deps.localFilesDir,
           logger,
           signal,
+          redact: view.redact,
           setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
         });
         return;
@@ -129,10 +131,10 @@ export class PipeSupervisor implements PipeRuntime {
   private async dropStage(pipeId: string): Promise<void> {
     const view = await this.deps.pipes.runtimeView(pipeId);
     if (view?.row.sourceKind !== 'objectStorage') return;
-    await this.deps.engines
-      .engineFor(view.service)
-      .execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, stageTableName(pipeId))}`)
-      .catch(() => {});
+    const engine = this.deps.engines.engineFor(view.service);
+    for (const stage of Object.values(stageNames(pipeId))) {
+      await engine.execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, stage)}`).catch(() => {});
+    }
   }
 }
 

@@ -1,0 +1,90 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPipe, sql, waitForState } from './support/runtime.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+
+const ROWS = 2000;
+/** Every hundredth row is broken: 1% malformed. */
+const isBad = (i: number) => i % 100 === 37;
+
+function pipe(name: string, url: string, format: string, fields = ['id', 'name']) {
+  return {
+    name,
+    source: { objectStorage: { format, url } },
+    destination: {
+      database: 'bad',
+      table: name,
+      tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+      columns: [
+        { name: 'id', type: 'UInt64' },
+        { name: 'name', type: 'String' },
+      ],
+    },
+    fieldMappings: [
+      { sourceField: fields[0], destinationField: 'id' },
+      { sourceField: fields[1], destinationField: 'name' },
+    ],
+  };
+}
+
+describe('bad records go to <table>_pipes_error; good rows of the same file still land', () => {
+  let s: TestSluice;
+  beforeAll(async () => {
+    s = await startSluice({ runtime: true });
+    const dir = join(s.dataDir, 'files/bad');
+    await mkdir(dir, { recursive: true });
+    const json = Array.from({ length: ROWS }, (_, i) =>
+      isBad(i)
+        ? i % 200 === 37
+          ? `{"id": "not a number ${i}", "name": "x"}`
+          : `{broken json ${i}`
+        : JSON.stringify({ id: i, name: `n${i}` }),
+    );
+    await writeFile(join(dir, 'rows.ndjson'), `${json.join('\n')}\n`);
+    const csv = Array.from({ length: ROWS }, (_, i) => (isBad(i) ? `x${i},n${i}` : `${i},n${i}`));
+    await writeFile(join(dir, 'rows.csv'), `id,name\n${csv.join('\n')}\n`);
+    await writeFile(join(dir, 'corrupt.parquet'), 'PAR1 this is not parquet at all');
+  });
+  afterAll(() => s.close());
+
+  const bad = Array.from({ length: ROWS }, (_, i) => i).filter(isBad);
+
+  it.each([
+    ['JSONEachRow', 'rows.ndjson', 'json_rows'],
+    ['CSVWithNames', 'rows.csv', 'csv_rows'],
+  ])('%s with one row in a hundred malformed', async (format, file, table) => {
+    const id = await createPipe(s, pipe(table, `file:///bad/${file}`, format));
+    const status = await waitForState(s, id, 'Completed');
+    expect(status).toMatchObject({ rowsWritten: ROWS - bad.length, badRecords: bad.length, filesDone: 1 });
+    expect(await sql(s, `SELECT count() AS n, sum(id) AS ids FROM bad.${table}`)).toEqual([
+      {
+        n: ROWS - bad.length,
+        ids: Array.from({ length: ROWS }, (_, i) => i)
+          .filter((i) => !isBad(i))
+          .reduce((a, b) => a + b, 0),
+      },
+    ]);
+    const errors = await sql(
+      s,
+      `SELECT pipe_id, source, row, error, raw FROM bad.${table}_pipes_error ORDER BY row`,
+    );
+    expect(errors).toHaveLength(bad.length);
+    expect(errors.map((e) => e.row)).toEqual(bad.map((i) => i + 1));
+    for (const [k, error] of errors.entries()) {
+      expect(error.pipe_id).toBe(id);
+      expect(error.source).toBe(`bad/${file}`);
+      expect(String(error.raw)).toContain(String(bad[k]));
+      expect(String(error.error).length).toBeGreaterThan(5);
+    }
+  });
+
+  it('a file the engine cannot read at all is set aside with its reason, and the pipe goes on', async () => {
+    const id = await createPipe(s, pipe('parquet_rows', 'file:///bad/*.parquet', 'Parquet'));
+    const status = await waitForState(s, id, 'Completed');
+    expect(status).toMatchObject({ rowsWritten: 0, badRecords: 1, filesDone: 1 });
+    const [error] = await sql(s, 'SELECT source, row, error FROM bad.parquet_rows_pipes_error');
+    expect(error).toMatchObject({ source: 'bad/corrupt.parquet', row: 0 });
+    expect(String(error?.error)).toMatch(/parquet|Parquet|magic/);
+  });
+});
