@@ -56,6 +56,9 @@ describe('the sluice command', () => {
     const keys = await sluiceCli(['keys', 'list', '--org', 'acme'], env);
     expect(keys.stdout).toContain(key.id);
     expect(keys.stdout).not.toContain(key.secret);
+    const query = await sluiceCli(['query', 'SELECT 40 + 2 AS answer'], env);
+    expect(query.code, query.stderr).toBe(0);
+    expect(query.stdout).toBe('answer\n42\n');
     const unknown = await sluiceCli(['keys', 'create', '--org', 'nope', '--role', 'admin'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no organization named or with id "nope"');
@@ -85,6 +88,8 @@ describe('the sluice command', () => {
         withKey,
       );
       expect(JSON.parse(revoked.stdout).revokedAt).toEqual(expect.any(String));
+      const query = await sluiceCli(['query', '--service', 'default', '--json', 'SELECT 6 * 7 AS answer'], withKey);
+      expect(JSON.parse(query.stdout)).toEqual([{ answer: 42 }]);
       const wrong = await sluiceCli(['orgs', 'list'], { ...withKey, SLUICE_KEY_SECRET: 'wrong' });
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toContain('UNAUTHORIZED');

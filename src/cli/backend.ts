@@ -19,5 +19,6 @@ export interface Backend {
   listTokens(org: string, team: string): Promise<Row[]>;
   createToken(org: string, team: string, body: { user: string; name?: string }): Promise<Row>;
   revokeToken(org: string, team: string, tokenId: string): Promise<void>;
+  query(org: string, service: string, sql: string): Promise<{ columns: { name: string }[]; rows: Row[] }>;
   close(): Promise<void>;
 }

@@ -54,5 +54,11 @@ export class HttpBackend implements Backend {
       `${this.org(org)}/teams/${encodeURIComponent(team)}/tokens/${encodeURIComponent(tokenId)}`,
     );
   };
+  query = (org: string, service: string, sql: string) =>
+    this.call<{ columns: { name: string }[]; rows: Row[] }>(
+      'POST',
+      `${this.org(org)}/services/${encodeURIComponent(service)}/query`,
+      { sql },
+    );
   close = async () => {};
 }

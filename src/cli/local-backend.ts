@@ -10,6 +10,8 @@ import {
   tokenView,
 } from '../identity/index.js';
 import { openStore, type Store } from '../store/index.js';
+import { EngineRegistry } from '../engine/index.js';
+import { QueryService } from '../query/index.js';
 import type { Backend, Row } from './backend.js';
 import { bootstrapLines } from './serve.js';
 
@@ -19,11 +21,17 @@ import { bootstrapLines } from './serve.js';
  * Acting on the directory is acting as its operator.
  */
 export class LocalBackend implements Backend {
+  private readonly engines: EngineRegistry;
+  private readonly queries: QueryService;
+
   private constructor(
     private readonly store: Store,
     private readonly identity: IdentityService,
     private readonly lock: DataDirLock,
-  ) {}
+  ) {
+    this.engines = new EngineRegistry(lock.dataDir);
+    this.queries = new QueryService(identity, this.engines);
+  }
 
   static async open(config: Config): Promise<LocalBackend> {
     const lock = await DataDirLock.acquire(config.dataDir);
@@ -71,7 +79,10 @@ export class LocalBackend implements Backend {
     return { ...tokenView(created.token), token: created.value };
   };
   revokeToken = (org: string, team: string, tokenId: string) => this.identity.revokeToken(org, team, tokenId);
+  query = (org: string, service: string, sql: string) =>
+    this.queries.run({ organizationId: org, serviceId: service }, 'admin', { sql });
   close = async () => {
+    await this.engines.closeAll();
     await this.store.close();
     await this.lock.release();
   };

@@ -17,6 +17,7 @@ const USAGE = `Usage: sluice <command> [options]
   keys list | create --role admin|developer|read-only [--name N] | revoke <key id>
   teams list | create <name>
   tokens list | create --user <name> [--name N] | revoke <token id>
+  query [--service <name or id>] "<sql>"   run one statement on a service (default: "default")
 
 Options:
   --org <name or id>      organization (default: the key's own, or "default")
@@ -45,6 +46,7 @@ export async function main(argv: string[]): Promise<void> {
         role: { type: 'string' },
         name: { type: 'string' },
         user: { type: 'string' },
+        service: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -128,6 +130,12 @@ async function runCommand(
     resolveByName(await backend.listOrganizations(), text('org') ?? 'default', 'organization');
   const team = async (orgId: string) =>
     resolveByName(await backend.listTeams(orgId), text('team') ?? 'default', 'team');
+  if (command === 'query') {
+    const orgId = await org();
+    const service = resolveByName(await backend.listServices(orgId), text('service') ?? 'default', 'service');
+    const result = await backend.query(orgId, service, need(action, 'the SQL to run'));
+    return printRows(result.rows, result.columns.map((c) => c.name), json, 'as-is');
+  }
   const key = `${command} ${action ?? ''}`.trim();
   switch (key) {
     case 'orgs list':

@@ -1,7 +1,7 @@
 import type { Row } from './backend.js';
 
 /** Lists print as aligned columns for people, or as JSON with --json for scripts. */
-export function printRows(rows: Row[], columns: string[], json: boolean): void {
+export function printRows(rows: Row[], columns: string[], json: boolean, headers: 'upper' | 'as-is' = 'upper'): void {
   if (json) {
     console.log(JSON.stringify(rows, null, 2));
     return;
@@ -19,7 +19,7 @@ export function printRows(rows: Row[], columns: string[], json: boolean): void {
       .map((value, i) => value.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  console.log(line(columns.map((c) => c.toUpperCase())));
+  console.log(line(headers === 'upper' ? columns.map((c) => c.toUpperCase()) : columns));
   for (const values of cells) console.log(line(values));
 }
 
