@@ -45,6 +45,11 @@ describe('bad records go to <table>_pipes_error; good rows of the same file stil
     const csv = Array.from({ length: ROWS }, (_, i) => (isBad(i) ? `x${i},n${i}` : `${i},n${i}`));
     await writeFile(join(dir, 'rows.csv'), `id,name\n${csv.join('\n')}\n`);
     await writeFile(join(dir, 'corrupt.parquet'), 'PAR1 this is not parquet at all');
+    await mkdir(join(s.dataDir, 'files/samples'), { recursive: true });
+    await writeFile(
+      join(s.dataDir, 'files/samples/early-bad.ndjson'),
+      '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n{"id": "three", "name": "c"}\n',
+    );
   });
   afterAll(() => s.close());
 
@@ -86,5 +91,34 @@ describe('bad records go to <table>_pipes_error; good rows of the same file stil
     const [error] = await sql(s, 'SELECT source, row, error FROM bad.parquet_rows_pipes_error');
     expect(error).toMatchObject({ source: 'bad/corrupt.parquet', row: 0 });
     expect(String(error?.error)).toMatch(/parquet|Parquet|magic/);
+  });
+
+  it('validateSamples refuses a pipe whose first records do not parse, naming file, record and reason', async () => {
+    const body = pipe('sampled', 'file:///samples/*.ndjson', 'JSONEachRow');
+    const withSamples = { ...body, source: { ...body.source, validateSamples: true } };
+    const refused = await s.request({ method: 'POST', url: s.pipesUrl, body: withSamples });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json.error).toMatch(
+      /^BAD_REQUEST: source\.validateSamples: samples\/early-bad\.ndjson, record 3: Cannot parse input/,
+    );
+    expect(
+      (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.map((p: any) => p.name),
+    ).not.toContain('sampled');
+    const good = pipe('sampled_ok', 'file:///bad/rows.ndjson', 'JSONEachRow');
+    const accepted = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: { ...good, source: { ...good.source, validateSamples: true } },
+    });
+    expect(accepted.statusCode, accepted.json.error).toBe(200);
+    const none = pipe('sampled_none', 'file:///samples/*.csv', 'CSV', ['c1', 'c2']);
+    const empty = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: { ...none, source: { ...none.source, validateSamples: true } },
+    });
+    expect(empty.json.error).toBe(
+      'BAD_REQUEST: source.validateSamples: no file matches the URL yet, so there is no sample to validate',
+    );
   });
 });

@@ -88,7 +88,10 @@ describe('the sluice command', () => {
         withKey,
       );
       expect(JSON.parse(revoked.stdout).revokedAt).toEqual(expect.any(String));
-      const query = await sluiceCli(['query', '--service', 'default', '--json', 'SELECT 6 * 7 AS answer'], withKey);
+      const query = await sluiceCli(
+        ['query', '--service', 'default', '--json', 'SELECT 6 * 7 AS answer'],
+        withKey,
+      );
       expect(JSON.parse(query.stdout)).toEqual([{ answer: 42 }]);
       const wrong = await sluiceCli(['orgs', 'list'], { ...withKey, SLUICE_KEY_SECRET: 'wrong' });
       expect(wrong.code).toBe(1);

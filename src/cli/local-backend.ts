@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from '../crypto/index.js';
 import { DataDirLock } from '../data-dir.js';
+import { EngineRegistry } from '../engine/index.js';
 import {
   IdentityService,
   keyView,
@@ -9,9 +10,8 @@ import {
   teamView,
   tokenView,
 } from '../identity/index.js';
-import { openStore, type Store } from '../store/index.js';
-import { EngineRegistry } from '../engine/index.js';
 import { QueryService } from '../query/index.js';
+import { openStore, type Store } from '../store/index.js';
 import type { Backend, Row } from './backend.js';
 import { bootstrapLines } from './serve.js';
 

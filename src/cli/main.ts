@@ -134,7 +134,12 @@ async function runCommand(
     const orgId = await org();
     const service = resolveByName(await backend.listServices(orgId), text('service') ?? 'default', 'service');
     const result = await backend.query(orgId, service, need(action, 'the SQL to run'));
-    return printRows(result.rows, result.columns.map((c) => c.name), json, 'as-is');
+    return printRows(
+      result.rows,
+      result.columns.map((c) => c.name),
+      json,
+      'as-is',
+    );
   }
   const key = `${command} ${action ?? ''}`.trim();
   switch (key) {

@@ -1,7 +1,12 @@
 import type { Row } from './backend.js';
 
 /** Lists print as aligned columns for people, or as JSON with --json for scripts. */
-export function printRows(rows: Row[], columns: string[], json: boolean, headers: 'upper' | 'as-is' = 'upper'): void {
+export function printRows(
+  rows: Row[],
+  columns: string[],
+  json: boolean,
+  headers: 'upper' | 'as-is' = 'upper',
+): void {
   if (json) {
     console.log(JSON.stringify(rows, null, 2));
     return;

@@ -23,7 +23,11 @@ import { applyUpdate } from './update.js';
 export interface PipeRuntime {
   changed(pipeId: string): void;
   /** Problems of a new pipe found against its real source and destination. */
-  createProblems(config: PipeConfig, service: Service): Promise<Problem[]>;
+  createProblems(
+    config: PipeConfig,
+    service: Service,
+    options: { validateSamples: boolean },
+  ): Promise<Problem[]>;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
   stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
@@ -97,7 +101,10 @@ export class PipesService {
     const now = new Date();
     const id = randomUUID();
     const config = configFromCreate(body, id);
-    if (this.runtime) throwIfAny(await this.runtime.createProblems(config, service));
+    if (this.runtime) {
+      const validateSamples = body.source.validateSamples === true;
+      throwIfAny(await this.runtime.createProblems(config, service, { validateSamples }));
+    }
     const row: PipeRow = {
       id,
       organizationId: scope.organizationId,

@@ -35,7 +35,7 @@ export class EmbeddedEngine implements Engine {
     const text = await this.send(withSettings(sql, options), 'JSON');
     // Statements without a result (DDL, INSERT) print nothing even when JSON is asked for.
     if (text.trim() === '') return { columns: [], rows: [] };
-    const parsed = JSON.parse(text) as {
+    const parsed = JSON.parse(lastJsonDocument(text)) as {
       meta: { name: string; type: string }[];
       data: Record<string, unknown>[];
     };
@@ -135,4 +135,13 @@ function withSettings(sql: string, options: QueryOptions): string {
   if (options.timeoutMs !== undefined)
     settings.max_execution_time = Math.max(1, Math.ceil(options.timeoutMs / 1000));
   return `${sql.trim().replace(/;\s*$/, '')}${settingsClause(settings)}`;
+}
+
+/**
+ * chDB (3.4) leaves the partial output of a failed query in the session and prepends it to the
+ * next result; the result asked for is always the last JSON document of the text.
+ */
+export function lastJsonDocument(text: string): string {
+  const start = text.lastIndexOf('{\n\t"meta":');
+  return start > 0 ? text.slice(start) : text;
 }

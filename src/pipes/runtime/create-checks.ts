@@ -1,9 +1,9 @@
 import { countRows, describeTable, type Engine } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { PipeConfig } from '../model.js';
-import { listFiles } from '../sources/object-storage/listing.js';
-import { LocationError, resolveLocation } from '../sources/object-storage/location.js';
-import { unsupportedObjectStorage } from './object-storage-worker.js';
+import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
+import { type Location, LocationError, resolveLocation } from '../sources/object-storage/location.js';
+import { fileReader, unsupportedObjectStorage } from './object-storage-worker.js';
 
 const LIST_TIMEOUT_MS = 15_000;
 
@@ -16,28 +16,73 @@ const LIST_TIMEOUT_MS = 15_000;
 export async function createProblems(
   config: PipeConfig,
   engine: Engine,
-  localFilesDir: string,
+  options: { localFilesDir: string; validateSamples: boolean },
 ): Promise<Problem[]> {
   const problems: Problem[] = [];
-  const storage = config.source.objectStorage;
-  if (storage) {
-    const unsupported = unsupportedObjectStorage(storage);
-    if (unsupported)
-      return [{ path: `source.objectStorage.${unsupported.field}`, message: unsupported.message }];
-    try {
-      const location = resolveLocation(storage.url ?? '', {
-        localFilesDir,
-        hasKeys: storage.accessKey !== undefined,
-      });
-      await withTimeout(listFiles(location, { limit: 1, credentials: storage.accessKey }), LIST_TIMEOUT_MS);
-    } catch (error) {
-      const reason =
-        error instanceof LocationError ? error.message : `cannot list or read the files: ${describe(error)}`;
-      problems.push({ path: 'source.objectStorage.url', message: reason });
-    }
-  }
   if (config.source.postgres === undefined) problems.push(...(await destinationProblems(config, engine)));
+  const storage = config.source.objectStorage;
+  if (!storage) return problems;
+  const unsupported = unsupportedObjectStorage(storage);
+  if (unsupported)
+    return [{ path: `source.objectStorage.${unsupported.field}`, message: unsupported.message }];
+  let location: Location;
+  let first: SourceFile | undefined;
+  try {
+    location = resolveLocation(storage.url ?? '', {
+      localFilesDir: options.localFilesDir,
+      hasKeys: storage.accessKey !== undefined,
+    });
+    [first] = await withTimeout(
+      listFiles(location, { limit: 1, credentials: storage.accessKey }),
+      LIST_TIMEOUT_MS,
+    );
+  } catch (error) {
+    const reason =
+      error instanceof LocationError ? error.message : `cannot list or read the files: ${describe(error)}`;
+    return [...problems, { path: 'source.objectStorage.url', message: reason }];
+  }
+  if (options.validateSamples && problems.length === 0) {
+    const problem = await sampleProblem(config, engine, location, storage, first);
+    if (problem) problems.push(problem);
+  }
   return problems;
+}
+
+const SAMPLE_RECORDS = 10;
+
+/**
+ * validateSamples: the first records of the first matching file, parsed with the declared format
+ * and mapped as the pipe will map them; any failure names the file, the record and the reason.
+ */
+async function sampleProblem(
+  config: PipeConfig,
+  engine: Engine,
+  location: Location,
+  storage: NonNullable<PipeConfig['source']['objectStorage']>,
+  first: SourceFile | undefined,
+): Promise<Problem | undefined> {
+  const path = 'source.validateSamples';
+  if (!first) return { path, message: 'no file matches the URL yet, so there is no sample to validate' };
+  const reader = fileReader(config, location, storage);
+  try {
+    const result = await engine.query(`${reader.select(first.key)} LIMIT ${SAMPLE_RECORDS}`, {
+      // Parse only the sample: one thread, blocks of the sample's size.
+      settings: {
+        ...reader.settings,
+        max_threads: 1,
+        input_format_parallel_parsing: 0,
+        max_block_size: SAMPLE_RECORDS,
+      },
+      timeoutMs: LIST_TIMEOUT_MS,
+    });
+    if (result.rows.length === 0) return { path, message: `${first.key} holds no records to validate` };
+    return undefined;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const record = /\(at row (\d+)\)/.exec(message)?.[1];
+    const reason = message.replace(/\s*:\s*While executing[\s\S]*$/, '').replace(/[\s:]*\(at row \d+\)/, '');
+    return { path, message: `${first.key}${record ? `, record ${record}` : ''}: ${reason}` };
+  }
 }
 
 async function destinationProblems(config: PipeConfig, engine: Engine): Promise<Problem[]> {

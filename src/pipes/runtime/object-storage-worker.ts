@@ -101,19 +101,32 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
 
 type ObjectStorageConfig = NonNullable<PipeConfig['source']['objectStorage']>;
 
-/** Reads one file into a table through the engine's table function, isolating bad rows. */
-function fileInserter(context: WorkerContext, location: Location, source: ObjectStorageConfig): FileInserter {
-  const { config, engine, pipeId } = context;
+/**
+ * How the engine reads a pipe's files: the table function of a key in any format, and the mapped
+ * SELECT over it. Shared by ingestion and by the create-time sample check.
+ */
+export function fileReader(config: PipeConfig, location: Location, source: ObjectStorageConfig) {
   const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
     positional: POSITIONAL_FORMATS.includes(source.format),
     virtualColumns: OBJECT_STORAGE_VIRTUAL_COLUMNS,
   });
   const read = (key: string, format: string, structure: string) =>
     tableFunction(location, key, { format, structure, compression: source.compression }, source.accessKey);
-  const base = engineSettings(config, source.format, source.delimiter);
+  return {
+    plan,
+    read,
+    settings: engineSettings(config, source.format, source.delimiter),
+    select: (key: string) => `SELECT ${plan.selectList} FROM ${read(key, source.format, plan.structure)}`,
+  };
+}
+
+/** Reads one file into a table through the engine's table function, isolating bad rows. */
+function fileInserter(context: WorkerContext, location: Location, source: ObjectStorageConfig): FileInserter {
+  const { config, engine, pipeId } = context;
+  const { plan, read, settings: base, select: selectFrom } = fileReader(config, location, source);
   return async (into, file, index) => {
     const scratch = `${pipeId}-${index}-${randomUUID()}.csv`;
-    const select = `SELECT ${plan.selectList} FROM ${read(file.key, source.format, plan.structure)}`;
+    const select = selectFrom(file.key);
     try {
       await engine.execute(`INSERT INTO ${into} ${plan.columnList} ${select}`, {
         settings: {

@@ -57,8 +57,15 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   /** Create-time checks against the real source and destination (400s when they fail). */
-  async createProblems(config: PipeConfig, service: Service): Promise<Problem[]> {
-    return createProblems(config, this.deps.engines.engineFor(service), this.deps.localFilesDir);
+  async createProblems(
+    config: PipeConfig,
+    service: Service,
+    options: { validateSamples: boolean },
+  ): Promise<Problem[]> {
+    return createProblems(config, this.deps.engines.engineFor(service), {
+      localFilesDir: this.deps.localFilesDir,
+      validateSamples: options.validateSamples,
+    });
   }
 
   async reload(pipeId: string): Promise<void> {

@@ -1,0 +1,57 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../engine.js';
+import { EmbeddedEngine } from './embedded-engine.js';
+
+describe('EmbeddedEngine (chDB in a child process)', () => {
+  let dir: string;
+  let engine: EmbeddedEngine;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-engine-'));
+    engine = new EmbeddedEngine(join(dir, 'engine'));
+  });
+  afterAll(async () => {
+    await engine.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers with columns and rows, and engine errors with their code', async () => {
+    expect(await engine.query('SELECT 1 AS one, toString(2) AS two')).toEqual({
+      columns: [
+        { name: 'one', type: 'UInt8' },
+        { name: 'two', type: 'String' },
+      ],
+      rows: [{ one: 1, two: '2' }],
+    });
+    await expect(engine.query('SELECT * FROM nowhere.nothing')).rejects.toMatchObject({ code: 81 });
+  });
+
+  it('a result after a query that failed mid-output is still only its own (chDB leaves residue)', async () => {
+    const path = join(dir, 'early-bad.ndjson');
+    await writeFile(path, '{"id": 1}\n{"id": 2}\n{"id": "three"}\n');
+    await expect(
+      engine.query(`SELECT id FROM file('${path}', 'JSONEachRow', 'id UInt64')`),
+    ).rejects.toBeInstanceOf(EngineError);
+    expect(await engine.query('SELECT 42 AS answer')).toEqual({
+      columns: [{ name: 'answer', type: 'UInt8' }],
+      rows: [{ answer: 42 }],
+    });
+  });
+
+  it('enforces read-only and time limits in the engine', async () => {
+    await expect(engine.query('CREATE DATABASE x', { readonly: true })).rejects.toMatchObject({ code: 164 });
+    await expect(
+      engine.query('SELECT count() FROM numbers_mt(1e12) WHERE sipHash64(number) = 1', { timeoutMs: 1000 }),
+    ).rejects.toMatchObject({ code: 159 });
+  });
+
+  it('starts a new engine process after a crash', async () => {
+    await engine.query('SELECT 1');
+    const child = (engine as unknown as { child: { kill(signal: string): void } }).child;
+    child.kill('SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await engine.query('SELECT 7 AS seven')).rows).toEqual([{ seven: 7 }]);
+  });
+});
