@@ -9,7 +9,7 @@ import { buildServer, createMetricsRegistry } from './http/index.js';
 import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipesService } from './pipes/index.js';
-import { PipeSupervisor } from './pipes/runtime/index.js';
+import { PipeSupervisor, registerPipeMetrics } from './pipes/runtime/index.js';
 import { QueryService } from './query/index.js';
 import { openStore, type Store } from './store/index.js';
 
@@ -64,13 +64,15 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
     const query = new QueryService(identity, engines);
+    const metrics = createMetricsRegistry();
+    registerPipeMetrics(metrics, store);
     const server = await buildServer({
       logger,
       store,
       identity,
       pipes,
       query,
-      metrics: createMetricsRegistry(),
+      metrics,
       rateLimit: config.rateLimit,
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,

@@ -67,6 +67,10 @@ describe('object-storage pipes over file:// (local files directory)', () => {
       'SELECT count() AS n, sum(id) AS ids, uniqExact(file) AS files FROM local.oneoff',
     );
     expect(rows).toEqual([{ n: 250, ids: (249 * 250) / 2, files: 3 }]);
+    const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+    expect(metrics).toContain(`sluice_pipe_rows_written{pipe_id="${id}",pipe="oneoff"} 250`);
+    expect(metrics).toContain(`sluice_pipe_files_done{pipe_id="${id}",pipe="oneoff"} 3`);
+    expect(metrics).toContain(`sluice_pipe_state{pipe_id="${id}",pipe="oneoff",state="Completed"} 1`);
     const byFile = await sql(s, 'SELECT file, count() AS n FROM local.oneoff GROUP BY file ORDER BY file');
     expect(byFile).toEqual([
       { file: '1.ndjson', n: 100 },

@@ -37,6 +37,22 @@ const PROGRESS = `pipe_id as "pipeId", last_key as "lastKey", pending, files_don
 export class ProgressRepo {
   constructor(private readonly db: Queryable) {}
 
+  /** Every pipe with its name, state and counters (zero before its first batch), for metrics. */
+  async all(): Promise<
+    (Pick<
+      PipeProgress,
+      'pipeId' | 'filesDone' | 'filesPending' | 'rowsWritten' | 'bytesWritten' | 'badRecords'
+    > & { name: string; state: string })[]
+  > {
+    return this.db.query(
+      `select p.id as "pipeId", p.name, p.state,
+              coalesce(g.files_done, 0)::float8 as "filesDone", coalesce(g.files_pending, 0)::float8 as "filesPending",
+              coalesce(g.rows_written, 0)::float8 as "rowsWritten", coalesce(g.bytes_written, 0)::float8 as "bytesWritten",
+              coalesce(g.bad_records, 0)::float8 as "badRecords"
+         from pipes p left join pipe_progress g on g.pipe_id = p.id order by p.created_at`,
+    );
+  }
+
   async get(pipeId: string): Promise<PipeProgress | undefined> {
     const rows = await this.db.query<PipeProgress>(
       `select ${PROGRESS} from pipe_progress where pipe_id = $1`,

@@ -1,2 +1,3 @@
 export { PermanentError } from './errors.js';
+export { registerPipeMetrics } from './metrics.js';
 export { PipeSupervisor, RUNNING_STATES } from './supervisor.js';

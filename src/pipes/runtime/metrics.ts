@@ -1,0 +1,47 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { Store } from '../../store/index.js';
+
+/**
+ * Per-pipe progress as Prometheus gauges, read from the store at scrape time so every node reports
+ * the same truth (the counters live in the store, not in a worker's memory).
+ */
+export function registerPipeMetrics(registry: Registry, store: Store): void {
+  const counters = [
+    ['sluice_pipe_files_done', 'Files a pipe has ingested', 'filesDone'],
+    ['sluice_pipe_files_pending', 'Files a pipe has found and not yet ingested', 'filesPending'],
+    ['sluice_pipe_rows_written', 'Rows a pipe has written to its destination', 'rowsWritten'],
+    ['sluice_pipe_bytes_written', 'Source bytes a pipe has ingested', 'bytesWritten'],
+    ['sluice_pipe_bad_records', 'Records a pipe wrote to its error table', 'badRecords'],
+  ] as const;
+  const gauges = counters.map(
+    ([name, help]) => new Gauge({ name, help, labelNames: ['pipe_id', 'pipe'], registers: [registry] }),
+  );
+  const state = new Gauge({
+    name: 'sluice_pipe_state',
+    help: 'A pipe is in this state (1)',
+    labelNames: ['pipe_id', 'pipe', 'state'],
+    registers: [registry],
+  });
+  // prom-client runs collect() of each metric at scrape time; one store read serves them all.
+  let snapshot: Promise<Awaited<ReturnType<Store['repos']['progress']['all']>>> | undefined;
+  const read = () => {
+    snapshot ??= store.repos.progress.all().finally(() => setTimeout(() => (snapshot = undefined), 0));
+    return snapshot;
+  };
+  gauges.forEach((gauge, i) => {
+    const field = counters[i]?.[2] as (typeof counters)[number][2];
+    Object.assign(gauge, {
+      async collect() {
+        gauge.reset();
+        for (const pipe of await read()) gauge.set({ pipe_id: pipe.pipeId, pipe: pipe.name }, pipe[field]);
+      },
+    });
+  });
+  Object.assign(state, {
+    async collect() {
+      state.reset();
+      for (const pipe of await read())
+        state.set({ pipe_id: pipe.pipeId, pipe: pipe.name, state: pipe.state }, 1);
+    },
+  });
+}
