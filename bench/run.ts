@@ -1,7 +1,8 @@
 import { benchApi } from './api.js';
+import { benchObjectStorage } from './object-storage.js';
 
 /** `npm run bench`: every benchmark, each printing its figures and its ratio to a baseline. */
-const benches: Record<string, () => Promise<void>> = { api: benchApi };
+const benches: Record<string, () => Promise<void>> = { api: benchApi, 'object-storage': benchObjectStorage };
 const only = process.argv.slice(2);
 for (const [name, bench] of Object.entries(benches)) {
   if (only.length === 0 || only.includes(name)) await bench();

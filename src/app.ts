@@ -24,6 +24,7 @@ export interface Sluice {
   store: Store;
   identity: IdentityService;
   pipes: PipesService;
+  query: QueryService;
   server: FastifyInstance;
   /** Set on the first start of an empty store: the credentials to print once. */
   bootstrap: BootstrapResult | undefined;
@@ -85,6 +86,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       store: opened,
       identity,
       pipes,
+      query,
       server,
       bootstrap,
       async listen() {
