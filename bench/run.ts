@@ -1,8 +1,13 @@
 import { benchApi } from './api.js';
+import { benchMemory } from './memory.js';
 import { benchObjectStorage } from './object-storage.js';
 
 /** `npm run bench`: every benchmark, each printing its figures and its ratio to a baseline. */
-const benches: Record<string, () => Promise<void>> = { api: benchApi, 'object-storage': benchObjectStorage };
+const benches: Record<string, () => Promise<void>> = {
+  api: benchApi,
+  'object-storage': benchObjectStorage,
+  memory: benchMemory,
+};
 const only = process.argv.slice(2);
 for (const [name, bench] of Object.entries(benches)) {
   if (only.length === 0 || only.includes(name)) await bench();

@@ -42,6 +42,11 @@ export class EmbeddedEngine implements Engine {
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
   }
 
+  /** The engine process's id while it runs (for resource measurements). */
+  processId(): number | undefined {
+    return this.child?.pid;
+  }
+
   scratchPath(name: string): string {
     return join(this.path, 'scratch', name);
   }

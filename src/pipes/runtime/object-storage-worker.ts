@@ -215,6 +215,10 @@ export function unsupportedObjectStorage(
 function engineSettings(config: PipeConfig, format: string, delimiter: string | undefined) {
   const s = config.settings;
   return {
+    // Bounded memory whatever the file size (bench/memory.ts): blocks are written as they reach
+    // 16 MB, and local files are read with pread, not mapped into the engine's memory.
+    min_insert_block_size_bytes: 16 * 1024 * 1024,
+    storage_file_read_method: 'pread',
     ...(s.engine_max_threads ? { max_threads: s.engine_max_threads } : {}),
     ...(s.engine_max_insert_threads ? { max_insert_threads: s.engine_max_insert_threads } : {}),
     ...(s.engine_min_insert_block_size_bytes
