@@ -6,7 +6,7 @@ import type { BootstrapResult } from '../identity/index.js';
 export async function serve(config: Config): Promise<void> {
   const sluice = await createSluice(config);
   const url = await sluice.listen();
-  printBanner(url, sluice.bootstrap, await describeDefaults(sluice));
+  printBanner(url, sluice.bootstrap, await describeDefaults(sluice), config);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -29,6 +29,7 @@ function printBanner(
   url: string,
   bootstrap: BootstrapResult | undefined,
   defaults: { organizationId?: string | undefined; serviceId?: string | undefined },
+  config: Config,
 ): void {
   const lines = [`Sluice is listening on ${url}`];
   if (bootstrap) {
@@ -49,6 +50,7 @@ function printBanner(
       `Service "default":      ${defaults.serviceId}`,
       `Pipes live at ${url}/v1/organizations/${defaults.organizationId}/services/${defaults.serviceId}/pipes`,
       `API description: ${url}/v1/openapi.json`,
+      `Local files for file:// pipes: ${config.localFilesDir}`,
     );
   }
   console.log(lines.join('\n'));
