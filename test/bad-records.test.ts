@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPipe, sql, waitForState } from './support/runtime.js';
@@ -120,5 +120,24 @@ describe('bad records go to <table>_pipes_error; good rows of the same file stil
     expect(empty.json.error).toBe(
       'BAD_REQUEST: source.validateSamples: no file matches the URL yet, so there is no sample to validate',
     );
+  });
+
+  it('a file over 10 GB is set aside with an error, and the pipe goes on', async () => {
+    const dir = join(s.dataDir, 'files/huge');
+    await mkdir(dir, { recursive: true });
+    // A sparse file: 11 GB to a listing, no disk used.
+    const handle = await open(join(dir, 'a-huge.ndjson'), 'w');
+    await handle.truncate(11 * 1024 ** 3);
+    await handle.close();
+    await writeFile(join(dir, 'b-small.ndjson'), '{"id": 1, "name": "small"}\n');
+    const id = await createPipe(s, pipe('huge_rows', 'file:///huge/*.ndjson', 'JSONEachRow'));
+    expect(await waitForState(s, id, 'Completed')).toMatchObject({
+      filesDone: 2,
+      rowsWritten: 1,
+      badRecords: 1,
+    });
+    expect(await sql(s, 'SELECT source, error FROM bad.huge_rows_pipes_error')).toEqual([
+      { source: 'huge/a-huge.ndjson', error: 'files over 10 GB are not supported yet' },
+    ]);
   });
 });

@@ -169,7 +169,11 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       [{ url: 'http://no-such-host.invalid/b/*.ndjson' }, 'the host is unknown'],
       [{ accessKey: { accessKeyId: 'NOBODY', secretKey: 'wrong' } }, 'access denied'],
       [{ url: `${s3.endpoint}/missing-bucket/*.ndjson` }, 'the bucket does not exist'],
-      [{ type: 'azureblobstorage' }, 'not supported yet'],
+      [{ type: 'azureblobstorage' }, 'cannot list or read the files'],
+      [
+        { queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/q', isContinuous: true },
+        'queueUrl (event notifications) is not supported yet',
+      ],
     ];
     const before = (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.length;
     for (const [change, message] of cases) {

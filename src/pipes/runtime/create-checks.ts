@@ -2,7 +2,7 @@ import { countRows, describeTable, type Engine } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { PipeConfig } from '../model.js';
 import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
-import { type Location, LocationError, resolveLocation } from '../sources/object-storage/location.js';
+import { type Location, LocationError, sourceLocation } from '../sources/object-storage/location.js';
 import { fileReader, unsupportedObjectStorage } from './object-storage-worker.js';
 
 const LIST_TIMEOUT_MS = 15_000;
@@ -28,10 +28,7 @@ export async function createProblems(
   let location: Location;
   let first: SourceFile | undefined;
   try {
-    location = resolveLocation(storage.url ?? '', {
-      localFilesDir: options.localFilesDir,
-      hasKeys: storage.accessKey !== undefined,
-    });
+    location = sourceLocation(storage, options.localFilesDir);
     [first] = await withTimeout(
       listFiles(location, { limit: 1, credentials: storage.accessKey }),
       LIST_TIMEOUT_MS,
@@ -126,6 +123,11 @@ function describe(error: unknown): string {
     $metadata?: { httpStatusCode?: number };
   };
   if (named.name === 'NoSuchBucket') return 'the bucket does not exist';
+  if ((error as { code?: string }).code === 'ContainerNotFound') return 'the container does not exist';
+  const code = (error as { code?: string }).code;
+  if (code === 'AuthenticationFailed' || (error as { statusCode?: number }).statusCode === 403) {
+    return `access denied (${code ?? '403'})`;
+  }
   if (
     named.name === 'AccessDenied' ||
     named.name === 'InvalidAccessKeyId' ||

@@ -13,7 +13,7 @@ import {
 import type { Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
-import { type Location, resolveLocation } from '../sources/object-storage/location.js';
+import { type Location, sourceLocation } from '../sources/object-storage/location.js';
 import { ensureErrorTable, errorTableName, explainSkippedRows, readSkippedRows } from './bad-records.js';
 import {
   asBadFile,
@@ -41,6 +41,8 @@ export interface WorkerContext {
   setState(to: 'Running' | 'Completed', reason: string, from: string[]): Promise<boolean>;
 }
 
+/** The largest file a pipe reads (reference/pipes.md: "Files over 10 GB are skipped with an error"). */
+export const MAX_FILE_BYTES = 10 * 1024 ** 3;
 const DEFAULTS = { maxFileCount: 1000, maxInsertBytes: 1024 ** 3, pollingMs: 30_000, concurrency: 4 };
 
 /**
@@ -53,10 +55,7 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
   const source = config.source.objectStorage;
   if (!source) throw new PermanentError('the pipe has no objectStorage source');
   checkSupported(source);
-  const location = resolveLocation(source.url ?? '', {
-    localFilesDir: context.localFilesDir,
-    hasKeys: source.accessKey !== undefined,
-  });
+  const location = sourceLocation(source, context.localFilesDir);
   const destination = await prepareDestination(engine, config, pipeId);
   const insert = fileInserter(context, location, source);
   const settings = config.settings;
@@ -88,10 +87,14 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
       continue;
     }
     const batch = takeBatch(files, limits.maxInsertBytes).map(({ key, size }) => ({ key, size }));
+    // Files over 10 GB are set aside with an error, as the hosted service does.
+    const skipped = batch
+      .filter((file) => file.size > MAX_FILE_BYTES)
+      .map((file) => ({ key: file.key, error: 'files over 10 GB are not supported yet' }));
     await completeBatch(
       batchContext,
       destination,
-      { files: batch, staged: false },
+      { files: batch, staged: false, ...(skipped.length ? { skipped } : {}) },
       insert,
       limits.concurrency,
     );
@@ -199,8 +202,6 @@ function checkSupported(source: ObjectStorageConfig): void {
 export function unsupportedObjectStorage(
   source: ObjectStorageConfig,
 ): { field: string; message: string } | undefined {
-  if (source.type === 'azureblobstorage')
-    return { field: 'type', message: 'Azure Blob Storage pipes are not supported yet' };
   if (source.queueUrl !== undefined)
     return { field: 'queueUrl', message: 'queueUrl (event notifications) is not supported yet' };
   if (source.authentication === 'SERVICE_ACCOUNT') {

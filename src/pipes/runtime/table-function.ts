@@ -35,6 +35,8 @@ export function tableFunction(
       return `file(${url}, ${format}, ${structure}, ${compression})`;
     case 'http':
       return `url(${url}, ${format}, ${structure})`;
+    case 'azure':
+      return `azureBlobStorage(${literal(location.connectionString)}, ${literal(location.container)}, ${literal(key)}, ${format}, ${compression}, ${structure})`;
     case 's3': {
       const auth = credentials
         ? `${literal(credentials.accessKeyId)}, ${literal(credentials.secretKey)}`

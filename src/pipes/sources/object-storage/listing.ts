@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { BlobServiceClient } from '@azure/storage-blob';
 import picomatch from 'picomatch';
 import type { Location } from './location.js';
 
@@ -65,7 +66,37 @@ export async function listFiles(location: Location, options: ListOptions): Promi
       return listLocalFiles(location.root, location.pattern, options);
     case 's3':
       return listS3(location, options);
+    case 'azure':
+      return listAzure(location, options);
   }
+}
+
+/** Azure lists in lexical order too, but has no start-after: pages are filtered instead. */
+async function listAzure(
+  location: Extract<Location, { kind: 'azure' }>,
+  options: ListOptions,
+): Promise<SourceFile[]> {
+  const container = BlobServiceClient.fromConnectionString(location.connectionString, {
+    retryOptions: { maxTries: 3, retryDelayInMs: 200, maxRetryDelayInMs: 2000 },
+  }).getContainerClient(location.container);
+  const matches = globMatcher(location.pattern);
+  const files: SourceFile[] = [];
+  const pages = container
+    .listBlobsFlat({ prefix: globPrefix(location.pattern) })
+    .byPage({ maxPageSize: options.pageSize ?? 1000 });
+  for await (const page of pages) {
+    for (const blob of page.segment.blobItems) {
+      if (!matches(blob.name)) continue;
+      if (options.startAfter !== undefined && blob.name <= options.startAfter) continue;
+      files.push({
+        key: blob.name,
+        size: blob.properties.contentLength ?? 0,
+        modified: blob.properties.lastModified,
+      });
+      if (files.length >= options.limit) return files;
+    }
+  }
+  return files;
 }
 
 export interface ListOptions {

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 export type Location =
   | { kind: 's3'; endpoint: string; region: string; bucket: string; pattern: string; pathStyle: boolean }
   | { kind: 'http'; url: string }
-  | { kind: 'file'; root: string; pattern: string };
+  | { kind: 'file'; root: string; pattern: string }
+  | { kind: 'azure'; connectionString: string; container: string; pattern: string };
 
 export class LocationError extends Error {}
 
@@ -117,9 +118,34 @@ function fileLocation(url: URL, localFilesDir: string): Location {
   return { kind: 'file', root, pattern: inside.split(sep).join('/') };
 }
 
-/** The object URL the engine reads one file from. */
+/** The source's files: Azure by path, container and connection string; every other type by URL. */
+export function sourceLocation(
+  source: {
+    type?: string;
+    url?: string;
+    path?: string;
+    azureContainerName?: string;
+    connectionString?: string;
+    accessKey?: unknown;
+  },
+  localFilesDir: string,
+): Location {
+  if (source.type === 'azureblobstorage') {
+    return {
+      kind: 'azure',
+      connectionString: source.connectionString ?? '',
+      container: source.azureContainerName ?? '',
+      pattern: (source.path ?? '').replace(/^\//, ''),
+    };
+  }
+  return resolveLocation(source.url ?? '', { localFilesDir, hasKeys: source.accessKey !== undefined });
+}
+
+/** The object URL the engine reads one file from (Azure reads by container and key instead). */
 export function objectUrl(location: Location, key: string): string {
   switch (location.kind) {
+    case 'azure':
+      return `${location.container}/${key}`;
     case 'http':
       return location.url;
     case 'file':
