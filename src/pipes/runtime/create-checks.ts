@@ -1,6 +1,7 @@
 import { countRows, describeTable, type Engine } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { PipeConfig } from '../model.js';
+import { storageCredentials } from '../sources/object-storage/credentials.js';
 import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
 import { type Location, LocationError, sourceLocation } from '../sources/object-storage/location.js';
 import { fileReader, unsupportedObjectStorage } from './object-storage-worker.js';
@@ -30,7 +31,7 @@ export async function createProblems(
   try {
     location = sourceLocation(storage, options.localFilesDir);
     [first] = await withTimeout(
-      listFiles(location, { limit: 1, credentials: storage.accessKey }),
+      listFiles(location, { limit: 1, credentials: await storageCredentials(storage) }),
       LIST_TIMEOUT_MS,
     );
   } catch (error) {
@@ -60,7 +61,7 @@ async function sampleProblem(
 ): Promise<Problem | undefined> {
   const path = 'source.validateSamples';
   if (!first) return { path, message: 'no file matches the URL yet, so there is no sample to validate' };
-  const reader = fileReader(config, location, storage);
+  const reader = fileReader(config, location, storage, await storageCredentials(storage));
   try {
     const result = await engine.query(`${reader.select(first.key)} LIMIT ${SAMPLE_RECORDS}`, {
       // Parse only the sample: one thread, blocks of the sample's size.
@@ -133,7 +134,7 @@ function describe(error: unknown): string {
     named.name === 'InvalidAccessKeyId' ||
     named.name === 'SignatureDoesNotMatch'
   ) {
-    return `access denied (${named.name})`;
+    return `access denied (${named.name}${named.message ? `: ${named.message}` : ''})`;
   }
   const cause = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
   if (cause === 'ENOTFOUND' || cause === 'EAI_AGAIN') return 'the host is unknown';

@@ -12,7 +12,8 @@ import {
 } from '../../engine/index.js';
 import type { Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
-import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
+import { storageCredentials } from '../sources/object-storage/credentials.js';
+import { type Credentials, listFiles, type SourceFile } from '../sources/object-storage/listing.js';
 import { type Location, sourceLocation } from '../sources/object-storage/location.js';
 import { ensureErrorTable, errorTableName, explainSkippedRows, readSkippedRows } from './bad-records.js';
 import {
@@ -75,7 +76,7 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
     const files = await listFiles(location, {
       startAfter: progress.lastKey ?? undefined,
       limit: limits.maxFileCount,
-      credentials: source.accessKey,
+      credentials: await storageCredentials(source),
     });
     await store.repos.progress.setFilesPending(pipeId, files.length);
     if (files.length === 0) {
@@ -108,13 +109,18 @@ type ObjectStorageConfig = NonNullable<PipeConfig['source']['objectStorage']>;
  * How the engine reads a pipe's files: the table function of a key in any format, and the mapped
  * SELECT over it. Shared by ingestion and by the create-time sample check.
  */
-export function fileReader(config: PipeConfig, location: Location, source: ObjectStorageConfig) {
+export function fileReader(
+  config: PipeConfig,
+  location: Location,
+  source: ObjectStorageConfig,
+  credentials: Credentials | undefined,
+) {
   const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
     positional: POSITIONAL_FORMATS.includes(source.format),
     virtualColumns: OBJECT_STORAGE_VIRTUAL_COLUMNS,
   });
   const read = (key: string, format: string, structure: string) =>
-    tableFunction(location, key, { format, structure, compression: source.compression }, source.accessKey);
+    tableFunction(location, key, { format, structure, compression: source.compression }, credentials);
   return {
     plan,
     read,
@@ -126,8 +132,10 @@ export function fileReader(config: PipeConfig, location: Location, source: Objec
 /** Reads one file into a table through the engine's table function, isolating bad rows. */
 function fileInserter(context: WorkerContext, location: Location, source: ObjectStorageConfig): FileInserter {
   const { config, engine, pipeId } = context;
-  const { plan, read, settings: base, select: selectFrom } = fileReader(config, location, source);
   return async (into, file, index) => {
+    // Asked per file: assumed-role credentials are renewed before they expire.
+    const reader = fileReader(config, location, source, await storageCredentials(source));
+    const { plan, read, settings: base, select: selectFrom } = reader;
     const scratch = `${pipeId}-${index}-${randomUUID()}.csv`;
     const select = selectFrom(file.key);
     try {
@@ -206,9 +214,6 @@ export function unsupportedObjectStorage(
     return { field: 'queueUrl', message: 'queueUrl (event notifications) is not supported yet' };
   if (source.authentication === 'SERVICE_ACCOUNT') {
     return { field: 'authentication', message: 'SERVICE_ACCOUNT authentication is not supported yet' };
-  }
-  if (source.authentication === 'IAM_ROLE') {
-    return { field: 'authentication', message: 'IAM_ROLE authentication is not supported yet' };
   }
   return undefined;
 }

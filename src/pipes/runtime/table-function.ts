@@ -39,7 +39,13 @@ export function tableFunction(
       return `azureBlobStorage(${literal(location.connectionString)}, ${literal(location.container)}, ${literal(key)}, ${format}, ${compression}, ${structure})`;
     case 's3': {
       const auth = credentials
-        ? `${literal(credentials.accessKeyId)}, ${literal(credentials.secretKey)}`
+        ? [
+            credentials.accessKeyId,
+            credentials.secretKey,
+            ...(credentials.sessionToken ? [credentials.sessionToken] : []),
+          ]
+            .map(literal)
+            .join(', ')
         : 'NOSIGN';
       return `s3(${url}, ${auth}, ${format}, ${structure}, ${compression})`;
     }

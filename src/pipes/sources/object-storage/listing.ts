@@ -15,6 +15,8 @@ export interface SourceFile {
 export interface Credentials {
   accessKeyId: string;
   secretKey: string;
+  /** Present for temporary credentials (an assumed role). */
+  sessionToken?: string;
 }
 
 /** Globs `*`, `?` and `**` only, as the hosted service (no `{a,b}` alternation). */
@@ -35,7 +37,11 @@ export function s3Client(location: Extract<Location, { kind: 's3' }>, credential
     region: location.region === 'auto' ? 'us-east-1' : location.region,
     forcePathStyle: location.pathStyle,
     credentials: credentials
-      ? { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretKey }
+      ? {
+          accessKeyId: credentials.accessKeyId,
+          secretAccessKey: credentials.secretKey,
+          ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
+        }
       : { accessKeyId: '', secretAccessKey: '' },
     // Public buckets: send unsigned requests.
     ...(credentials ? {} : { signer: { sign: async (request: unknown) => request } as never }),
