@@ -64,6 +64,8 @@ describe('crash safety of object-storage ingestion (a real server process, kille
           { name: 'file', type: 'UInt32' },
         ],
       },
+      // Three worker slots, each with batches of three files in flight: kills land mid-batch in several.
+      scaling: { replicas: 3 },
       settings: { object_storage_max_file_count: 3, object_storage_concurrency: 2 },
     });
     expect(created.status, created.error).toBe(200);

@@ -140,6 +140,21 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     const status = await waitForState(s, id, 'Failed');
     expect(status.reason).toBe('kafka pipes are not supported yet');
   });
+
+  it('runs scaling.replicas batches at once, each file still exactly once', async () => {
+    const dir = join(files, 'many');
+    await mkdir(dir, { recursive: true });
+    for (let i = 0; i < 24; i += 1) await writeFile(join(dir, `${String(i).padStart(2, '0')}.ndjson`), events(i * 10, 10));
+    const body = { ...localPipe('replicas', 'file:///many/*.ndjson'), scaling: { replicas: 3 }, settings: { object_storage_max_file_count: 2 } };
+    const id = await createPipe(s, body);
+    expect(await waitForState(s, id, 'Completed')).toMatchObject({ filesDone: 24, rowsWritten: 240 });
+    expect(await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM local.replicas')).toEqual([{ n: 240, ids: 240 }]);
+    const slots = await sql(
+      s,
+      `SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE 'stage\\_${id.replace(/-/g, '')}\\_%'`,
+    );
+    expect(slots).toEqual([{ n: 3 }]);
+  });
 });
 
 async function expectEventually(check: () => Promise<boolean>, timeoutMs = 30_000) {

@@ -236,12 +236,16 @@ export class PipesService {
     await this.requireService(scope);
     const row = await this.requirePipe(this.store.repos, scope, pipeId);
     const progress = await this.store.repos.progress.get(row.id);
+    const claimed = (await this.store.repos.progress.openBatches(row.id)).reduce(
+      (n, b) => n + b.files.length,
+      0,
+    );
     return {
       id: row.id,
       state: row.state,
       reason: row.stateReason,
       filesDone: progress?.filesDone ?? 0,
-      filesPending: (progress?.filesPending ?? 0) + (progress?.pending?.files.length ?? 0),
+      filesPending: (progress?.filesPending ?? 0) + claimed,
       rowsWritten: progress?.rowsWritten ?? 0,
       bytesWritten: progress?.bytesWritten ?? 0,
       badRecords: progress?.badRecords ?? 0,

@@ -100,7 +100,6 @@ export const MIGRATIONS: Migration[] = [
       create table pipe_progress (
         pipe_id uuid primary key references pipes(id) on delete cascade,
         last_key text,
-        pending jsonb,
         files_done bigint not null default 0,
         files_pending bigint not null default 0,
         rows_written bigint not null default 0,
@@ -110,6 +109,17 @@ export const MIGRATIONS: Migration[] = [
         last_error text,
         last_error_at timestamptz,
         updated_at timestamptz not null
+      );
+      create table pipe_batches (
+        pipe_id uuid not null references pipes(id) on delete cascade,
+        seq bigint not null,
+        slot integer not null,
+        files jsonb not null,
+        skipped jsonb not null default '[]'::jsonb,
+        staged boolean not null default false,
+        rows bigint not null default 0,
+        bad_records bigint not null default 0,
+        primary key (pipe_id, seq)
       );
     `,
   },

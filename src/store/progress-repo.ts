@@ -1,23 +1,32 @@
 import type { Queryable } from './db.js';
 
+export interface BatchFile {
+  key: string;
+  size: number;
+}
+
 /**
- * A batch of files recorded before it is inserted (DESIGN.md, "Checkpoints and exactly-once"):
- * `staged` turns true once the whole batch sits in the pipe's staging table, so recovery knows
- * whether to insert the batch again or only to move what is staged.
+ * A batch of files claimed by one worker slot, recorded before it is read (DESIGN.md,
+ * "Checkpoints and exactly-once"): `staged` turns true once the whole batch sits in the slot's
+ * staging tables, so recovery knows whether to read the batch again or only to move what is staged.
+ * The row goes when the batch is committed.
  */
-export interface PendingBatch {
-  files: { key: string; size: number }[];
-  staged: boolean;
+export interface Batch {
+  pipeId: string;
+  seq: number;
+  slot: number;
+  files: BatchFile[];
   /** Files the engine could not read at all: set aside (into the error table), not retried. */
-  skipped?: { key: string; error: string }[];
-  rows?: number;
-  badRecords?: number;
+  skipped: { key: string; error: string }[];
+  staged: boolean;
+  rows: number;
+  badRecords: number;
 }
 
 export interface PipeProgress {
   pipeId: string;
+  /** The last key claimed: listing resumes after it. */
   lastKey: string | null;
-  pending: PendingBatch | null;
   filesDone: number;
   /** Files found after the cursor at the last listing (capped by the listing's page of work). */
   filesPending: number;
@@ -29,11 +38,14 @@ export interface PipeProgress {
   lastErrorAt: Date | null;
 }
 
-const PROGRESS = `pipe_id as "pipeId", last_key as "lastKey", pending, files_done::float8 as "filesDone", files_pending::float8 as "filesPending",
-  rows_written::float8 as "rowsWritten", bytes_written::float8 as "bytesWritten", bad_records::float8 as "badRecords",
+const PROGRESS = `pipe_id as "pipeId", last_key as "lastKey", files_done::float8 as "filesDone",
+  files_pending::float8 as "filesPending", rows_written::float8 as "rowsWritten",
+  bytes_written::float8 as "bytesWritten", bad_records::float8 as "badRecords",
   last_insert_at as "lastInsertAt", last_error as "lastError", last_error_at as "lastErrorAt"`;
+const BATCH = `pipe_id as "pipeId", seq::float8 as seq, slot, files, skipped, staged, rows::float8 as rows,
+  bad_records::float8 as "badRecords"`;
 
-/** Where each pipe is: its committed cursor, its pending batch and its counters. */
+/** Where each pipe is: its claim cursor, its open batches and its counters. */
 export class ProgressRepo {
   constructor(private readonly db: Queryable) {}
 
@@ -42,7 +54,10 @@ export class ProgressRepo {
     (Pick<
       PipeProgress,
       'pipeId' | 'filesDone' | 'filesPending' | 'rowsWritten' | 'bytesWritten' | 'badRecords'
-    > & { name: string; state: string })[]
+    > & {
+      name: string;
+      state: string;
+    })[]
   > {
     return this.db.query(
       `select p.id as "pipeId", p.name, p.state,
@@ -70,24 +85,62 @@ export class ProgressRepo {
     return (await this.get(pipeId)) as PipeProgress;
   }
 
-  async setPending(pipeId: string, pending: PendingBatch | null): Promise<void> {
-    await this.db.query('update pipe_progress set pending = $2::jsonb, updated_at = $3 where pipe_id = $1', [
+  /** Batches claimed and not yet committed, in claim order. */
+  async openBatches(pipeId: string): Promise<Batch[]> {
+    return this.db.query<Batch>(`select ${BATCH} from pipe_batches where pipe_id = $1 order by seq`, [
       pipeId,
-      pending === null ? null : JSON.stringify(pending),
-      new Date(),
     ]);
   }
 
-  /** The batch is in the destination: move the cursor past it, count it, clear it. */
-  async commit(pipeId: string, batch: PendingBatch, at: Date): Promise<void> {
-    const lastKey = batch.files.reduce((max, file) => (file.key > max ? file.key : max), '');
-    const bytes = batch.files.reduce((sum, file) => sum + file.size, 0);
+  /**
+   * Claims files for a slot: the batch is recorded and the claim cursor moves past its last key
+   * together, so no two slots ever read the same file. Call inside a transaction.
+   */
+  async claim(pipeId: string, slot: number, files: BatchFile[], skipped: Batch['skipped']): Promise<Batch> {
+    const rows = await this.db.query<{ seq: number }>(
+      'select coalesce(max(seq), 0)::float8 + 1 as seq from pipe_batches where pipe_id = $1',
+      [pipeId],
+    );
+    const seq = rows[0]?.seq ?? 1;
     await this.db.query(
-      `update pipe_progress set last_key = $2, pending = null,
-         files_done = files_done + $3, rows_written = rows_written + $4, bytes_written = bytes_written + $5,
-         bad_records = bad_records + $6, last_insert_at = $7, updated_at = $7
+      'insert into pipe_batches (pipe_id, seq, slot, files, skipped) values ($1, $2, $3, $4::jsonb, $5::jsonb)',
+      [pipeId, seq, slot, JSON.stringify(files), JSON.stringify(skipped)],
+    );
+    await this.db.query('update pipe_progress set last_key = $2, updated_at = $3 where pipe_id = $1', [
+      pipeId,
+      files[files.length - 1]?.key ?? null,
+      new Date(),
+    ]);
+    return { pipeId, seq, slot, files, skipped, staged: false, rows: 0, badRecords: 0 };
+  }
+
+  async setSkipped(batch: Batch): Promise<void> {
+    await this.db.query('update pipe_batches set skipped = $3::jsonb where pipe_id = $1 and seq = $2', [
+      batch.pipeId,
+      batch.seq,
+      JSON.stringify(batch.skipped),
+    ]);
+  }
+
+  async setStaged(batch: Batch): Promise<void> {
+    await this.db.query(
+      'update pipe_batches set staged = true, rows = $3, bad_records = $4 where pipe_id = $1 and seq = $2',
+      [batch.pipeId, batch.seq, batch.rows, batch.badRecords],
+    );
+  }
+
+  /** The batch is in the destination: count it and forget it. Call inside a transaction. */
+  async commit(batch: Batch, at: Date): Promise<void> {
+    const bytes = batch.files.reduce((sum, file) => sum + file.size, 0);
+    await this.db.query('delete from pipe_batches where pipe_id = $1 and seq = $2', [
+      batch.pipeId,
+      batch.seq,
+    ]);
+    await this.db.query(
+      `update pipe_progress set files_done = files_done + $2, rows_written = rows_written + $3,
+         bytes_written = bytes_written + $4, bad_records = bad_records + $5, last_insert_at = $6, updated_at = $6
        where pipe_id = $1`,
-      [pipeId, lastKey, batch.files.length, batch.rows ?? 0, bytes, batch.badRecords ?? 0, at],
+      [batch.pipeId, batch.files.length, batch.rows, bytes, batch.badRecords, at],
     );
   }
 
@@ -100,14 +153,6 @@ export class ProgressRepo {
     await this.db.query(
       'update pipe_progress set last_error = $2, last_error_at = case when $2::text is null then last_error_at else $3 end, updated_at = $3 where pipe_id = $1',
       [pipeId, message, now],
-    );
-  }
-
-  /** Back to the start: a resync or a restarted one-off pipe reads everything again. */
-  async reset(pipeId: string, startAfter: string | null): Promise<void> {
-    await this.db.query(
-      'update pipe_progress set last_key = $2, pending = null, updated_at = $3 where pipe_id = $1',
-      [pipeId, startAfter, new Date()],
     );
   }
 }

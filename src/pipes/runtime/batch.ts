@@ -1,5 +1,5 @@
 import { countRows, type Engine, isTransientEngineError, literal, tableName } from '../../engine/index.js';
-import type { PendingBatch, Store } from '../../store/index.js';
+import type { Batch, BatchFile, Store } from '../../store/index.js';
 import { type BadRecord, insertBadRecords } from './bad-records.js';
 
 /** Staging tables live apart from the user's databases. */
@@ -9,8 +9,8 @@ export interface Destination {
   database: string;
   table: string;
   errorTable: string;
-  /** Staging tables of the same definitions; absent for a Null destination (nothing to keep). */
-  stages?: { data: string; errors: string };
+  /** False for a Null destination: nothing is kept, so nothing is staged. */
+  staged: boolean;
 }
 
 /** A file the engine could not read at all (corrupt, wrong format): set aside, not retried. */
@@ -23,67 +23,75 @@ export class BadFileError extends Error {
   }
 }
 
-export interface BatchFile {
-  key: string;
-  size: number;
-}
-
 /** Reads one file into `into`; returns the records the engine had to skip. */
 export type FileInserter = (into: string, file: BatchFile, index: number) => Promise<BadRecord[]>;
 
-export function stageNames(pipeId: string) {
+/** The staging tables of one worker slot of a pipe (each slot stages its own batch). */
+export function stageNames(pipeId: string, slot: number) {
   const id = pipeId.replace(/-/g, '');
-  return { data: `stage_${id}`, errors: `stage_errors_${id}` };
+  return { data: `stage_${id}_${slot}`, errors: `stage_errors_${id}_${slot}` };
+}
+
+/** Creates a slot's staging tables with the definitions of the destination and its error table. */
+export async function ensureStages(engine: Engine, destination: Destination, pipeId: string, slot: number) {
+  const names = stageNames(pipeId, slot);
+  await engine.execute(
+    `CREATE TABLE IF NOT EXISTS ${tableName(STAGING_DATABASE, names.data)} AS ${tableName(destination.database, destination.table)}`,
+  );
+  await engine.execute(
+    `CREATE TABLE IF NOT EXISTS ${tableName(STAGING_DATABASE, names.errors)} AS ${tableName(destination.database, destination.errorTable)}`,
+  );
 }
 
 /**
- * Takes a batch from pending to committed (DESIGN.md, "Checkpoints and exactly-once"): recorded
- * as pending, read into emptied staging tables, marked staged, moved partition by partition into
- * the destination and its error table, committed. A crash before `staged` redoes the reading; a
- * crash after it only finishes the moves, since what moved is gone from the stage.
+ * Takes a claimed batch to committed (DESIGN.md, "Checkpoints and exactly-once"): read into its
+ * slot's emptied staging tables, marked staged, moved partition by partition into the destination
+ * and its error table, committed. A crash before `staged` reads the batch again; a crash after it
+ * only finishes the moves, since what moved is gone from the stage.
  */
 export async function completeBatch(
-  context: { engine: Engine; store: Store; pipeId: string },
+  context: { engine: Engine; store: Store },
   destination: Destination,
-  pending: PendingBatch,
+  claimed: Batch,
   insert: FileInserter,
   concurrency: number,
 ): Promise<void> {
-  const { engine, store, pipeId } = context;
-  let batch = pending;
+  const { engine, store } = context;
+  const batch = { ...claimed };
+  const names = stageNames(batch.pipeId, batch.slot);
+  const stage = (name: string) => tableName(STAGING_DATABASE, name);
+  if (destination.staged) await ensureStages(engine, destination, batch.pipeId, batch.slot);
   while (!batch.staged) {
-    await store.repos.progress.setPending(pipeId, batch);
-    const stages = destination.stages;
-    if (stages) {
-      await engine.execute(`TRUNCATE TABLE ${stages.data}`);
-      await engine.execute(`TRUNCATE TABLE ${stages.errors}`);
+    if (destination.staged) {
+      await engine.execute(`TRUNCATE TABLE ${stage(names.data)}`);
+      await engine.execute(`TRUNCATE TABLE ${stage(names.errors)}`);
     }
-    const skipped = batch.skipped ?? [];
-    const files = batch.files.filter((file) => !skipped.some((s) => s.key === file.key));
+    const files = batch.files.filter((file) => !batch.skipped.some((s) => s.key === file.key));
     try {
-      const into = stages?.data ?? tableName(destination.database, destination.table);
+      const into = destination.staged
+        ? stage(names.data)
+        : tableName(destination.database, destination.table);
       const bad = (await mapLimited(files, concurrency, (file, index) => insert(into, file, index))).flat();
-      bad.push(...skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' })));
-      await insertBadRecords(
-        engine,
-        stages?.errors ?? tableName(destination.database, destination.errorTable),
-        pipeId,
-        bad,
-      );
-      const rows = stages ? await countRows(engine, STAGING_DATABASE, stageNames(pipeId).data) : 0;
-      batch = { ...batch, staged: true, rows, badRecords: bad.length };
-      await store.repos.progress.setPending(pipeId, batch);
+      bad.push(...batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' })));
+      const errorsInto = destination.staged
+        ? stage(names.errors)
+        : tableName(destination.database, destination.errorTable);
+      await insertBadRecords(engine, errorsInto, batch.pipeId, bad);
+      batch.rows = destination.staged ? await countRows(engine, STAGING_DATABASE, names.data) : 0;
+      batch.badRecords = bad.length;
+      batch.staged = true;
+      await store.repos.progress.setStaged(batch);
     } catch (error) {
       if (!(error instanceof BadFileError)) throw error;
-      batch = { ...batch, skipped: [...skipped, { key: error.key, error: error.message }] };
+      batch.skipped = [...batch.skipped, { key: error.key, error: error.message }];
+      await store.repos.progress.setSkipped(batch);
     }
   }
-  if (destination.stages) {
-    const names = stageNames(pipeId);
+  if (destination.staged) {
     await movePartitions(engine, names.data, tableName(destination.database, destination.table));
     await movePartitions(engine, names.errors, tableName(destination.database, destination.errorTable));
   }
-  await store.repos.progress.commit(pipeId, batch, new Date());
+  await store.transaction((repos) => repos.progress.commit(batch, new Date()));
 }
 
 /** Moves every partition of a staging table into `to`; what moved is gone from the stage. */
@@ -95,6 +103,17 @@ async function movePartitions(engine: Engine, stage: string, to: string): Promis
     await engine.execute(
       `ALTER TABLE ${tableName(STAGING_DATABASE, stage)} MOVE PARTITION ID ${literal(String(row.partition_id))} TO TABLE ${to}`,
     );
+  }
+}
+
+/** Drops every staging table of a pipe (all its slots). */
+export async function dropStages(engine: Engine, pipeId: string): Promise<void> {
+  const id = pipeId.replace(/-/g, '');
+  const tables = await engine.query(
+    `SELECT name FROM system.tables WHERE database = ${literal(STAGING_DATABASE)} AND (name LIKE ${literal(`stage_${id}_%`)} OR name LIKE ${literal(`stage_errors_${id}_%`)})`,
+  );
+  for (const row of tables.rows) {
+    await engine.execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, String(row.name))}`);
   }
 }
 

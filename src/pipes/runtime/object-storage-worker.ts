@@ -8,22 +8,14 @@ import {
   literal,
   settingsClause,
   tableEngine,
-  tableName,
 } from '../../engine/index.js';
-import type { Store } from '../../store/index.js';
+import type { Batch, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import { storageCredentials } from '../sources/object-storage/credentials.js';
 import { type Credentials, listFiles, type SourceFile } from '../sources/object-storage/listing.js';
 import { type Location, sourceLocation } from '../sources/object-storage/location.js';
 import { ensureErrorTable, errorTableName, explainSkippedRows, readSkippedRows } from './bad-records.js';
-import {
-  asBadFile,
-  completeBatch,
-  type Destination,
-  type FileInserter,
-  STAGING_DATABASE,
-  stageNames,
-} from './batch.js';
+import { asBadFile, completeBatch, type Destination, type FileInserter, STAGING_DATABASE } from './batch.js';
 import { PermanentError } from './errors.js';
 import { insertPlan, OBJECT_STORAGE_VIRTUAL_COLUMNS, POSITIONAL_FORMATS } from './insert-plan.js';
 import { tableFunction } from './table-function.js';
@@ -47,9 +39,10 @@ export const MAX_FILE_BYTES = 10 * 1024 ** 3;
 const DEFAULTS = { maxFileCount: 1000, maxInsertBytes: 1024 ** 3, pollingMs: 30_000, concurrency: 4 };
 
 /**
- * One object-storage pipe: lists files after its cursor in lexical order and ingests them a batch
- * at a time, exactly once (batch.ts). The engine fetches, decompresses and parses each file itself
- * and skips the rows it cannot read, which go to the error table with their reason and text.
+ * One object-storage pipe: lists files after its claim cursor in lexical order and ingests them a
+ * batch at a time, exactly once (batch.ts), with up to `scaling.replicas` batches in flight, each
+ * in a worker slot with staging tables of its own. The engine fetches, decompresses and parses each
+ * file itself and skips the rows it cannot read, which go to the error table with their reason.
  */
 export async function runObjectStoragePipe(context: WorkerContext): Promise<void> {
   const { config, engine, store, pipeId, signal } = context;
@@ -57,49 +50,114 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
   if (!source) throw new PermanentError('the pipe has no objectStorage source');
   checkSupported(source);
   const location = sourceLocation(source, context.localFilesDir);
-  const destination = await prepareDestination(engine, config, pipeId);
+  const destination = await prepareDestination(engine, config);
   const insert = fileInserter(context, location, source);
   const settings = config.settings;
   const limits = {
+    replicas: config.scaling.replicas ?? 1,
     maxFileCount: settings.object_storage_max_file_count ?? DEFAULTS.maxFileCount,
     maxInsertBytes: settings.object_storage_max_insert_bytes ?? DEFAULTS.maxInsertBytes,
     concurrency: settings.object_storage_concurrency ?? (config.scaling.concurrency || DEFAULTS.concurrency),
   };
-  const batchContext = { engine, store, pipeId };
-
-  let progress = await store.repos.progress.ensure(pipeId, source.startAfter ?? null);
-  if (progress.pending)
-    await completeBatch(batchContext, destination, progress.pending, insert, limits.concurrency);
-  await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);
-  while (!signal.aborted) {
-    progress = (await store.repos.progress.get(pipeId)) ?? progress;
-    const files = await listFiles(location, {
-      startAfter: progress.lastKey ?? undefined,
-      limit: limits.maxFileCount,
-      credentials: await storageCredentials(source),
-    });
-    await store.repos.progress.setFilesPending(pipeId, files.length);
-    if (files.length === 0) {
+  await store.repos.progress.ensure(pipeId, source.startAfter ?? null);
+  const slots = new Slots();
+  const run = (batch: Batch) =>
+    slots.run(batch.slot, () =>
+      completeBatch({ engine, store }, destination, batch, insert, limits.concurrency),
+    );
+  try {
+    // Batches claimed before a stop or a crash finish first, in their own slots.
+    for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
+    await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);
+    while (!signal.aborted) {
+      let claimed = false;
+      for (let slot = slots.free(limits.replicas); slot !== undefined; slot = slots.free(limits.replicas)) {
+        const batch = await claimNext(context, location, source, slot, limits);
+        if (!batch) break;
+        run(batch);
+        claimed = true;
+      }
+      if (slots.busy()) {
+        await slots.next();
+        continue;
+      }
+      if (claimed) continue;
       if (!source.isContinuous) {
         await context.setState('Completed', 'every file ingested', ['Running']);
         return;
       }
       await sleep(settings.object_storage_polling_interval_ms ?? DEFAULTS.pollingMs, signal);
-      continue;
     }
-    const batch = takeBatch(files, limits.maxInsertBytes).map(({ key, size }) => ({ key, size }));
-    // Files over 10 GB are set aside with an error, as the hosted service does.
-    const skipped = batch
-      .filter((file) => file.size > MAX_FILE_BYTES)
-      .map((file) => ({ key: file.key, error: 'files over 10 GB are not supported yet' }));
-    await completeBatch(
-      batchContext,
-      destination,
-      { files: batch, staged: false, ...(skipped.length ? { skipped } : {}) },
-      insert,
-      limits.concurrency,
-    );
-    await store.repos.progress.recordError(pipeId, null);
+  } finally {
+    // No batch may outlive its worker: a restarted worker would run it twice at once.
+    await slots.settle();
+  }
+}
+
+/** Lists after the claim cursor and claims the next batch for a slot, or undefined when none. */
+async function claimNext(
+  context: WorkerContext,
+  location: Location,
+  source: ObjectStorageConfig,
+  slot: number,
+  limits: { maxFileCount: number; maxInsertBytes: number },
+): Promise<Batch | undefined> {
+  const { store, pipeId } = context;
+  const progress = await store.repos.progress.get(pipeId);
+  const files = await listFiles(location, {
+    startAfter: progress?.lastKey ?? undefined,
+    limit: limits.maxFileCount,
+    credentials: await storageCredentials(source),
+  });
+  await store.repos.progress.setFilesPending(pipeId, files.length);
+  if (files.length === 0) return undefined;
+  const batch = takeBatch(files, limits.maxInsertBytes).map(({ key, size }) => ({ key, size }));
+  // Files over 10 GB are set aside with an error, as the hosted service does.
+  const skipped = batch
+    .filter((file) => file.size > MAX_FILE_BYTES)
+    .map((file) => ({ key: file.key, error: 'files over 10 GB are not supported yet' }));
+  const claimed = await store.transaction((repos) => repos.progress.claim(pipeId, slot, batch, skipped));
+  await store.repos.progress.recordError(pipeId, null);
+  return claimed;
+}
+
+/** The worker slots of a pipe: which run a batch, and the first failure among them. */
+class Slots {
+  private readonly running = new Map<number, Promise<void>>();
+  private failure: unknown;
+
+  run(slot: number, work: () => Promise<void>): void {
+    const done = work()
+      .catch((error) => {
+        this.failure ??= error;
+      })
+      .finally(() => this.running.delete(slot));
+    this.running.set(slot, done);
+  }
+
+  /** The lowest slot below `count` that runs nothing, or undefined when all are busy. */
+  free(count: number): number | undefined {
+    this.rethrow();
+    for (let slot = 0; slot < count; slot += 1) if (!this.running.has(slot)) return slot;
+    return undefined;
+  }
+
+  busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  /** Waits for any slot to finish; throws the first failure of any. */
+  async next(): Promise<void> {
+    await Promise.race(this.running.values());
+    this.rethrow();
+  }
+
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.running.values());
+  }
+
+  private rethrow(): void {
+    if (this.failure !== undefined) throw this.failure;
   }
 }
 
@@ -163,7 +221,7 @@ function fileInserter(context: WorkerContext, location: Location, source: Object
   };
 }
 
-async function prepareDestination(engine: Engine, config: PipeConfig, pipeId: string): Promise<Destination> {
+async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Destination> {
   const { destination } = config;
   const database = destination.database ?? 'default';
   const table = destination.table ?? '';
@@ -188,17 +246,9 @@ async function prepareDestination(engine: Engine, config: PipeConfig, pipeId: st
     throw new PermanentError(`the destination table ${database}.${table} does not exist`);
   }
   await ensureErrorTable(engine, database, table);
-  const errorTable = errorTableName(table);
-  if ((await tableEngine(engine, database, table)) === 'Null') return { database, table, errorTable };
   await ensureDatabase(engine, STAGING_DATABASE);
-  const names = stageNames(pipeId);
-  const stages = {
-    data: tableName(STAGING_DATABASE, names.data),
-    errors: tableName(STAGING_DATABASE, names.errors),
-  };
-  await engine.execute(`CREATE TABLE IF NOT EXISTS ${stages.data} AS ${tableName(database, table)}`);
-  await engine.execute(`CREATE TABLE IF NOT EXISTS ${stages.errors} AS ${tableName(database, errorTable)}`);
-  return { database, table, errorTable, stages };
+  const staged = (await tableEngine(engine, database, table)) !== 'Null';
+  return { database, table, errorTable: errorTableName(table), staged };
 }
 
 function checkSupported(source: ObjectStorageConfig): void {

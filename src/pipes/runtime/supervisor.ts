@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { EngineRegistry } from '../../engine/index.js';
-import { tableName } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipeRuntime, PipesService } from '../pipes-service.js';
 import { LocationError } from '../sources/object-storage/location.js';
-import { STAGING_DATABASE, stageNames } from './batch.js';
+import { dropStages } from './batch.js';
 import { createProblems } from './create-checks.js';
 import { PermanentError } from './errors.js';
 import { runObjectStoragePipe } from './object-storage-worker.js';
@@ -138,10 +137,7 @@ export class PipeSupervisor implements PipeRuntime {
   private async dropStage(pipeId: string): Promise<void> {
     const view = await this.deps.pipes.runtimeView(pipeId);
     if (view?.row.sourceKind !== 'objectStorage') return;
-    const engine = this.deps.engines.engineFor(view.service);
-    for (const stage of Object.values(stageNames(pipeId))) {
-      await engine.execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, stage)}`).catch(() => {});
-    }
+    await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch(() => {});
   }
 }
 
