@@ -144,16 +144,54 @@ describe('object-storage pipes over file:// (local files directory)', () => {
   it('runs scaling.replicas batches at once, each file still exactly once', async () => {
     const dir = join(files, 'many');
     await mkdir(dir, { recursive: true });
-    for (let i = 0; i < 24; i += 1) await writeFile(join(dir, `${String(i).padStart(2, '0')}.ndjson`), events(i * 10, 10));
-    const body = { ...localPipe('replicas', 'file:///many/*.ndjson'), scaling: { replicas: 3 }, settings: { object_storage_max_file_count: 2 } };
+    for (let i = 0; i < 24; i += 1)
+      await writeFile(join(dir, `${String(i).padStart(2, '0')}.ndjson`), events(i * 10, 10));
+    const body = {
+      ...localPipe('replicas', 'file:///many/*.ndjson'),
+      scaling: { replicas: 3 },
+      settings: { object_storage_max_file_count: 2 },
+    };
     const id = await createPipe(s, body);
     expect(await waitForState(s, id, 'Completed')).toMatchObject({ filesDone: 24, rowsWritten: 240 });
-    expect(await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM local.replicas')).toEqual([{ n: 240, ids: 240 }]);
+    expect(await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM local.replicas')).toEqual([
+      { n: 240, ids: 240 },
+    ]);
     const slots = await sql(
       s,
       `SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE 'stage\\_${id.replace(/-/g, '')}\\_%'`,
     );
     expect(slots).toEqual([{ n: 3 }]);
+  });
+
+  it('JSONAsObject reads each record whole, into JSON and String columns', async () => {
+    await writeFile(join(files, 'objects.ndjson'), '{"a": 1, "b": {"c": "x"}}\n{"a": 2}\n');
+    const id = await createPipe(s, {
+      name: 'objects',
+      source: { objectStorage: { format: 'JSONAsObject', url: 'file:///objects.ndjson' } },
+      destination: {
+        database: 'local',
+        table: 'objects',
+        tableDefinition: { engine: { type: 'MergeTree' } },
+        columns: [
+          { name: 'doc', type: 'JSON' },
+          { name: 'text', type: 'String' },
+        ],
+      },
+      fieldMappings: [
+        { sourceField: 'json', destinationField: 'doc' },
+        { sourceField: 'json', destinationField: 'text' },
+      ],
+    });
+    await waitForState(s, id, 'Completed');
+    expect(
+      await sql(
+        s,
+        'SELECT toInt64(doc.a) AS a, toString(doc.b.c) AS c, text FROM local.objects ORDER BY text',
+      ),
+    ).toEqual([
+      { a: 1, c: 'x', text: '{"a":1,"b":{"c":"x"}}' },
+      { a: 2, c: '', text: '{"a":2}' },
+    ]);
   });
 });
 

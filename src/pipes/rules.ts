@@ -26,7 +26,24 @@ export function pipeRuleProblems(body: unknown): Problem[] {
   if (kind === 'postgres') databaseDestinationRules(pipe, problems);
   else tableDestinationRules(pipe, problems);
   settingsRules(pipe, kind, problems);
+  if (kind === 'objectStorage' && config?.format === 'JSONAsObject') wholeRecordRule(pipe, problems);
   return problems;
+}
+
+/** JSONAsObject reads each record as one JSON value: every mapping takes that one source field. */
+function wholeRecordRule(pipe: Record<string, unknown>, problems: Problem[]): void {
+  const virtual = ['_path', '_file', '_size', '_time'];
+  const fields = new Set(
+    (Array.isArray(pipe.fieldMappings) ? pipe.fieldMappings : [])
+      .map((mapping) => asObject(mapping)?.sourceField)
+      .filter((field): field is string => typeof field === 'string' && !virtual.includes(field)),
+  );
+  if (fields.size > 1) {
+    problems.push({
+      path: 'fieldMappings',
+      message: `JSONAsObject reads each record as one JSON value: map it from one sourceField (for example "json"), not ${[...fields].join(', ')}`,
+    });
+  }
 }
 
 const SOURCE_RULES: Record<

@@ -26,14 +26,15 @@ interface Mapping {
 export function insertPlan(
   mappings: Mapping[],
   columns: { name: string; type: string }[],
-  options: { positional: boolean; virtualColumns: readonly string[] },
+  options: { positional: boolean; virtualColumns: readonly string[]; wholeRecord?: boolean },
 ): InsertPlan {
   const typeOf = new Map(columns.map((column) => [column.name, column.type]));
   const fields = new Map<string, string>();
   for (const mapping of mappings) {
     if (options.virtualColumns.includes(mapping.sourceField)) continue;
-    if (!fields.has(mapping.sourceField))
-      fields.set(mapping.sourceField, typeOf.get(mapping.destinationField) ?? 'String');
+    // JSONAsObject reads each record whole, as one value of type JSON (the engine allows no other).
+    const type = options.wholeRecord ? 'JSON' : (typeOf.get(mapping.destinationField) ?? 'String');
+    if (!fields.has(mapping.sourceField)) fields.set(mapping.sourceField, type);
   }
   const structure = options.positional
     ? positionalStructure(fields)

@@ -176,6 +176,7 @@ export function fileReader(
   const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
     positional: POSITIONAL_FORMATS.includes(source.format),
     virtualColumns: OBJECT_STORAGE_VIRTUAL_COLUMNS,
+    wholeRecord: source.format === 'JSONAsObject',
   });
   const read = (key: string, format: string, structure: string) =>
     tableFunction(location, key, { format, structure, compression: source.compression }, credentials);
