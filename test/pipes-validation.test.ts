@@ -357,6 +357,45 @@ const CASES: Case[] = [
     ['source.objectStorage.compression: Use one of: none, gzip, gz, brotli, br, xz, LZMA, zstd, auto'],
   ],
   ['an unknown format', s3, (b) => (os(b).format = 'XML'), ['source.objectStorage.format: Use one of:']],
+  [
+    'CSV with named fields',
+    s3,
+    (b) => Object.assign(os(b), { format: 'CSV', compression: 'none' }),
+    ['fieldMappings[0].sourceField: CSV without a header names fields by position: use c1, c2, ...'],
+  ],
+  [
+    'CSV with positional fields is accepted',
+    s3,
+    (b) => {
+      Object.assign(os(b), { format: 'CSV' });
+      b.fieldMappings.forEach((m: any, i: number) => (m.sourceField = `c${i + 1}`));
+    },
+    [],
+  ],
+  [
+    'TabSeparated without mappings',
+    s3,
+    (b) => {
+      os(b).format = 'TabSeparated';
+      delete b.fieldMappings;
+    },
+    ['fieldMappings: Required for TabSeparated'],
+  ],
+  [
+    'JSONAsObject from two fields',
+    s3,
+    (b) => (os(b).format = 'JSONAsObject'),
+    ['fieldMappings: JSONAsObject reads each record as one JSON value'],
+  ],
+  [
+    'JSONAsObject from one field is accepted',
+    s3,
+    (b) => {
+      os(b).format = 'JSONAsObject';
+      b.fieldMappings.forEach((m: any) => (m.sourceField = m.sourceField === '_file' ? '_file' : 'json'));
+    },
+    [],
+  ],
   // Kafka.
   [
     'kafka from_timestamp without timestamp',

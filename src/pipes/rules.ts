@@ -27,12 +27,38 @@ export function pipeRuleProblems(body: unknown): Problem[] {
   else tableDestinationRules(pipe, problems);
   settingsRules(pipe, kind, problems);
   if (kind === 'objectStorage' && config?.format === 'JSONAsObject') wholeRecordRule(pipe, problems);
+  if (kind === 'objectStorage' && (config?.format === 'CSV' || config?.format === 'TabSeparated')) {
+    positionalRule(pipe, String(config.format), problems);
+  }
   return problems;
+}
+
+const VIRTUAL_FIELDS = ['_path', '_file', '_size', '_time'];
+
+/** Files without a header name their fields by position, c1, c2, ... (as the engine does). */
+function positionalRule(pipe: Record<string, unknown>, format: string, problems: Problem[]): void {
+  const mappings = Array.isArray(pipe.fieldMappings) ? pipe.fieldMappings : undefined;
+  if (!mappings) {
+    problems.push({
+      path: 'fieldMappings',
+      message: `Required for ${format}: a file without a header names its fields c1, c2, ... by position; map them to the columns`,
+    });
+    return;
+  }
+  mappings.forEach((entry, index) => {
+    const field = asObject(entry)?.sourceField;
+    if (typeof field === 'string' && !VIRTUAL_FIELDS.includes(field) && !/^c[1-9]\d{0,3}$/.test(field)) {
+      problems.push({
+        path: `fieldMappings[${index}].sourceField`,
+        message: `${format} without a header names fields by position: use c1, c2, ... (or ${format}WithNames for a header row)`,
+      });
+    }
+  });
 }
 
 /** JSONAsObject reads each record as one JSON value: every mapping takes that one source field. */
 function wholeRecordRule(pipe: Record<string, unknown>, problems: Problem[]): void {
-  const virtual = ['_path', '_file', '_size', '_time'];
+  const virtual = VIRTUAL_FIELDS;
   const fields = new Set(
     (Array.isArray(pipe.fieldMappings) ? pipe.fieldMappings : [])
       .map((mapping) => asObject(mapping)?.sourceField)
