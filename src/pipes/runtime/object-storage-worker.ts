@@ -18,6 +18,7 @@ import { ensureErrorTable, errorTableName, explainSkippedRows, readSkippedRows }
 import { asBadFile, completeBatch, type Destination, type FileInserter, STAGING_DATABASE } from './batch.js';
 import { PermanentError } from './errors.js';
 import { insertPlan, OBJECT_STORAGE_VIRTUAL_COLUMNS, POSITIONAL_FORMATS } from './insert-plan.js';
+import { sleep } from './sleep.js';
 import { tableFunction } from './table-function.js';
 
 export interface WorkerContext {
@@ -299,16 +300,4 @@ function takeBatch(files: SourceFile[], maxBytes: number): SourceFile[] {
     bytes += file.size;
   }
   return batch;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

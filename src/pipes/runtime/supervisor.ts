@@ -9,6 +9,7 @@ import { dropStages } from './batch.js';
 import { createProblems } from './create-checks.js';
 import { PermanentError } from './errors.js';
 import { runObjectStoragePipe } from './object-storage-worker.js';
+import { sleep } from './sleep.js';
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Running', 'Degraded', 'Resync'];
@@ -139,18 +140,4 @@ export class PipeSupervisor implements PipeRuntime {
     if (view?.row.sourceKind !== 'objectStorage') return;
     await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch(() => {});
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }
