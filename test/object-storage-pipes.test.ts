@@ -264,6 +264,48 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     ).toEqual([{ n: 0 }]);
   });
 
+  it('delete during ingestion stops the worker first: a batch lands whole or not at all', async () => {
+    await s3.put(
+      'data',
+      'big/rows.ndjson',
+      await fixtures.write('big.ndjson', 'JSONEachRow', { rows: 2_000_000 }),
+    );
+    const id = await createPipe(s, {
+      name: 'deleted mid-way',
+      source: ordersSource({ url: `${s3.endpoint}/data/big/*.ndjson` }),
+      destination: {
+        database: 'shop',
+        table: 'deleted',
+        tableDefinition: { engine: { type: 'MergeTree' } },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+    });
+    await waitForState(s, id, 'Running');
+    expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
+    const [{ n } = { n: -1 }] = await sql(s, 'SELECT count() AS n FROM shop.deleted');
+    expect([0, 2_000_000]).toContain(n);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await sql(s, 'SELECT count() AS n FROM shop.deleted')).toEqual([{ n }]);
+    const stages = await sql(
+      s,
+      `SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE '%${id.replace(/-/g, '')}%'`,
+    );
+    expect(stages).toEqual([{ n: 0 }]);
+    expect((await s.request({ method: 'GET', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(404);
+  });
+
+  it('managed tables keep a deduplication window, so inserts with a token deduplicate', async () => {
+    await sql(
+      s,
+      "INSERT INTO shop.totals (file, amount) SETTINGS insert_deduplication_token = 'once' VALUES ('x', 1)",
+    );
+    await sql(
+      s,
+      "INSERT INTO shop.totals (file, amount) SETTINGS insert_deduplication_token = 'once' VALUES ('x', 1)",
+    );
+    expect(await sql(s, "SELECT count() AS n FROM shop.totals WHERE file = 'x'")).toEqual([{ n: 1 }]);
+  });
+
   it('query: admin keys may write, other keys only read; engine errors are 400s', async () => {
     const key = await s.request({
       method: 'POST',
@@ -298,6 +340,11 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     const bad = await s.request({ method: 'POST', url, body: { sql: 'SELEC 1' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json.error).toMatch(/^BAD_REQUEST: sql: Syntax error/);
+    const formatted = await s.request({ method: 'POST', url, body: { sql: 'SELECT 1 FORMAT CSV' } });
+    expect(formatted.statusCode).toBe(400);
+    expect(formatted.json.error).toContain('leave the FORMAT clause out');
+    const values = await s.request({ method: 'POST', url, body: { sql: 'INSERT INTO x.t VALUES (1)' } });
+    expect(values.json.error).toContain('x.t'); // the engine's own message: no such table, not a syntax error
     const empty = await s.request({ method: 'POST', url, body: {} });
     expect(empty.json.error).toBe('BAD_REQUEST: sql: Required: give one SQL statement as a string');
   });

@@ -60,6 +60,17 @@ function cleanMessage(text: string): string {
     .trim();
 }
 
+/** The statement ran but its output is not the JSON result asked for (it named its own FORMAT). */
+export class UnreadableResultError extends EngineError {
+  constructor() {
+    super(
+      'the statement printed its result in a FORMAT of its own: leave the FORMAT clause out, results come back as JSON',
+      undefined,
+    );
+    this.name = 'UnreadableResultError';
+  }
+}
+
 /**
  * Errors that say nothing about the data: the network, the store, limits. The same file may read
  * fine later, so the pipe retries instead of setting the file aside.

@@ -7,6 +7,7 @@ export {
   isTransientEngineError,
   type QueryOptions,
   type QueryResult,
+  UnreadableResultError,
 } from './engine.js';
 export { EngineRegistry, type ServiceRef } from './registry.js';
 export { ident, literal, settingsClause, tableName } from './sql.js';

@@ -16,6 +16,9 @@ export interface TableSpec {
   primaryKey?: string;
 }
 
+/** Inserts remembered for deduplication by token on a managed table. */
+export const DEDUPLICATION_WINDOW = 1000;
+
 export async function ensureDatabase(engine: Engine, database: string): Promise<void> {
   await engine.execute(`CREATE DATABASE IF NOT EXISTS ${ident(database)}`);
 }
@@ -35,6 +38,8 @@ export function createTableSql(
           spec.partitionBy ? ` PARTITION BY ${spec.partitionBy}` : '',
           ` ORDER BY ${orderBy}`,
           spec.primaryKey ? ` PRIMARY KEY ${spec.primaryKey}` : '',
+          // Lets anyone who inserts with insert_deduplication_token be deduplicated on one node.
+          ` SETTINGS non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`,
         ].join('');
   const name = tableName(spec.database, options.name ?? spec.table);
   return `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${name} (${columns}) ENGINE = ${engine}${clauses}`;

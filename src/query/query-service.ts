@@ -1,4 +1,9 @@
-import { EngineError, type EngineRegistry, type QueryResult } from '../engine/index.js';
+import {
+  EngineError,
+  type EngineRegistry,
+  type QueryResult,
+  UnreadableResultError,
+} from '../engine/index.js';
 import { BadRequestError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import type { Role } from '../store/index.js';
@@ -30,13 +35,18 @@ export class QueryService {
       throw new BadRequestError(`sql: Must be at most ${MAX_SQL_LENGTH} characters`);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     try {
-      return await this.engines.engineFor(service).query(sql, {
-        readonly: role !== 'admin',
-        timeoutMs: QUERY_TIMEOUT_MS,
-      });
+      // Admin statements run as written (an INSERT ... VALUES cannot take a trailing SETTINGS
+      // clause); others run read-only with a time limit, which they cannot change (readonly = 1).
+      const engine = this.engines.engineFor(service);
+      return role === 'admin'
+        ? await engine.query(sql)
+        : await engine.query(sql, { readonly: true, timeoutMs: QUERY_TIMEOUT_MS });
     } catch (error) {
       // The engine's message is about the user's SQL (unknown table, syntax, read-only): a 400.
-      if (error instanceof EngineError && error.code !== undefined) {
+      if (
+        error instanceof UnreadableResultError ||
+        (error instanceof EngineError && error.code !== undefined)
+      ) {
         throw new BadRequestError(`sql: ${error.message}`, { cause: error });
       }
       throw error;

@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult } from '../engine.js';
-import { EngineError } from '../engine.js';
+import { EngineError, UnreadableResultError } from '../engine.js';
 import { settingsClause } from '../sql.js';
 import type { EngineReply, EngineRequest } from './protocol.js';
 
@@ -35,10 +35,13 @@ export class EmbeddedEngine implements Engine {
     const text = await this.send(withSettings(sql, options), 'JSON');
     // Statements without a result (DDL, INSERT) print nothing even when JSON is asked for.
     if (text.trim() === '') return { columns: [], rows: [] };
-    const parsed = JSON.parse(lastJsonDocument(text)) as {
-      meta: { name: string; type: string }[];
-      data: Record<string, unknown>[];
-    };
+    let parsed: { meta?: { name: string; type: string }[]; data?: Record<string, unknown>[] };
+    try {
+      parsed = JSON.parse(lastJsonDocument(text));
+    } catch {
+      throw new UnreadableResultError();
+    }
+    if (!Array.isArray(parsed.meta) || !Array.isArray(parsed.data)) throw new UnreadableResultError();
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
   }
 
