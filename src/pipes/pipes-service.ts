@@ -54,6 +54,10 @@ export interface PipeStatus {
   lastErrorAt: string | null;
 }
 
+function redactAll(text: string, secrets: string[]): string {
+  return secrets.reduce((out, value) => out.split(value).join('[redacted]'), text);
+}
+
 /** Every string inside a secrets object (passwords, keys, connection strings). */
 function secretValues(value: unknown): string[] {
   if (typeof value === 'string') return value.length >= 4 ? [value] : [];
@@ -103,7 +107,10 @@ export class PipesService {
     const config = configFromCreate(body, id);
     if (this.runtime) {
       const validateSamples = body.source.validateSamples === true;
-      throwIfAny(await this.runtime.createProblems(config, service, { validateSamples }));
+      const problems = await this.runtime.createProblems(config, service, { validateSamples });
+      // Engine and SDK messages may quote what they were given; a secret never goes back out.
+      const secrets = secretValues(splitSecrets(config as unknown as Record<string, unknown>).secrets);
+      throwIfAny(problems.map((p) => ({ ...p, message: redactAll(p.message, secrets) })));
     }
     const row: PipeRow = {
       id,
@@ -206,12 +213,7 @@ export class PipesService {
       ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
       : {};
     const values = secretValues(secrets);
-    return {
-      row,
-      config: this.unseal(row),
-      service,
-      redact: (text) => values.reduce((out, value) => out.split(value).join('[redacted]'), text),
-    };
+    return { row, config: this.unseal(row), service, redact: (text) => redactAll(text, values) };
   }
 
   /** A state change the runtime makes, only from the given states (a user's stop wins). */
