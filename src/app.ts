@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { AlertsService, DashboardsService, SourcesService, WebhooksService } from './alerts/index.js';
 import type { Config } from './config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
@@ -65,6 +66,11 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
     const query = new QueryService(identity, engines);
+    const alerts = new AlertsService(store);
+    const webhooks = new WebhooksService(store, secretBox, config.allowPrivateWebhooks);
+    const sources = new SourcesService(store, identity, engines);
+    const dashboards = new DashboardsService(store);
+    dashboards.onAlertsDeleted({ alertsDeleted: (ids) => alerts.forget(ids) });
     const metrics = createMetricsRegistry();
     registerPipeMetrics(metrics, store);
     const server = await buildServer({
@@ -73,6 +79,10 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       identity,
       pipes,
       query,
+      alerts,
+      webhooks,
+      sources,
+      dashboards,
       metrics,
       rateLimit: config.rateLimit,
       bodyLimitBytes: config.bodyLimitBytes,

@@ -17,6 +17,8 @@ export interface Config {
   rateLimit: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Webhooks may target private, loopback and link-local addresses (off by default). */
+  allowPrivateWebhooks: boolean;
   /** The only directory `file://` pipe URLs may read; default `<dataDir>/files`. */
   localFilesDir: string;
   bootstrap: {
@@ -50,6 +52,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'rate-limit': 'SLUICE_RATE_LIMIT',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
+  'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
 };
 
 export function loadConfig(
@@ -109,11 +112,18 @@ export function loadConfig(
     problems.push('SLUICE_BOOTSTRAP_ACCESS_TOKEN must be at least 16 characters');
   }
 
+  const allowPrivate = value('allow-private-webhooks') ?? 'false';
+  if (!['true', 'false'].includes(allowPrivate)) {
+    problems.push(
+      `SLUICE_ALLOW_PRIVATE_WEBHOOKS (--allow-private-webhooks) must be true or false, got "${allowPrivate}"`,
+    );
+  }
   const dataDir = resolve(value('data-dir') ?? './data');
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
     port: integer('port', 8080, 0, 65535),
     dataDir,
+    allowPrivateWebhooks: allowPrivate === 'true',
     localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,
     masterKey,

@@ -22,7 +22,11 @@ export class SluiceError extends Error {
 }
 
 export class ValidationError extends SluiceError {
-  constructor(readonly problems: Problem[]) {
+  constructor(
+    readonly problems: Problem[],
+    /** Which part of the request broke the rules (the alerts area names it in its messages). */
+    readonly part: 'Body' | 'Query' | 'Params' = 'Body',
+  ) {
     super('BAD_REQUEST', 400, problems.map(formatProblem).join('; '));
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SluiceError } from '../errors.js';
+import { SluiceError, ValidationError } from '../errors.js';
 
 /** The codes of the envelope for HTTP statuses that do not come from a domain error. */
 const CODES: Record<number, string> = {
@@ -40,6 +40,9 @@ function frameworkMessage(error: FastifyError, request: FastifyRequest): string 
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ValidationError && request.url.startsWith('/api/v2')) {
+      return send(request, reply, 400, error.code, `${error.part} validation failed: ${error.message}`);
+    }
     if (error instanceof SluiceError) return send(request, reply, error.status, error.code, error.message);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

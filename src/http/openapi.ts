@@ -15,19 +15,31 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
         description:
           'Pipes that move data into tables of a database service, and alerts that watch them. HTTP Basic with API keys under /v1.',
       },
-      components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } },
+      components: {
+        securitySchemes: {
+          basicAuth: { type: 'http', scheme: 'basic' },
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+        },
+      },
       security: [{ basicAuth: [] }],
     },
   });
 }
 
-/** GET /v1/openapi.json: the paths under /v1 (the alerts area will serve its own under /api/v2). */
+/**
+ * GET /v1/openapi.json and GET /api/v2/openapi.json: each area's paths, with its own scheme (HTTP
+ * Basic with API keys, bearer access tokens).
+ */
 export function openApiRoute(app: FastifyInstance): void {
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => {
+  const area = (prefix: string, security: Record<string, string[]>) => async () => {
     const document = app.swagger() as { paths?: Record<string, unknown> };
     const paths = Object.fromEntries(
-      Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/v1/')),
+      Object.entries(document.paths ?? {}).filter(
+        ([path]) => path === prefix || path.startsWith(`${prefix}/`),
+      ),
     );
-    return { ...document, paths };
-  });
+    return { ...document, paths, security: [security] };
+  };
+  app.get('/v1/openapi.json', { schema: { hide: true } }, area('/v1', { basicAuth: [] }));
+  app.get('/api/v2/openapi.json', { schema: { hide: true } }, area('/api/v2', { bearerAuth: [] }));
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv } from 'ajv';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { AlertsService, DashboardsService, SourcesService, WebhooksService } from '../alerts/index.js';
 import type { IdentityService } from '../identity/index.js';
 import type { PipesService } from '../pipes/index.js';
 import type { QueryService } from '../query/index.js';
@@ -12,6 +12,7 @@ import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
 import { installRateLimit } from './rate-limit.js';
 import { v1Routes } from './v1/index.js';
+import { v2Routes } from './v2/index.js';
 
 export interface ServerDeps {
   logger: Logger;
@@ -19,14 +20,15 @@ export interface ServerDeps {
   identity: IdentityService;
   pipes: PipesService;
   query: QueryService;
+  alerts: AlertsService;
+  webhooks: WebhooksService;
+  sources: SourcesService;
+  dashboards: DashboardsService;
   metrics: Registry;
   rateLimit: number;
   bodyLimitBytes: number;
   version: string;
 }
-
-// Params and query strings arrive as text; coerce them. Bodies are validated by their domain.
-const paramsAjv = new Ajv({ coerceTypes: true, allErrors: true, strict: false });
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -36,11 +38,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     bodyLimit: deps.bodyLimitBytes,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
-  // Domains validate bodies themselves so schema problems and rule problems come back together,
-  // each with its JSON path; the route's body schema documents the contract in OpenAPI.
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? () => true : paramsAjv.compile(schema),
-  );
+  // Domains validate what they are given themselves (bodies, query strings, ids), so schema
+  // problems and rule problems come back together, each with its path, in the area's own words;
+  // the routes' schemas document the contract in OpenAPI.
+  app.setValidatorCompiler(() => () => true);
   // Every body is JSON; Fastify's default text/plain parser would let text through to a 400
   // where the truth is a 415.
   app.removeContentTypeParser('text/plain');
@@ -62,5 +63,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   openApiRoute(app);
   await v1Routes(app, deps);
+  await v2Routes(app, deps);
   return app;
 }

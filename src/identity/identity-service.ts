@@ -53,6 +53,8 @@ export class IdentityService {
     string,
     { digest: Buffer; principal: KeyPrincipal; until: number }
   >();
+  /** Tokens by digest, trusted for a minute; a revocation clears them all. */
+  private readonly verifiedTokens = new Map<string, { principal: TokenPrincipal; until: number }>();
   /** Services are never deleted, so a service once found stays found (every pipe request asks). */
   private readonly knownServices = new Map<string, Service>();
 
@@ -146,15 +148,20 @@ export class IdentityService {
   }
 
   async authenticateToken(value: string): Promise<TokenPrincipal | undefined> {
-    const token = await this.store.repos.identity.findAccessTokenByDigest(tokenDigest(value, this.masterKey));
+    const digest = tokenDigest(value, this.masterKey);
+    const cached = this.verifiedTokens.get(digest);
+    if (cached && cached.until > Date.now()) return cached.principal;
+    const token = await this.store.repos.identity.findAccessTokenByDigest(digest);
     if (!token || token.revokedAt) return undefined;
-    return {
+    const principal: TokenPrincipal = {
       tokenId: token.id,
       userId: token.userId,
       userName: token.userName,
       teamId: token.teamId,
       organizationId: token.organizationId,
     };
+    this.verifiedTokens.set(digest, { principal, until: Date.now() + KEY_CACHE_MS });
+    return principal;
   }
 
   /** Creates an organization with its first admin key (the only way in to a new organization). */
@@ -331,6 +338,7 @@ export class IdentityService {
       isUuid(tokenId) &&
       (await this.store.repos.identity.revokeAccessToken(organizationId, teamId, tokenId, new Date()));
     if (!revoked) throw new NotFoundError('token');
+    this.verifiedTokens.clear();
   }
 
   private async makeKey(

@@ -1,10 +1,13 @@
 import { join } from 'node:path';
+import { AlertsRepo } from './alerts-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
 
+export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
+export { AlertsRepo } from './alerts-repo.js';
 export type { Db, Queryable } from './db.js';
 export type {
   AccessToken,
@@ -24,13 +27,19 @@ export { ProgressRepo } from './progress-repo.js';
 
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
+  alerts: AlertsRepo;
   identity: IdentityRepo;
   pipes: PipesRepo;
   progress: ProgressRepo;
 }
 
 export function reposOn(db: Queryable): Repos {
-  return { identity: new IdentityRepo(db), pipes: new PipesRepo(db), progress: new ProgressRepo(db) };
+  return {
+    alerts: new AlertsRepo(db),
+    identity: new IdentityRepo(db),
+    pipes: new PipesRepo(db),
+    progress: new ProgressRepo(db),
+  };
 }
 
 /** The metadata store: repositories, transactions and the connection's lifetime. */

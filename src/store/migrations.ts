@@ -123,6 +123,68 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'alerts area: webhooks, sources, dashboards, alerts',
+    sql: `
+      create table webhooks (
+        id text primary key,
+        team_id uuid not null references teams(id) on delete cascade,
+        name text not null,
+        url text not null,
+        description text,
+        body text,
+        secrets text,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create index webhooks_team on webhooks (team_id, created_at);
+      create table alert_sources (
+        id text primary key,
+        team_id uuid not null references teams(id) on delete cascade,
+        name text not null,
+        kind text not null,
+        service_id uuid not null references services(id) on delete cascade,
+        database_name text not null,
+        table_name text not null,
+        timestamp_expression text not null,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create index alert_sources_team on alert_sources (team_id, created_at);
+      create table dashboards (
+        id text primary key,
+        team_id uuid not null references teams(id) on delete cascade,
+        name text not null,
+        tags jsonb not null,
+        tiles jsonb not null,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create index dashboards_team on dashboards (team_id, created_at);
+      create table alerts (
+        id text primary key,
+        team_id uuid not null references teams(id) on delete cascade,
+        name text,
+        message text,
+        threshold double precision not null,
+        threshold_max double precision,
+        interval text not null,
+        threshold_type text not null,
+        source text not null,
+        state text not null,
+        dashboard_id text not null references dashboards(id) on delete cascade,
+        tile_id text not null,
+        webhook_id text not null references webhooks(id),
+        silenced jsonb,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create index alerts_team on alerts (team_id, created_at);
+      create index alerts_dashboard on alerts (dashboard_id, tile_id);
+      create index alerts_webhook on alerts (webhook_id);
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -1,0 +1,46 @@
+import { NotFoundError, type Problem, ValidationError } from '../errors.js';
+
+/** Who an alerts-area call acts for: a user of a team, itself bound to one organization. */
+export interface TeamScope {
+  teamId: string;
+  organizationId: string;
+  userId: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: { total: number; limit: number; offset: number };
+}
+
+/** `?limit` (1-1000, default 1000) and `?offset` (default 0), as reference/alerts.md. */
+export function pageOf(query: unknown): { limit: number; offset: number } {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const problems: Problem[] = [];
+  const read = (name: string, fallback: number, min: number, max: number) => {
+    const raw = q[name];
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (
+      typeof raw !== 'string' ||
+      raw.trim() === '' ||
+      !Number.isInteger(value) ||
+      value < min ||
+      value > max
+    ) {
+      problems.push({ path: name, message: `Expected an integer from ${min} to ${max}` });
+      return fallback;
+    }
+    return value;
+  };
+  const page = { limit: read('limit', 1000, 1, 1000), offset: read('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
+  if (problems.length) throw new ValidationError(problems, 'Query');
+  return page;
+}
+
+/** The 404 of the alerts area names the kind of object: `{"message": "Alert not found"}`. */
+export class AreaNotFoundError extends NotFoundError {
+  constructor(what: 'Alert' | 'Webhook' | 'Dashboard' | 'Source') {
+    super(what);
+    this.message = `${what} not found`;
+  }
+}

@@ -1,0 +1,150 @@
+import { type Problem, ValidationError } from '../errors.js';
+import { checker } from '../schema/index.js';
+import type { DashboardRow, Store } from '../store/index.js';
+import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
+import { isId, newId } from './ids.js';
+import { DashboardBody, type DashboardRecord, type TileConfig } from './schemas.js';
+
+const checkBody = checker(DashboardBody);
+
+/** What dashboards tell the alerts service: which alerts went with their tiles. */
+export interface DashboardEvents {
+  alertsDeleted(ids: string[]): void;
+}
+
+/**
+ * Dashboards and their tiles. Tile ids are kept across updates; a tile dropped by an update, or a
+ * deleted dashboard, takes its alerts with it (reference/alerts.md).
+ */
+export class DashboardsService {
+  private events: DashboardEvents | undefined;
+
+  constructor(private readonly store: Store) {}
+
+  onAlertsDeleted(events: DashboardEvents): void {
+    this.events = events;
+  }
+
+  async list(scope: TeamScope, query: unknown): Promise<Page<DashboardRecord>> {
+    const { limit, offset } = pageOf(query);
+    const [rows, total] = await Promise.all([
+      this.store.repos.alerts.listDashboards(scope.teamId, limit, offset),
+      this.store.repos.alerts.countDashboards(scope.teamId),
+    ]);
+    return { data: rows.map(toRecord), meta: { total, limit, offset } };
+  }
+
+  async get(scope: TeamScope, id: string): Promise<DashboardRecord> {
+    return toRecord(await this.require(scope, id));
+  }
+
+  async require(scope: TeamScope, id: string): Promise<DashboardRow> {
+    const row = isId(id) ? await this.store.repos.alerts.getDashboard(scope.teamId, id) : undefined;
+    if (!row) throw new AreaNotFoundError('Dashboard');
+    return row;
+  }
+
+  async create(scope: TeamScope, body: unknown): Promise<DashboardRecord> {
+    const valid = await this.validate(scope, body);
+    const now = new Date();
+    const row: DashboardRow = {
+      id: newId(),
+      teamId: scope.teamId,
+      name: valid.name,
+      tags: valid.tags ?? [],
+      tiles: withIds(valid.tiles ?? [], new Set()),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.store.repos.alerts.putDashboard(row);
+    return toRecord(row);
+  }
+
+  /** A full replace; tiles keep the ids they are sent with, and new tiles get new ones. */
+  async replace(scope: TeamScope, id: string, body: unknown): Promise<DashboardRecord> {
+    const valid = await this.validate(scope, body);
+    const { row, deleted } = await this.store.transaction(async (repos) => {
+      const existing = await repos.alerts.getDashboard(scope.teamId, isId(id) ? id : '');
+      if (!existing) throw new AreaNotFoundError('Dashboard');
+      const known = new Set(existing.tiles.map((tile) => String(tile.id)));
+      const next: DashboardRow = {
+        ...existing,
+        name: valid.name,
+        tags: valid.tags ?? [],
+        tiles: withIds(valid.tiles ?? [], known),
+        updatedAt: new Date(),
+      };
+      await repos.alerts.putDashboard(next);
+      const kept = next.tiles.map((tile) => String(tile.id));
+      return { row: next, deleted: await repos.alerts.deleteAlertsOfRemovedTiles(existing.id, kept) };
+    });
+    if (deleted.length) this.events?.alertsDeleted(deleted);
+    return toRecord(row);
+  }
+
+  async delete(scope: TeamScope, id: string): Promise<void> {
+    const deleted = await this.store.transaction(async (repos) => {
+      const existing = await repos.alerts.getDashboard(scope.teamId, isId(id) ? id : '');
+      if (!existing) throw new AreaNotFoundError('Dashboard');
+      const alerts = await repos.alerts.alertIdsOfDashboard(existing.id);
+      await repos.alerts.deleteDashboard(existing.id); // its alerts go by cascade
+      return alerts;
+    });
+    if (deleted.length) this.events?.alertsDeleted(deleted);
+  }
+
+  private async validate(scope: TeamScope, body: unknown): Promise<DashboardBody> {
+    const problems: Problem[] = checkBody(body);
+    const tiles = (body as { tiles?: unknown } | undefined)?.tiles;
+    if (problems.length === 0 && Array.isArray(tiles))
+      problems.push(...(await this.tileProblems(scope, tiles)));
+    if (problems.length) throw new ValidationError(problems);
+    return body as DashboardBody;
+  }
+
+  /** Every tile's source is one of the team's; quantiles name their level; tile ids are unique. */
+  private async tileProblems(scope: TeamScope, tiles: TileConfig[]): Promise<Problem[]> {
+    const problems: Problem[] = [];
+    const seen = new Set<string>();
+    for (const [index, tile] of tiles.entries()) {
+      const at = `tiles[${index}]`;
+      if (tile.id !== undefined) {
+        if (seen.has(tile.id))
+          problems.push({ path: `${at}.id`, message: `Tile id ${tile.id} is used twice` });
+        seen.add(tile.id);
+      }
+      const source = isId(tile.config.sourceId)
+        ? await this.store.repos.alerts.getSource(scope.teamId, tile.config.sourceId)
+        : undefined;
+      if (!source) problems.push({ path: `${at}.config.sourceId`, message: 'No such source in your team' });
+      tile.config.select.forEach((item, i) => {
+        const path = `${at}.config.select[${i}]`;
+        if (item.aggFn === 'quantile' && item.level === undefined) {
+          problems.push({
+            path: `${path}.level`,
+            message: 'Required for quantile: a number between 0 and 1',
+          });
+        }
+        if (item.aggFn !== 'quantile' && item.level !== undefined) {
+          problems.push({ path: `${path}.level`, message: 'Only used with aggFn quantile' });
+        }
+        if (item.aggFn !== 'count' && !item.valueExpression) {
+          problems.push({ path: `${path}.valueExpression`, message: `Required for ${item.aggFn}` });
+        }
+      });
+    }
+    return problems;
+  }
+}
+
+/** Tiles keep an id they bring when the dashboard already had it; others get a new one. */
+function withIds(tiles: TileConfig[], known: Set<string>): Record<string, unknown>[] {
+  return tiles.map((tile) => {
+    const { id, ...rest } = tile;
+    return { id: id !== undefined && (known.has(id) || isId(id)) ? id : newId(), ...rest };
+  });
+}
+
+function toRecord(row: DashboardRow): DashboardRecord {
+  return { id: row.id, name: row.name, tiles: row.tiles as DashboardRecord['tiles'], tags: row.tags };
+}

@@ -1,0 +1,113 @@
+import { describeTable, type EngineRegistry } from '../engine/index.js';
+import { NotFoundError, type Problem, ValidationError } from '../errors.js';
+import type { IdentityService } from '../identity/index.js';
+import { checker } from '../schema/index.js';
+import type { SourceRow, Store } from '../store/index.js';
+import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
+import { isId, newId } from './ids.js';
+import { SourceBody, type SourceRecord } from './schemas.js';
+
+const checkBody = checker(SourceBody);
+
+/** Sources: a table of one of the team organization's services, and its timestamp expression. */
+export class SourcesService {
+  constructor(
+    private readonly store: Store,
+    private readonly identity: IdentityService,
+    private readonly engines: EngineRegistry,
+  ) {}
+
+  async list(scope: TeamScope, query: unknown): Promise<Page<SourceRecord>> {
+    const { limit, offset } = pageOf(query);
+    const [rows, total] = await Promise.all([
+      this.store.repos.alerts.listSources(scope.teamId, limit, offset),
+      this.store.repos.alerts.countSources(scope.teamId),
+    ]);
+    return { data: rows.map(toRecord), meta: { total, limit, offset } };
+  }
+
+  async get(scope: TeamScope, id: string): Promise<SourceRecord> {
+    return toRecord(await this.require(scope, id));
+  }
+
+  /** The stored source, for tiles and evaluation. */
+  async require(scope: TeamScope, id: string): Promise<SourceRow> {
+    const row = isId(id) ? await this.store.repos.alerts.getSource(scope.teamId, id) : undefined;
+    if (!row) throw new AreaNotFoundError('Source');
+    return row;
+  }
+
+  async create(scope: TeamScope, body: unknown): Promise<SourceRecord> {
+    const valid = await this.validate(scope, body);
+    const now = new Date();
+    const row = toRow(scope, newId(), valid, now, now);
+    await this.store.repos.alerts.putSource(row);
+    return toRecord(row);
+  }
+
+  async replace(scope: TeamScope, id: string, body: unknown): Promise<SourceRecord> {
+    const existing = await this.require(scope, id);
+    const valid = await this.validate(scope, body);
+    const row = toRow(scope, existing.id, valid, existing.createdAt, new Date());
+    await this.store.repos.alerts.putSource(row);
+    return toRecord(row);
+  }
+
+  async delete(scope: TeamScope, id: string): Promise<void> {
+    const existing = await this.require(scope, id);
+    await this.store.repos.alerts.deleteSource(existing.id);
+  }
+
+  /** The service must be one of the team's organization, and the table must exist in it. */
+  private async validate(scope: TeamScope, body: unknown): Promise<SourceBody> {
+    const problems: Problem[] = checkBody(body);
+    if (problems.length) throw new ValidationError(problems);
+    const source = body as SourceBody;
+    let service: Awaited<ReturnType<IdentityService['getService']>>;
+    try {
+      service = await this.identity.getService(scope.organizationId, source.serviceId);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      throw new ValidationError([
+        { path: 'serviceId', message: "No such service in your team's organization" },
+      ]);
+    }
+    const { databaseName, tableName } = source.from;
+    const columns = await describeTable(this.engines.engineFor(service), databaseName, tableName);
+    if (!columns) {
+      throw new ValidationError([
+        {
+          path: 'from.tableName',
+          message: `${databaseName}.${tableName} does not exist in service ${service.name}`,
+        },
+      ]);
+    }
+    return source;
+  }
+}
+
+function toRow(scope: TeamScope, id: string, body: SourceBody, createdAt: Date, updatedAt: Date): SourceRow {
+  return {
+    id,
+    teamId: scope.teamId,
+    name: body.name,
+    kind: body.kind,
+    serviceId: body.serviceId,
+    databaseName: body.from.databaseName,
+    tableName: body.from.tableName,
+    timestampExpression: body.timestampValueExpression,
+    createdAt,
+    updatedAt,
+  };
+}
+
+function toRecord(row: SourceRow): SourceRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    serviceId: row.serviceId,
+    from: { databaseName: row.databaseName, tableName: row.tableName },
+    timestampValueExpression: row.timestampExpression,
+  };
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import type {
+  AlertsService,
+  DashboardsService,
+  SourcesService,
+  WebhooksService,
+} from '../../alerts/index.js';
+import type { IdentityService } from '../../identity/index.js';
+import { bearerAuth } from './auth.js';
+import { alertsAreaRoutes } from './routes.js';
+
+/** Everything under /api/v2, behind bearer access tokens. */
+export async function v2Routes(
+  app: FastifyInstance,
+  deps: {
+    identity: IdentityService;
+    alerts: AlertsService;
+    webhooks: WebhooksService;
+    sources: SourcesService;
+    dashboards: DashboardsService;
+  },
+) {
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', bearerAuth(deps.identity));
+    alertsAreaRoutes(scope, deps);
+  });
+}

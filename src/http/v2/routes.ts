@@ -1,0 +1,149 @@
+import { Type as T, type TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  type AlertsService,
+  type DashboardsService,
+  alertSchemas as S,
+  type SourcesService,
+  type WebhooksService,
+} from '../../alerts/index.js';
+import { scopeOf } from './auth.js';
+
+const Message = T.Object({ message: T.String() }, { $id: 'V2Message' });
+const ERRORS = { 400: Message, 401: Message, 404: Message, 409: Message, 429: Message, 500: Message };
+const IdParams = T.Object({ id: T.String() });
+const Data = <S extends TSchema>(schema: S) => T.Object({ data: schema });
+const Listed = <S extends TSchema>(schema: S) =>
+  T.Object({
+    data: T.Array(schema),
+    meta: T.Object({ total: T.Integer(), limit: T.Integer(), offset: T.Integer() }),
+  });
+
+/** The CRUD every resource of the alerts area offers (reference/alerts.md, "Endpoints"). */
+interface Crud<R> {
+  list(scope: ReturnType<typeof scopeOf>, query: unknown): Promise<unknown>;
+  get(scope: ReturnType<typeof scopeOf>, id: string): Promise<R>;
+  create(scope: ReturnType<typeof scopeOf>, body: unknown): Promise<R>;
+  replace(scope: ReturnType<typeof scopeOf>, id: string, body: unknown): Promise<R>;
+  delete(scope: ReturnType<typeof scopeOf>, id: string): Promise<void>;
+}
+
+const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+
+/** GET list, GET one, POST, PUT (full replace), DELETE of one resource, answered as `{data}`. */
+function crudRoutes<R>(
+  app: FastifyInstance,
+  path: string,
+  tag: string,
+  service: Crud<R>,
+  schemas: { body: TSchema; record: TSchema },
+): void {
+  const tags = [tag];
+  app.get(
+    `${path}`,
+    {
+      schema: {
+        tags,
+        summary: `List ${tag}`,
+        querystring: S.ListQuery,
+        response: { 200: Listed(schemas.record), ...ERRORS },
+      },
+    },
+    async (request) => service.list(scopeOf(request), request.query),
+  );
+  app.get(
+    `${path}/:id`,
+    {
+      schema: {
+        tags,
+        summary: `Get one of ${tag}`,
+        params: IdParams,
+        response: { 200: Data(schemas.record), ...ERRORS },
+      },
+    },
+    async (request) => ({ data: await service.get(scopeOf(request), idOf(request)) }),
+  );
+  app.post(
+    `${path}`,
+    {
+      schema: {
+        tags,
+        summary: `Create one of ${tag}`,
+        body: schemas.body,
+        response: { 200: Data(schemas.record), ...ERRORS },
+      },
+    },
+    async (request) => ({ data: await service.create(scopeOf(request), request.body) }),
+  );
+  app.put(
+    `${path}/:id`,
+    {
+      schema: {
+        tags,
+        summary: `Replace one of ${tag} (a full replace, not a merge)`,
+        params: IdParams,
+        body: schemas.body,
+        response: { 200: Data(schemas.record), ...ERRORS },
+      },
+    },
+    async (request) => ({ data: await service.replace(scopeOf(request), idOf(request), request.body) }),
+  );
+  app.delete(
+    `${path}/:id`,
+    {
+      schema: {
+        tags,
+        summary: `Delete one of ${tag}`,
+        params: IdParams,
+        response: { 200: T.Object({}), ...ERRORS },
+      },
+    },
+    async (request) => {
+      await service.delete(scopeOf(request), idOf(request));
+      return {};
+    },
+  );
+}
+
+export function alertsAreaRoutes(
+  app: FastifyInstance,
+  deps: {
+    alerts: AlertsService;
+    webhooks: WebhooksService;
+    sources: SourcesService;
+    dashboards: DashboardsService;
+  },
+): void {
+  app.get(
+    '/api/v2',
+    {
+      schema: {
+        tags: ['alerts area'],
+        summary: 'The API version and the calling user',
+        response: {
+          200: T.Object({
+            version: T.Literal('v2'),
+            user: T.Object({ id: T.String(), name: T.String(), team: T.String() }),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const user = request.user;
+      return {
+        version: 'v2',
+        user: { id: user?.userId ?? '', name: user?.userName ?? '', team: user?.teamId ?? '' },
+      };
+    },
+  );
+  crudRoutes(app, '/api/v2/alerts', 'alerts', deps.alerts, { body: S.AlertBody, record: S.AlertRecord });
+  crudRoutes(app, '/api/v2/webhooks', 'webhooks', deps.webhooks, {
+    body: S.WebhookBody,
+    record: S.WebhookRecord,
+  });
+  crudRoutes(app, '/api/v2/sources', 'sources', deps.sources, { body: S.SourceBody, record: S.SourceRecord });
+  crudRoutes(app, '/api/v2/dashboards', 'dashboards', deps.dashboards, {
+    body: S.DashboardBody,
+    record: S.DashboardRecord,
+  });
+}
