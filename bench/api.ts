@@ -10,6 +10,66 @@ import { load, printTable } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 10;
+const TOKEN = 'slt_bench-token-0123456789abcdef';
+
+/** A table, a source, a dashboard with a tile, a webhook and an alert, made through the API. */
+async function makeAlert(
+  base: string,
+  queryUrl: string,
+  basicHeaders: Record<string, string>,
+): Promise<string> {
+  for (const sql of [
+    'CREATE DATABASE IF NOT EXISTS app',
+    'CREATE TABLE IF NOT EXISTS app.requests (ts DateTime, status UInt16) ENGINE = MergeTree ORDER BY ts',
+  ]) {
+    await fetch(queryUrl, { method: 'POST', headers: basicHeaders, body: JSON.stringify({ sql }) });
+  }
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${base}/api/v2/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await response.json()) as {
+      data: { id: string; tiles?: { id: string }[] };
+      message?: string;
+    };
+    if (!response.ok) throw new Error(`${path}: ${json.message}`);
+    return json.data;
+  };
+  const serviceId = new URL(queryUrl).pathname.split('/')[5];
+  const source = await post('sources', {
+    name: 'requests',
+    kind: 'log',
+    serviceId,
+    from: { databaseName: 'app', tableName: 'requests' },
+    timestampValueExpression: 'ts',
+  });
+  const dashboard = await post('dashboards', {
+    name: 'health',
+    tiles: [
+      {
+        name: 'errors',
+        x: 0,
+        y: 0,
+        w: 4,
+        h: 4,
+        config: { displayType: 'number', sourceId: source.id, select: [{ aggFn: 'count' }] },
+      },
+    ],
+  });
+  const webhook = await post('webhooks', { name: 'hook', url: 'http://127.0.0.1:9/hook' });
+  const alert = await post('alerts', {
+    threshold: 1,
+    interval: '1m',
+    thresholdType: 'above',
+    source: 'tile',
+    dashboardId: dashboard.id,
+    tileId: dashboard.tiles?.[0]?.id,
+    channel: { type: 'webhook', webhookId: webhook.id },
+  });
+  return alert.id;
+}
 
 /**
  * Requests per second of create-pipe and get-pipe against a bare Fastify route that returns a
@@ -27,6 +87,8 @@ export async function benchApi(): Promise<void> {
       SLUICE_RATE_LIMIT: '0',
       SLUICE_BOOTSTRAP_KEY_ID: keyId,
       SLUICE_BOOTSTRAP_KEY_SECRET: keySecret,
+      SLUICE_BOOTSTRAP_ACCESS_TOKEN: TOKEN,
+      SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true',
     }),
     // The control plane alone: with the runtime on, every created pipe would also start a worker
     // and check its source over the network, which is not what this compares.
@@ -49,9 +111,13 @@ export async function benchApi(): Promise<void> {
     const one = await fetch(pipes, { method: 'POST', headers, body });
     const pipeId = ((await one.json()) as { result: { id: string } }).result.id;
 
+    const alertUrl = `${base}/api/v2/alerts/${await makeAlert(base, pipes.replace(/\/pipes$/, '/query'), headers)}`;
+    const bearer = { authorization: `Bearer ${TOKEN}` };
+
     const common = { seconds: SECONDS, connections: CONNECTIONS };
     const bareGet = await load({ ...common, url: `${bareBase}/bare` });
     const getPipe = await load({ ...common, url: `${pipes}/${pipeId}`, headers });
+    const getAlert = await load({ ...common, url: alertUrl, headers: bearer });
     const barePost = await load({ ...common, url: `${bareBase}/bare`, method: 'POST', body, headers });
     const createPipe = await load({ ...common, url: pipes, method: 'POST', body, headers });
     const row = (name: string, r: typeof bareGet, baseline: typeof bareGet) => ({
@@ -66,6 +132,7 @@ export async function benchApi(): Promise<void> {
       [
         row('bare Fastify GET', bareGet, bareGet),
         row('GET pipe', getPipe, bareGet),
+        row('GET alert (/api/v2/alerts/{id})', getAlert, bareGet),
         row('bare Fastify POST (same body)', barePost, barePost),
         row('create pipe', createPipe, barePost),
       ],

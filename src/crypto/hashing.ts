@@ -36,9 +36,16 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
  * derived from the master key, so a copy of the store alone cannot test guesses.
  */
 export function tokenDigest(token: string, masterKey: Buffer): string {
-  const key = createHmac('sha256', masterKey).update('sluice access tokens').digest();
+  let key = TOKEN_KEYS.get(masterKey);
+  if (!key) {
+    key = createHmac('sha256', masterKey).update('sluice access tokens').digest();
+    TOKEN_KEYS.set(masterKey, key);
+  }
   return createHmac('sha256', key).update(token).digest('base64url');
 }
+
+/** The token key derived from each master key, computed once (every bearer request needs it). */
+const TOKEN_KEYS = new WeakMap<Buffer, Buffer>();
 
 /** A random URL-safe string with `bytes` bytes of entropy. */
 export function randomSecret(bytes = 32): string {
