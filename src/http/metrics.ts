@@ -23,10 +23,26 @@ export function installHttpMetrics(app: FastifyInstance, registry: Registry): vo
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  // Label children are kept per route, method and status so a request costs no label hashing.
+  const counted = new Map<string, { inc(): void }>();
+  const timed = new Map<string, { observe(value: number): void }>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const status = String(reply.statusCode);
+    const key = `${request.method} ${route}`;
+    let counter = counted.get(`${key} ${status}`);
+    if (!counter) {
+      counter = requests.labels({ method: request.method, route, status });
+      counted.set(`${key} ${status}`, counter);
+    }
+    counter.inc();
+    let histogram = timed.get(key);
+    if (!histogram) {
+      histogram = duration.labels({ method: request.method, route });
+      timed.set(key, histogram);
+    }
+    histogram.observe(reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType);

@@ -45,8 +45,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Every body is JSON; Fastify's default text/plain parser would let text through to a 400
   // where the truth is a 415.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onSend', async (request, reply) => {
+  // Set when the request arrives (a callback hook: no promise per request on the hot path).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   installErrorHandling(app);
   await installRateLimit(app, deps.rateLimit);
