@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectStoragePipe } from './support/pipes.js';
-import { basic, startSluice, type TestSluice } from './support/sluice.js';
+import { BOOTSTRAP_TOKEN, basic, startSluice, type TestSluice } from './support/sluice.js';
 
 describe('HTTP status codes and the error envelope', () => {
   let s: TestSluice;
@@ -139,5 +139,21 @@ describe('rate limit', () => {
     expect(limited?.json.error).toMatch(/^TOO_MANY_REQUESTS: more than 5 requests in 10 s for this key/);
     const health = await s.request({ method: 'GET', url: '/health', auth: null });
     expect(health.statusCode).toBe(200);
+  });
+
+  it('counts per access token in the alerts area, answering {message} with Retry-After', async () => {
+    const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
+    const statuses: number[] = [];
+    let limited: Awaited<ReturnType<TestSluice['request']>> | undefined;
+    for (let i = 0; i < 7; i += 1) {
+      const response = await s.request({ method: 'GET', url: '/api/v2/alerts', auth });
+      statuses.push(response.statusCode);
+      if (response.statusCode === 429) limited ??= response;
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(Number(limited?.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited?.json).toEqual({
+      message: expect.stringMatching(/^more than 5 requests in 10 s for this key/),
+    });
   });
 });
