@@ -368,7 +368,7 @@ const CASES: Case[] = [
     s3,
     (b) => {
       Object.assign(os(b), { format: 'CSV' });
-      b.fieldMappings.forEach((m: any, i: number) => (m.sourceField = `c${i + 1}`));
+      for (const [i, m] of b.fieldMappings.entries()) m.sourceField = `c${i + 1}`;
     },
     [],
   ],
@@ -392,7 +392,7 @@ const CASES: Case[] = [
     s3,
     (b) => {
       os(b).format = 'JSONAsObject';
-      b.fieldMappings.forEach((m: any) => (m.sourceField = m.sourceField === '_file' ? '_file' : 'json'));
+      for (const m of b.fieldMappings) m.sourceField = m.sourceField === '_file' ? '_file' : 'json';
     },
     [],
   ],
