@@ -295,6 +295,23 @@ describe('the alerts area under /api/v2', () => {
     expect((await call('GET', `/api/v2/alerts/${onB.id}`)).statusCode).toBe(404);
   });
 
+  it('a tile filter in Lucene must be one the service reads', async () => {
+    const bad = await call('POST', '/api/v2/dashboards', {
+      name: 'lucene',
+      tiles: [tile('t', { aggFn: 'count', where: 'level:error AND (status:500', whereLanguage: 'lucene' })],
+    });
+    expect(bad.json.message).toBe(
+      'Body validation failed: tiles[0].config.select[0].where: Not a filter this service reads: a parenthesis is not closed',
+    );
+    const good = await call('POST', '/api/v2/dashboards', {
+      name: 'lucene',
+      tiles: [
+        tile('t', { aggFn: 'count', where: 'level:error AND status:[500 TO 599]', whereLanguage: 'lucene' }),
+      ],
+    });
+    expect(good.statusCode).toBe(200);
+  });
+
   it('sources name a table that exists in a service of the organization', async () => {
     const missing = await call('POST', '/api/v2/sources', {
       name: 'nope',

@@ -3,6 +3,7 @@ import { checker } from '../schema/index.js';
 import type { DashboardRow, Store } from '../store/index.js';
 import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
+import { LuceneError, luceneToSql } from './lucene.js';
 import { DashboardBody, type DashboardRecord, type TileConfig } from './schemas.js';
 
 const checkBody = checker(DashboardBody);
@@ -127,6 +128,17 @@ export class DashboardsService {
         }
         if (item.aggFn !== 'quantile' && item.level !== undefined) {
           problems.push({ path: `${path}.level`, message: 'Only used with aggFn quantile' });
+        }
+        if (item.whereLanguage === 'lucene' && item.where) {
+          try {
+            luceneToSql(item.where);
+          } catch (error) {
+            if (!(error instanceof LuceneError)) throw error;
+            problems.push({
+              path: `${path}.where`,
+              message: `Not a filter this service reads: ${error.message}`,
+            });
+          }
         }
         if (item.aggFn !== 'count' && !item.valueExpression) {
           problems.push({ path: `${path}.valueExpression`, message: `Required for ${item.aggFn}` });
