@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { AlertsService, DashboardsService, SourcesService, WebhooksService } from './alerts/index.js';
+import {
+  AlertEvaluator,
+  AlertsService,
+  DashboardsService,
+  SourcesService,
+  WebhooksService,
+} from './alerts/index.js';
 import type { Config } from './config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
@@ -11,7 +17,7 @@ import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipesService } from './pipes/index.js';
 import { PipeSupervisor, registerPipeMetrics } from './pipes/runtime/index.js';
-import { QueryService } from './query/index.js';
+import { QUERY_TIMEOUT_MS, QueryService } from './query/index.js';
 import { openStore, type Store } from './store/index.js';
 
 export const VERSION: string = (
@@ -26,6 +32,7 @@ export interface Sluice {
   identity: IdentityService;
   pipes: PipesService;
   query: QueryService;
+  evaluator: AlertEvaluator;
   server: FastifyInstance;
   /** Set on the first start of an empty store: the credentials to print once. */
   bootstrap: BootstrapResult | undefined;
@@ -42,6 +49,10 @@ export interface SluiceOptions {
    * runtime test runs it.
    */
   runtime?: boolean;
+  /** Evaluate alerts on a timer (default true); tests tick by hand with their own clock. */
+  alertTimer?: boolean;
+  /** The time now, for alert evaluation; tests pass a clock they move. */
+  clock?: () => Date;
 }
 
 export async function createSluice(config: Config, options: SluiceOptions = {}): Promise<Sluice> {
@@ -71,6 +82,16 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     const sources = new SourcesService(store, identity, engines);
     const dashboards = new DashboardsService(store);
     dashboards.onAlertsDeleted({ alertsDeleted: (ids) => alerts.forget(ids) });
+    const evaluator = new AlertEvaluator({
+      store,
+      engines,
+      identity,
+      alerts,
+      logger,
+      clock: options.clock ?? (() => new Date()),
+      queryTimeoutMs: QUERY_TIMEOUT_MS,
+      concurrency: 4,
+    });
     const metrics = createMetricsRegistry();
     registerPipeMetrics(metrics, store);
     const server = await buildServer({
@@ -90,6 +111,11 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     });
     const opened = store;
     if (options.runtime !== false) await supervisor.start();
+    const ticker =
+      options.alertTimer === false
+        ? undefined
+        : setInterval(() => void evaluator.tick().catch(() => {}), config.alertTickSeconds * 1000);
+    ticker?.unref();
     return {
       config,
       logger,
@@ -97,6 +123,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       identity,
       pipes,
       query,
+      evaluator,
       server,
       bootstrap,
       async listen() {
@@ -106,6 +133,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
         return url;
       },
       async close() {
+        if (ticker) clearInterval(ticker);
+        await evaluator.idle();
         await server.close();
         await supervisor.close();
         await engines.closeAll();

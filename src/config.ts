@@ -17,6 +17,8 @@ export interface Config {
   rateLimit: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Seconds between alert evaluation ticks. */
+  alertTickSeconds: number;
   /** Webhooks may target private, loopback and link-local addresses (off by default). */
   allowPrivateWebhooks: boolean;
   /** The only directory `file://` pipe URLs may read; default `<dataDir>/files`. */
@@ -53,6 +55,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
+  'alert-tick-seconds': 'SLUICE_ALERT_TICK_SECONDS',
 };
 
 export function loadConfig(
@@ -124,6 +127,7 @@ export function loadConfig(
     port: integer('port', 8080, 0, 65535),
     dataDir,
     allowPrivateWebhooks: allowPrivate === 'true',
+    alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
     localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,
     masterKey,

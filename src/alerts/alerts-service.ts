@@ -73,7 +73,29 @@ export class AlertsService {
     this.cache?.written(id, undefined);
   }
 
-  /** Alerts that went with a dashboard or a tile. */
+  /** Evaluations of an alert, newest window first (an addition: GET /api/v2/alerts/{id}/history). */
+  async history(scope: TeamScope, id: string, query: unknown) {
+    await this.get(scope, id);
+    const { limit, offset } = pageOf(query);
+    const [rows, total] = await Promise.all([
+      this.store.repos.evaluation.history(id, limit, offset),
+      this.store.repos.evaluation.countHistory(id),
+    ]);
+    return {
+      data: rows.map((row) => ({
+        windowStart: row.windowStart.toISOString(),
+        windowEnd: row.windowEnd.toISOString(),
+        group: row.groupKey,
+        state: row.state,
+        value: row.value,
+        threshold: row.threshold,
+        error: row.error,
+      })),
+      meta: { total, limit, offset },
+    };
+  }
+
+  /** Alerts whose stored row changed elsewhere (evaluation) or went with a dashboard or a tile. */
   forget(ids: string[]): void {
     for (const id of ids) this.cache?.written(id, undefined);
   }

@@ -264,3 +264,86 @@ export class AlertsRepo {
     return rows[0]?.n ?? 0;
   }
 }
+
+export interface HistoryRow {
+  alertId: string;
+  windowStart: Date;
+  windowEnd: Date;
+  groupKey: string | null;
+  state: string | null;
+  value: number | null;
+  threshold: number;
+  error: string | null;
+  createdAt: Date;
+}
+
+/** Alert evaluation: the alerts to check, their history, their state after each window. */
+export class EvaluationRepo {
+  constructor(private readonly db: Queryable) {}
+
+  /** Every alert with what its evaluation needs: tile, source and the last evaluated window. */
+  async alertsToEvaluate(): Promise<
+    (AlertRow & { evaluatedUntil: Date | null; tiles: Record<string, unknown>[]; organizationId: string })[]
+  > {
+    return this.db.query(
+      `select a.id, a.team_id as "teamId", a.name, a.message, a.threshold, a.threshold_max as "thresholdMax",
+              a.interval, a.threshold_type as "thresholdType", a.source, a.state, a.dashboard_id as "dashboardId",
+              a.tile_id as "tileId", a.webhook_id as "webhookId", a.silenced, a.created_at as "createdAt",
+              a.updated_at as "updatedAt", a.evaluated_until as "evaluatedUntil", d.tiles,
+              t.organization_id as "organizationId"
+         from alerts a join dashboards d on d.id = a.dashboard_id join teams t on t.id = a.team_id
+        order by a.created_at`,
+    );
+  }
+
+  async addHistory(rows: HistoryRow[]): Promise<void> {
+    for (const row of rows) {
+      await this.db.query(
+        `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          row.alertId,
+          row.windowStart,
+          row.windowEnd,
+          row.groupKey,
+          row.state,
+          row.value,
+          row.threshold,
+          row.error,
+          row.createdAt,
+        ],
+      );
+    }
+  }
+
+  /** The state after the windows evaluated up to `until`; false when the alert is gone. */
+  async setEvaluated(alertId: string, state: string, until: Date): Promise<boolean> {
+    const rows = await this.db.query<{ id: string }>(
+      'update alerts set state = $2, evaluated_until = $3 where id = $1 returning id',
+      [alertId, state, until],
+    );
+    return rows.length > 0;
+  }
+
+  async history(alertId: string, limit: number, offset: number): Promise<HistoryRow[]> {
+    return this.db.query<HistoryRow>(
+      `select alert_id as "alertId", window_start as "windowStart", window_end as "windowEnd", group_key as "groupKey",
+              state, value, threshold, error, created_at as "createdAt"
+         from alert_history where alert_id = $1 order by window_start desc, id desc limit $2 offset $3`,
+      [alertId, limit, offset],
+    );
+  }
+
+  async countHistory(alertId: string): Promise<number> {
+    const rows = await this.db.query<{ n: number }>(
+      'select count(*)::int as n from alert_history where alert_id = $1',
+      [alertId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /** History is kept 30 days (reference/alerts.md). */
+  async pruneHistory(before: Date): Promise<void> {
+    await this.db.query('delete from alert_history where created_at < $1', [before]);
+  }
+}

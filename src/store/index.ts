@@ -1,13 +1,13 @@
 import { join } from 'node:path';
-import { AlertsRepo } from './alerts-repo.js';
+import { AlertsRepo, EvaluationRepo } from './alerts-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
 
-export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
-export { AlertsRepo } from './alerts-repo.js';
+export type { AlertRow, DashboardRow, HistoryRow, SourceRow, WebhookRow } from './alerts-repo.js';
+export { AlertsRepo, EvaluationRepo } from './alerts-repo.js';
 export type { Db, Queryable } from './db.js';
 export type {
   AccessToken,
@@ -28,6 +28,7 @@ export { ProgressRepo } from './progress-repo.js';
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
   alerts: AlertsRepo;
+  evaluation: EvaluationRepo;
   identity: IdentityRepo;
   pipes: PipesRepo;
   progress: ProgressRepo;
@@ -36,6 +37,7 @@ export interface Repos {
 export function reposOn(db: Queryable): Repos {
   return {
     alerts: new AlertsRepo(db),
+    evaluation: new EvaluationRepo(db),
     identity: new IdentityRepo(db),
     pipes: new PipesRepo(db),
     progress: new ProgressRepo(db),

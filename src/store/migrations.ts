@@ -185,6 +185,27 @@ export const MIGRATIONS: Migration[] = [
       create index alerts_webhook on alerts (webhook_id);
     `,
   },
+  {
+    version: 5,
+    name: 'alert evaluation: windows and history',
+    sql: `
+      alter table alerts add column evaluated_until timestamptz;
+      create table alert_history (
+        id bigserial primary key,
+        alert_id text not null references alerts(id) on delete cascade,
+        window_start timestamptz not null,
+        window_end timestamptz not null,
+        group_key text,
+        state text,
+        value double precision,
+        threshold double precision not null,
+        error text,
+        created_at timestamptz not null
+      );
+      create index alert_history_alert on alert_history (alert_id, window_start);
+      create index alert_history_created on alert_history (created_at);
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -55,6 +55,8 @@ export async function startSluice(
     env?: Record<string, string>;
     /** Run pipes; off for the control-plane tests, which check the API alone. */
     runtime?: boolean;
+    /** The clock of alert evaluation; tests tick `sluice.evaluator` by hand. */
+    clock?: () => Date;
   } = {},
 ): Promise<TestSluice> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')));
@@ -77,6 +79,8 @@ export async function startSluice(
   const sluice = await createSluice(config, {
     logger: createLogger('info', sink),
     runtime: options.runtime ?? false,
+    alertTimer: false,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const admin = basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET);
   const request = async ({ method, url, body, auth, headers }: RequestOptions): Promise<TestResponse> => {

@@ -137,6 +137,32 @@ export function alertsAreaRoutes(
     },
   );
   crudRoutes(app, '/api/v2/alerts', 'alerts', deps.alerts, { body: S.AlertBody, record: S.AlertRecord });
+  app.get(
+    `/api/v2/alerts/:id/history`,
+    {
+      schema: {
+        tags: ['alerts'],
+        summary: 'Evaluations of an alert, newest window first (an addition)',
+        params: IdParams,
+        querystring: S.ListQuery,
+        response: {
+          200: Listed(
+            T.Object({
+              windowStart: T.String(),
+              windowEnd: T.String(),
+              group: T.Union([T.String(), T.Null()]),
+              state: T.Union([T.String(), T.Null()]),
+              value: T.Union([T.Number(), T.Null()]),
+              threshold: T.Number(),
+              error: T.Union([T.String(), T.Null()]),
+            }),
+          ),
+          ...ERRORS,
+        },
+      },
+    },
+    async (request) => deps.alerts.history(scopeOf(request), idOf(request), request.query),
+  );
   crudRoutes(app, '/api/v2/webhooks', 'webhooks', deps.webhooks, {
     body: S.WebhookBody,
     record: S.WebhookRecord,

@@ -1,0 +1,181 @@
+import type { Logger } from 'pino';
+import type { EngineRegistry } from '../../engine/index.js';
+import type { IdentityService } from '../../identity/index.js';
+import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
+import type { AlertsService } from '../alerts-service.js';
+import { exceeds } from './decide.js';
+import { type TileSelect, tileQuery } from './tile-query.js';
+import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
+
+type EvaluatedAlert = AlertRow & {
+  evaluatedUntil: Date | null;
+  tiles: Record<string, unknown>[];
+  organizationId: string;
+};
+
+export interface EvaluatorOptions {
+  store: Store;
+  engines: EngineRegistry;
+  identity: IdentityService;
+  alerts: AlertsService;
+  logger: Logger;
+  /** The time now; tests pass their own clock. */
+  clock: () => Date;
+  /** Longest a tile query may run in the engine. */
+  queryTimeoutMs: number;
+  /** Tile queries run at once, at most. */
+  concurrency: number;
+}
+
+const HISTORY_DAYS = 30;
+
+/**
+ * Evaluates every alert's completed windows (reference/alerts.md, "How alerts are evaluated"):
+ * alerts that share a tile and an interval share one query over all their windows; each window's
+ * value (an empty bucket counts as 0) is compared per group, and the alert is ALERT when any group
+ * breaks its threshold. A failing query changes no state: it is recorded, and the windows are
+ * tried again on the next tick. Ticks never overlap: a tick asked for while one runs waits for it.
+ */
+export class AlertEvaluator {
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: EvaluatorOptions) {}
+
+  /** Resolves when no tick runs (for a clean shutdown). */
+  idle(): Promise<void> {
+    return this.last;
+  }
+
+  tick(): Promise<void> {
+    const next = this.last.then(() => this.evaluate(this.options.clock()));
+    this.last = next.catch((error) => this.options.logger.error({ err: error }, 'alert tick failed'));
+    return next;
+  }
+
+  private async evaluate(now: Date): Promise<void> {
+    const { store } = this.options;
+    const alerts = await store.repos.evaluation.alertsToEvaluate();
+    const groups = new Map<string, { alerts: { alert: EvaluatedAlert; windows: Window[] }[] }>();
+    for (const alert of alerts) {
+      const windows = windowsToEvaluate(now, alert.interval, alert.evaluatedUntil);
+      if (windows.length === 0) continue;
+      const key = `${alert.dashboardId}/${alert.tileId}/${alert.interval}`;
+      const group = groups.get(key) ?? { alerts: [] };
+      group.alerts.push({ alert, windows });
+      groups.set(key, group);
+    }
+    await mapLimited([...groups.values()], this.options.concurrency, (group) =>
+      this.evaluateGroup(group.alerts, now),
+    );
+    await store.repos.evaluation.pruneHistory(new Date(now.getTime() - HISTORY_DAYS * 86_400_000));
+  }
+
+  /** One query for every window of the alerts on one tile and interval. */
+  private async evaluateGroup(
+    members: { alert: EvaluatedAlert; windows: Window[] }[],
+    now: Date,
+  ): Promise<void> {
+    const first = members[0]?.alert as EvaluatedAlert;
+    const starts = members.flatMap((m) => m.windows.map((w) => w.start.getTime()));
+    const ends = members.flatMap((m) => m.windows.map((w) => w.end.getTime()));
+    let buckets: Map<number, Map<string | null, number>>;
+    try {
+      const tile = first.tiles.find((t) => t.id === first.tileId) as
+        | { config: { sourceId: string; select: TileSelect[]; groupBy?: string } }
+        | undefined;
+      if (!tile) throw new Error('the tile is no longer on its dashboard');
+      const scope = { teamId: first.teamId, organizationId: first.organizationId, userId: '' };
+      const source = await this.options.store.repos.alerts.getSource(scope.teamId, tile.config.sourceId);
+      if (!source) throw new Error('the source of the tile no longer exists');
+      const service = await this.options.identity.getService(first.organizationId, source.serviceId);
+      const sql = tileQuery(source, tile.config.select[0] as TileSelect, tile.config.groupBy || undefined, {
+        start: new Date(Math.min(...starts)),
+        end: new Date(Math.max(...ends)),
+        intervalSeconds: intervalMs(first.interval) / 1000,
+      });
+      const result = await this.options.engines.engineFor(service).query(sql, {
+        readonly: true,
+        timeoutMs: this.options.queryTimeoutMs,
+      });
+      buckets = new Map();
+      for (const row of result.rows) {
+        const at = Number(row.bucket) * 1000;
+        const values = buckets.get(at) ?? new Map<string | null, number>();
+        values.set(row.group === undefined ? null : String(row.group), Number(row.value));
+        buckets.set(at, values);
+      }
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      for (const { alert, windows } of members) await this.recordFailure(alert, windows, reason, now);
+      return;
+    }
+    for (const { alert, windows } of members) await this.decide(alert, windows, buckets, now);
+  }
+
+  private async decide(
+    alert: EvaluatedAlert,
+    windows: Window[],
+    buckets: Map<number, Map<string | null, number>>,
+    now: Date,
+  ): Promise<void> {
+    const history: HistoryRow[] = [];
+    let state = alert.state;
+    for (const window of windows) {
+      // An empty bucket counts as 0, so a `below` alert fires on silence.
+      const values = buckets.get(window.start.getTime()) ?? new Map<string | null, number>([[null, 0]]);
+      let breached = false;
+      for (const [group, value] of values) {
+        const groupState = exceeds(value, alert.thresholdType, alert.threshold, alert.thresholdMax)
+          ? 'ALERT'
+          : 'OK';
+        breached ||= groupState === 'ALERT';
+        history.push({ ...base(alert, window, now), groupKey: group, state: groupState, value, error: null });
+      }
+      state = breached ? 'ALERT' : 'OK';
+    }
+    const last = windows[windows.length - 1] as Window;
+    await this.options.store.transaction(async (repos) => {
+      if (!(await repos.evaluation.setEvaluated(alert.id, state, last.end))) return;
+      await repos.evaluation.addHistory(history);
+    });
+    this.options.alerts.forget([alert.id]);
+  }
+
+  private async recordFailure(
+    alert: EvaluatedAlert,
+    windows: Window[],
+    reason: string,
+    now: Date,
+  ): Promise<void> {
+    const rows = windows.map((window) => ({
+      ...base(alert, window, now),
+      groupKey: null,
+      state: null,
+      value: null,
+      error: reason,
+    }));
+    await this.options.store.repos.evaluation.addHistory(rows);
+    this.options.logger.warn(
+      { alertId: alert.id, error: reason },
+      'alert query failed; the windows are retried next tick',
+    );
+  }
+}
+
+function base(alert: EvaluatedAlert, window: Window, now: Date) {
+  return {
+    alertId: alert.id,
+    windowStart: window.start,
+    windowEnd: window.end,
+    threshold: alert.threshold,
+    createdAt: now,
+  };
+}
+
+async function mapLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) await work(items[next++] as T);
+  });
+  await Promise.all(lanes);
+}

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
+
+describe('alert evaluation against a real embedded service', () => {
+  let s: TestSluice;
+  let now = new Date('2026-11-22T10:02:00Z');
+  let sourceId: string;
+  let webhookId: string;
+  const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
+  const v2 = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
+    const response = await s.request({ method, url: `/api/v2${url}`, auth, ...(body ? { body } : {}) });
+    if (response.statusCode !== 200) throw new Error(`${method} ${url}: ${response.body}`);
+    return response.json;
+  };
+  const sql = async (text: string) => {
+    const url = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
+    const response = await s.request({ method: 'POST', url, body: { sql: text } });
+    if (response.statusCode !== 200) throw new Error(`${text}: ${response.body}`);
+    return response.json.result.rows;
+  };
+  /** Rows of requests in a window: `count` rows per host with the given status. */
+  const requests = (at: string, rows: [host: string, status: number, count: number][]) =>
+    sql(
+      `INSERT INTO app.requests VALUES ${rows
+        .flatMap(([host, status, count]) =>
+          Array.from({ length: count }, (_, i) => `('${at}' + INTERVAL ${i} SECOND, ${status}, '${host}')`),
+        )
+        .join(', ')}`,
+    );
+  const alertOn = async (tile: Record<string, unknown>, alert: Record<string, unknown>) => {
+    const dashboard = (
+      await v2('POST', '/dashboards', {
+        name: 'd',
+        tiles: [{ name: 't', x: 0, y: 0, w: 4, h: 4, config: { displayType: 'number', sourceId, ...tile } }],
+      })
+    ).data;
+    return (
+      await v2('POST', '/alerts', {
+        interval: '5m',
+        source: 'tile',
+        dashboardId: dashboard.id,
+        tileId: dashboard.tiles[0].id,
+        channel: { type: 'webhook', webhookId },
+        ...alert,
+      })
+    ).data.id as string;
+  };
+  const stateOf = async (id: string) => (await v2('GET', `/alerts/${id}`)).data.state;
+  const tickAt = async (time: string) => {
+    now = new Date(time);
+    await s.sluice.evaluator.tick();
+  };
+
+  beforeAll(async () => {
+    s = await startSluice({ clock: () => now, env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    await sql('CREATE DATABASE IF NOT EXISTS app');
+    await sql(
+      "CREATE TABLE app.requests (ts DateTime('UTC'), status UInt16, host String) ENGINE = MergeTree ORDER BY ts",
+    );
+    sourceId = (
+      await v2('POST', '/sources', {
+        name: 'requests',
+        kind: 'log',
+        serviceId: s.serviceId,
+        from: { databaseName: 'app', tableName: 'requests' },
+        timestampValueExpression: 'ts',
+      })
+    ).data.id;
+    webhookId = (await v2('POST', '/webhooks', { name: 'hook', url: 'http://127.0.0.1:9/hook' })).data.id;
+  });
+  afterAll(() => s.close());
+
+  const errors = { select: [{ aggFn: 'count', where: 'status >= 500', whereLanguage: 'sql' }] };
+
+  it('follows the data: OK -> ALERT when a window breaks the threshold, back to OK when it does not', async () => {
+    const id = await alertOn(errors, { threshold: 5, thresholdType: 'above' });
+    expect(await stateOf(id)).toBe('OK');
+    await requests('2026-11-22 10:05:00', [
+      ['a', 500, 7],
+      ['a', 200, 30],
+    ]);
+    await tickAt('2026-11-22T10:10:30Z');
+    expect(await stateOf(id)).toBe('ALERT');
+    await requests('2026-11-22 10:10:00', [['a', 503, 2]]);
+    await tickAt('2026-11-22T10:15:30Z');
+    expect(await stateOf(id)).toBe('OK');
+    const history = (await v2('GET', `/alerts/${id}/history`)).data;
+    expect(history.map((h: any) => [h.windowStart, h.state, h.value])).toEqual([
+      ['2026-11-22T10:10:00.000Z', 'OK', 2],
+      ['2026-11-22T10:05:00.000Z', 'ALERT', 7],
+    ]);
+    await tickAt('2026-11-22T10:16:00Z'); // no window has closed since: nothing is evaluated twice
+    expect((await v2('GET', `/alerts/${id}/history`)).meta.total).toBe(2);
+  });
+
+  it('an empty window counts as 0, so a below alert fires on silence', async () => {
+    const teapots = { select: [{ aggFn: 'count', where: 'status = 418', whereLanguage: 'sql' }] };
+    const id = await alertOn(teapots, { threshold: 1, thresholdType: 'below', interval: '1h' });
+    await tickAt('2026-11-22T11:00:10Z');
+    expect(await stateOf(id)).toBe('ALERT');
+    const [row] = (await v2('GET', `/alerts/${id}/history`)).data;
+    expect(row).toMatchObject({ windowStart: '2026-11-22T10:00:00.000Z', state: 'ALERT', value: 0 });
+  });
+
+  it('evaluates each group of a grouped tile; the alert is ALERT if any group is; Lucene filters work', async () => {
+    const grouped = {
+      select: [{ aggFn: 'count', where: 'status:[500 TO 599]', whereLanguage: 'lucene' }],
+      groupBy: 'host',
+    };
+    const id = await alertOn(grouped, { threshold: 4, thresholdType: 'above' });
+    await requests('2026-11-22 11:00:00', [
+      ['b', 500, 5],
+      ['c', 502, 1],
+      ['c', 200, 9],
+    ]);
+    await tickAt('2026-11-22T11:05:01Z');
+    expect(await stateOf(id)).toBe('ALERT');
+    const rows = (await v2('GET', `/alerts/${id}/history`)).data;
+    expect(rows.map((r: any) => [r.group, r.state, r.value]).sort()).toEqual([
+      ['b', 'ALERT', 5],
+      ['c', 'OK', 1],
+    ]);
+  });
+
+  it('a tile query that fails changes no state, records the error, and is retried on the next tick', async () => {
+    await sql("CREATE TABLE app.doomed (ts DateTime('UTC'), status UInt16) ENGINE = MergeTree ORDER BY ts");
+    const doomedSource = (
+      await v2('POST', '/sources', {
+        name: 'doomed',
+        kind: 'log',
+        serviceId: s.serviceId,
+        from: { databaseName: 'app', tableName: 'doomed' },
+        timestampValueExpression: 'ts',
+      })
+    ).data.id;
+    const saved = sourceId;
+    sourceId = doomedSource;
+    const id = await alertOn({ select: [{ aggFn: 'count' }] }, { threshold: 0, thresholdType: 'above' });
+    sourceId = saved;
+    await sql('DROP TABLE app.doomed');
+    await tickAt('2026-11-22T11:10:05Z');
+    expect(await stateOf(id)).toBe('OK');
+    const [failure] = (await v2('GET', `/alerts/${id}/history`)).data;
+    expect(failure).toMatchObject({ windowStart: '2026-11-22T11:05:00.000Z', state: null, value: null });
+    expect(failure.error).toContain('doomed');
+    await sql("CREATE TABLE app.doomed (ts DateTime('UTC'), status UInt16) ENGINE = MergeTree ORDER BY ts");
+    await tickAt('2026-11-22T11:10:06Z');
+    expect(await stateOf(id)).toBe('ALERT'); // count 0 >= 0: the same window, evaluated this time
+  });
+});
