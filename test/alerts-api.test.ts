@@ -348,6 +348,7 @@ describe('the alerts area under /api/v2', () => {
       '/api/v2',
       '/api/v2/alerts',
       '/api/v2/alerts/{id}',
+      '/api/v2/alerts/{id}/history',
       '/api/v2/dashboards',
       '/api/v2/dashboards/{id}',
       '/api/v2/sources',
