@@ -334,7 +334,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       auth: developer,
     });
     expect(write.statusCode).toBe(400);
-    expect(write.json.error).toContain('readonly');
+    expect(write.json.error).toContain('this key may only read');
     const admin = await s.request({ method: 'POST', url, body: { sql: 'CREATE DATABASE IF NOT EXISTS x' } });
     expect(admin.statusCode).toBe(200);
     const bad = await s.request({ method: 'POST', url, body: { sql: 'SELEC 1' } });
@@ -345,6 +345,22 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     expect(formatted.json.error).toContain('leave the FORMAT clause out');
     const values = await s.request({ method: 'POST', url, body: { sql: 'INSERT INTO x.t VALUES (1)' } });
     expect(values.json.error).toContain('x.t'); // the engine's own message: no such table, not a syntax error
+    for (const [sql, message] of [
+      ["SELECT * FROM file('/etc/passwd', 'RawBLOB')", 'file() reaches outside the service'],
+      ["SELECT * FROM url('http://169.254.169.254/', 'RawBLOB')", 'url() reaches outside the service'],
+      ['SET max_threads = 1', 'SET changes the session of every pipe'],
+    ]) {
+      const refused = await s.request({ method: 'POST', url, body: { sql } });
+      expect(refused.statusCode, sql).toBe(400);
+      expect(refused.json.error).toContain(message);
+    }
+    const sneaky = await s.request({
+      method: 'POST',
+      url,
+      body: { sql: 'CREATE DATABASE sneaky --' },
+      auth: developer,
+    });
+    expect(sneaky.json.error).toContain('this key may only read');
     const empty = await s.request({ method: 'POST', url, body: {} });
     expect(empty.json.error).toBe('BAD_REQUEST: sql: Required: give one SQL statement as a string');
   });

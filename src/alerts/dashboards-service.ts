@@ -1,3 +1,4 @@
+import { fragmentProblem } from '../engine/index.js';
 import { type Problem, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
 import type { DashboardRow, Store } from '../store/index.js';
@@ -118,6 +119,8 @@ export class DashboardsService {
         ? await this.store.repos.alerts.getSource(scope.teamId, tile.config.sourceId)
         : undefined;
       if (!source) problems.push({ path: `${at}.config.sourceId`, message: 'No such source in your team' });
+      const groupBy = tile.config.groupBy ? fragmentProblem(tile.config.groupBy) : undefined;
+      if (groupBy) problems.push({ path: `${at}.config.groupBy`, message: `Not usable: ${groupBy}` });
       tile.config.select.forEach((item, i) => {
         const path = `${at}.config.select[${i}]`;
         if (item.aggFn === 'quantile' && item.level === undefined) {
@@ -128,6 +131,14 @@ export class DashboardsService {
         }
         if (item.aggFn !== 'quantile' && item.level !== undefined) {
           problems.push({ path: `${path}.level`, message: 'Only used with aggFn quantile' });
+        }
+        const expressions: [string, string | undefined][] = [
+          ['valueExpression', item.valueExpression],
+          ['where', item.whereLanguage === 'lucene' ? undefined : item.where],
+        ];
+        for (const [field, text] of expressions) {
+          const unusable = text ? fragmentProblem(text) : undefined;
+          if (unusable) problems.push({ path: `${path}.${field}`, message: `Not usable: ${unusable}` });
         }
         if (item.whereLanguage === 'lucene' && item.where) {
           try {

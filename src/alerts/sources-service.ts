@@ -1,4 +1,4 @@
-import { describeTable, type EngineRegistry } from '../engine/index.js';
+import { describeTable, type EngineRegistry, fragmentProblem } from '../engine/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import { checker } from '../schema/index.js';
@@ -61,6 +61,9 @@ export class SourcesService {
   /** The service must be one of the team's organization, and the table must exist in it. */
   private async validate(scope: TeamScope, body: unknown): Promise<SourceBody> {
     const problems: Problem[] = checkBody(body);
+    const expression = (body as { timestampValueExpression?: unknown } | undefined)?.timestampValueExpression;
+    const unusable = typeof expression === 'string' ? fragmentProblem(expression) : undefined;
+    if (unusable) problems.push({ path: 'timestampValueExpression', message: `Not usable: ${unusable}` });
     if (problems.length) throw new ValidationError(problems);
     const source = body as SourceBody;
     let service: Awaited<ReturnType<IdentityService['getService']>>;

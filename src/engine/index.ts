@@ -11,6 +11,7 @@ export {
 } from './engine.js';
 export { EngineRegistry, type ServiceRef } from './registry.js';
 export { ident, literal, settingsClause, tableName } from './sql.js';
+export { fragmentProblem, statementProblem } from './sql-guard.js';
 export {
   countRows,
   createTableSql,

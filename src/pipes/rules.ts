@@ -1,3 +1,4 @@
+import { fragmentProblem } from '../engine/index.js';
 import type { Problem } from '../errors.js';
 import { SOURCE_KINDS, type SourceKind } from './schema/enums.js';
 
@@ -348,7 +349,29 @@ function tableDestinationRules(pipe: Record<string, unknown>, problems: Problem[
     problems.push({ path: 'destination.tableDefinition', message: 'Only used with managedTable: true' });
   }
   tableDefinitionRules(asObject(destination.tableDefinition), known, problems);
+  expressionRules(destination, columns, problems);
   if (columns !== undefined) fieldMappingRules(pipe.fieldMappings, known, problems);
+}
+
+/**
+ * Column types and PARTITION BY / PRIMARY KEY expressions go into the engine's SQL as written: each
+ * must be one expression, with nothing that could end it early or reach outside the service.
+ */
+function expressionRules(
+  destination: Record<string, unknown>,
+  columns: (Record<string, unknown> | undefined)[] | undefined,
+  problems: Problem[],
+): void {
+  const check = (value: unknown, path: string) => {
+    const problem = typeof value === 'string' ? fragmentProblem(value) : undefined;
+    if (problem) problems.push({ path, message: `Not usable: ${problem}` });
+  };
+  (columns ?? []).forEach((column, index) => {
+    check(column?.type, `destination.columns[${index}].type`);
+  });
+  const definition = asObject(destination.tableDefinition);
+  check(definition?.partitionBy, 'destination.tableDefinition.partitionBy');
+  check(definition?.primaryKey, 'destination.tableDefinition.primaryKey');
 }
 
 function tableDefinitionRules(

@@ -2,6 +2,7 @@ import {
   EngineError,
   type EngineRegistry,
   type QueryResult,
+  statementProblem,
   UnreadableResultError,
 } from '../engine/index.js';
 import { BadRequestError } from '../errors.js';
@@ -33,6 +34,8 @@ export class QueryService {
     }
     if (sql.length > MAX_SQL_LENGTH)
       throw new BadRequestError(`sql: Must be at most ${MAX_SQL_LENGTH} characters`);
+    const refused = statementProblem(sql) ?? kindProblem(sql, role);
+    if (refused) throw new BadRequestError(`sql: ${refused}`);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     try {
       // Admin statements run as written (an INSERT ... VALUES cannot take a trailing SETTINGS
@@ -52,4 +55,21 @@ export class QueryService {
       throw error;
     }
   }
+}
+
+/**
+ * SET would change the engine session every pipe of the service runs in, so nobody may; keys that
+ * are not admin keys run only statements that read.
+ */
+function kindProblem(sql: string, role: Role): string | undefined {
+  const first = /^(?:\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
+  if (first === 'SET')
+    return 'SET changes the session of every pipe of the service: put settings in a SETTINGS clause';
+  if (
+    role !== 'admin' &&
+    !['SELECT', 'WITH', 'SHOW', 'DESCRIBE', 'DESC', 'EXISTS', 'EXPLAIN'].includes(first ?? '')
+  ) {
+    return 'this key may only read: SELECT, WITH, SHOW, DESCRIBE, EXISTS or EXPLAIN';
+  }
+  return undefined;
 }

@@ -47,6 +47,26 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
     ).rejects.toMatchObject({ code: 159 });
   });
 
+  it("runs with none of Sluice's environment (no master key, database URL or cloud keys)", async () => {
+    process.env.SLUICE_MASTER_KEY_FOR_TEST = 'must-not-reach-the-engine';
+    const isolated = new EmbeddedEngine(join(dir, 'isolated'));
+    try {
+      const result = await isolated.query("SELECT * FROM file('/proc/self/environ', 'RawBLOB')");
+      const environment = String(result.rows[0]?.raw_blob ?? '');
+      expect(environment).toContain('PATH=');
+      expect(environment).not.toContain('must-not-reach-the-engine');
+    } finally {
+      delete process.env.SLUICE_MASTER_KEY_FOR_TEST;
+      await isolated.close();
+    }
+  });
+
+  it('keeps the limits of a statement that ends in a comment', async () => {
+    await expect(engine.query('CREATE DATABASE sneaky --', { readonly: true })).rejects.toMatchObject({
+      code: 164,
+    });
+  });
+
   it('starts a new engine process after a crash', async () => {
     await engine.query('SELECT 1');
     const child = (engine as unknown as { child: { kill(signal: string): void } }).child;

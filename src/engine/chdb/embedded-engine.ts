@@ -100,6 +100,9 @@ export class EmbeddedEngine implements Engine {
     const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
     const child = fork(fileURLToPath(CHILD), [this.path], {
       execArgv,
+      // The engine gets none of Sluice's environment (master key, database URL, cloud keys):
+      // only what a process needs to run.
+      env: engineEnvironment(),
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -142,7 +145,9 @@ function withSettings(sql: string, options: QueryOptions): string {
   if (options.readonly) settings.readonly = 1;
   if (options.timeoutMs !== undefined)
     settings.max_execution_time = Math.max(1, Math.ceil(options.timeoutMs / 1000));
-  return `${sql.trim().replace(/;\s*$/, '')}${settingsClause(settings)}`;
+  // On a line of its own, so a trailing comment in the statement cannot swallow it.
+  const clause = settingsClause(settings);
+  return `${sql.trim().replace(/;\s*$/, '')}${clause ? `\n${clause.trim()}` : ''}`;
 }
 
 /**
@@ -152,4 +157,12 @@ function withSettings(sql: string, options: QueryOptions): string {
 export function lastJsonDocument(text: string): string {
   const start = text.lastIndexOf('{\n\t"meta":');
   return start > 0 ? text.slice(start) : text;
+}
+
+/** The variables the engine process needs, and nothing secret. */
+function engineEnvironment(): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
+  return Object.fromEntries(
+    keep.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]),
+  );
 }

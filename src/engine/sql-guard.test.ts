@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { fragmentProblem, statementProblem } from './sql-guard.js';
+
+describe('SQL written by users', () => {
+  it.each([
+    "SELECT * FROM file('/etc/passwd', 'RawBLOB')",
+    "SELECT file('/proc/self/environ')",
+    "SELECT * FROM url('http://169.254.169.254/latest/meta-data', 'RawBLOB')",
+    "SELECT * FROM s3('http://internal/b/k', 'CSV')",
+    "SELECT * FROM remote('db:9000', system.one)",
+    "SELECT 1 INTO OUTFILE '/tmp/x'",
+    "SELECT * FROM FILE ('/etc/hosts')",
+    "SELECT * FROM file/* hidden */('/etc/hosts')",
+  ])('refuses %s', (sql) => {
+    expect(statementProblem(sql)).toBeDefined();
+  });
+
+  it.each(["SELECT count() FROM app.requests WHERE path = 'file(/x)'", 'SELECT profile(1)', 'SHOW TABLES'])(
+    'lets %s through',
+    (sql) => {
+      expect(statementProblem(sql)).toBeUndefined();
+    },
+  );
+
+  it.each([
+    ['String) ENGINE = Memory AS SELECT 1 --', 'comments'],
+    ['String); DROP TABLE x', 'comments and ";"'],
+    ["JSON) FROM file('/etc/passwd'", 'parenthesis closes'],
+    ['toYYYYMM(ts', 'parenthesis is not closed'],
+    ["Enum8('a", 'quote is not closed'],
+    ['(SELECT 1)', 'not a query'],
+    ["concat(file('/etc/hosts'))", 'reaches outside'],
+  ])('refuses the fragment %s', (fragment, message) => {
+    expect(fragmentProblem(fragment)).toContain(message);
+  });
+
+  it.each([
+    "DateTime64(3, 'UTC')",
+    "Enum8('a' = 1, 'b-c' = 2)",
+    'Map(String, Array(Nullable(UInt64)))',
+    'toYYYYMM(ts)',
+    "status >= 500 AND path LIKE '/api/%'",
+  ])('accepts the fragment %s', (fragment) => {
+    expect(fragmentProblem(fragment)).toBeUndefined();
+  });
+});
