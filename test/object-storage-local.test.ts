@@ -68,9 +68,9 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     );
     expect(rows).toEqual([{ n: 250, ids: (249 * 250) / 2, files: 3 }]);
     const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
-    expect(metrics).toContain(`sluice_pipe_rows_written{pipe_id="${id}",pipe="oneoff"} 250`);
-    expect(metrics).toContain(`sluice_pipe_files_done{pipe_id="${id}",pipe="oneoff"} 3`);
-    expect(metrics).toContain(`sluice_pipe_state{pipe_id="${id}",pipe="oneoff",state="Completed"} 1`);
+    expect(metrics).toContain(`sluice_pipe_rows_written{pipe_id="${id}"} 250`);
+    expect(metrics).toContain(`sluice_pipe_files_done{pipe_id="${id}"} 3`);
+    expect(metrics).toContain(`sluice_pipe_state{pipe_id="${id}",state="Completed"} 1`);
     const byFile = await sql(s, 'SELECT file, count() AS n FROM local.oneoff GROUP BY file ORDER BY file');
     expect(byFile).toEqual([
       { file: '1.ndjson', n: 100 },
@@ -133,6 +133,13 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     });
     expect(encoded.statusCode).toBe(400);
     expect(encoded.json.error).toContain('source.objectStorage.url: not a usable file:// URL');
+  });
+
+  it('a symbolic link in the files directory does not lead out of it', async () => {
+    const { symlink } = await import('node:fs/promises');
+    await symlink('/etc', join(files, 'etc-link'));
+    const id = await createPipe(s, localPipe('linked', 'file:///etc-link/*'));
+    expect(await waitForState(s, id, 'Completed')).toMatchObject({ filesDone: 0, rowsWritten: 0 });
   });
 
   it('kafka pipes are accepted and then Failed: not supported yet', async () => {

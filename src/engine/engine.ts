@@ -72,13 +72,40 @@ export class UnreadableResultError extends EngineError {
 }
 
 /**
- * Errors that say nothing about the data: the network, the store, limits. The same file may read
- * fine later, so the pipe retries instead of setting the file aside.
+ * Errors that say the file itself cannot be read as declared: its bytes, its format, its
+ * compression. Only those set a file aside; anything else (the network, the disk, a table that
+ * changed) may pass, so the pipe retries instead of losing the file.
  */
-const TRANSIENT_CODES = new Set([159, 160, 198, 209, 210, 241, 425, 499, 1000, 86, 394]);
+const BAD_DATA_CODES = new Set([
+  6, // CANNOT_PARSE_TEXT
+  26, // CANNOT_PARSE_QUOTED_STRING
+  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  32, // ATTEMPT_TO_READ_AFTER_EOF
+  33, // CANNOT_READ_ALL_DATA
+  38, // CANNOT_PARSE_DATE
+  41, // CANNOT_PARSE_DATETIME
+  69, // ARGUMENT_OUT_OF_BOUND
+  72, // CANNOT_PARSE_NUMBER
+  117, // INCORRECT_DATA
+  131, // TOO_LARGE_STRING_SIZE
+  354, // CANNOT_DECOMPRESS
+  432, // UNKNOWN_CODEC
+  434, // CANNOT_PARSE_PROTOBUF_SCHEMA
+  441, // CANNOT_PARSE_UUID
+  457, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
+  459, // CANNOT_PARSE_IPV4
+  460, // CANNOT_PARSE_IPV6
+  485, // ZSTD_DECODER_FAILED
+  541, // CANNOT_PARSE_BOOL
+  636, // CANNOT_EXTRACT_TABLE_STRUCTURE
+  1001, // STD_EXCEPTION (Arrow and Parquet readers report bad files through it)
+]);
+
+/** Errors of a table that no longer fits the pipe (a column gone, a type changed): the pipe fails. */
+export const SCHEMA_CODES = new Set([8, 16, 47, 53, 70]);
 
 export function isTransientEngineError(error: unknown): boolean {
-  return !(error instanceof EngineError) || error.code === undefined || TRANSIENT_CODES.has(error.code);
+  return !(error instanceof EngineError) || error.code === undefined || !BAD_DATA_CODES.has(error.code);
 }
 
 export const ENGINE_CODES = {

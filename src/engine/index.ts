@@ -7,6 +7,7 @@ export {
   isTransientEngineError,
   type QueryOptions,
   type QueryResult,
+  SCHEMA_CODES,
   UnreadableResultError,
 } from './engine.js';
 export { EngineRegistry, type ServiceRef } from './registry.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
-import { type IdentityService, type KeyPrincipal, roleAtLeast } from '../identity/index.js';
+import { type IdentityService, isUuid, type KeyPrincipal, roleAtLeast } from '../identity/index.js';
 import type { Role } from '../store/index.js';
 
 /** What a /v1 route asks of its caller, set in the route's `config`. */
@@ -62,6 +62,7 @@ export function basicAuth(identity: IdentityService) {
       );
     }
     const organizationId = (request.params as { organizationId?: string }).organizationId;
+    if (organizationId !== undefined && !isUuid(organizationId)) throw new NotFoundError('organization');
     if (organizationId !== undefined && organizationId !== principal.organizationId) {
       const crossing = rule.operatorMayCross && principal.operator && principal.role === 'admin';
       if (!crossing) throw new NotFoundError('organization');

@@ -1,6 +1,15 @@
-import { countRows, type Engine, isTransientEngineError, literal, tableName } from '../../engine/index.js';
+import {
+  countRows,
+  type Engine,
+  EngineError,
+  isTransientEngineError,
+  literal,
+  SCHEMA_CODES,
+  tableName,
+} from '../../engine/index.js';
 import type { Batch, BatchFile, Store } from '../../store/index.js';
 import { type BadRecord, insertBadRecords } from './bad-records.js';
+import { PermanentError } from './errors.js';
 
 /** Staging tables live apart from the user's databases. */
 export const STAGING_DATABASE = '_sluice_staging';
@@ -119,10 +128,19 @@ export async function dropStages(engine: Engine, pipeId: string): Promise<void> 
 
 /** Turns an engine failure on one file into a set-aside file, unless it may pass on a retry. */
 export function asBadFile(error: unknown, key: string, redact: (text: string) => string): unknown {
+  if (error instanceof EngineError && error.code !== undefined && SCHEMA_CODES.has(error.code)) {
+    // The destination no longer fits the pipe: no file is to blame, and retrying will not help.
+    return new PermanentError(`the destination table no longer fits the pipe: ${redact(error.message)}`);
+  }
   if (isTransientEngineError(error)) return error;
   return new BadFileError(key, redact(error instanceof Error ? error.message : String(error)));
 }
 
+/**
+ * Runs `work` on every item, `limit` at a time. On the first failure it hands out no more work and
+ * waits for what is running before it throws: a read still running after the batch is retried would
+ * land in the emptied stage and be moved twice.
+ */
 async function mapLimited<T, R>(
   items: T[],
   limit: number,
@@ -130,12 +148,18 @@ async function mapLimited<T, R>(
 ): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const index = next++;
-      results[index] = await work(items[index] as T, index);
+      try {
+        results[index] = await work(items[index] as T, index);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   });
   await Promise.all(lanes);
+  if (failure) throw failure.error;
   return results;
 }

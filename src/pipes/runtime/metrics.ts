@@ -3,7 +3,8 @@ import type { Store } from '../../store/index.js';
 
 /**
  * Per-pipe progress as Prometheus gauges, read from the store at scrape time so every node reports
- * the same truth (the counters live in the store, not in a worker's memory).
+ * the same truth (the counters live in the store, not in a worker's memory). Labelled by pipe id
+ * only: /metrics is unauthenticated, and pipe names are their organizations' business.
  */
 export function registerPipeMetrics(registry: Registry, store: Store): void {
   const counters = [
@@ -14,12 +15,12 @@ export function registerPipeMetrics(registry: Registry, store: Store): void {
     ['sluice_pipe_bad_records', 'Records a pipe wrote to its error table', 'badRecords'],
   ] as const;
   const gauges = counters.map(
-    ([name, help]) => new Gauge({ name, help, labelNames: ['pipe_id', 'pipe'], registers: [registry] }),
+    ([name, help]) => new Gauge({ name, help, labelNames: ['pipe_id'], registers: [registry] }),
   );
   const state = new Gauge({
     name: 'sluice_pipe_state',
     help: 'A pipe is in this state (1)',
-    labelNames: ['pipe_id', 'pipe', 'state'],
+    labelNames: ['pipe_id', 'state'],
     registers: [registry],
   });
   // prom-client runs collect() of each metric at scrape time; one store read serves them all.
@@ -33,15 +34,14 @@ export function registerPipeMetrics(registry: Registry, store: Store): void {
     Object.assign(gauge, {
       async collect() {
         gauge.reset();
-        for (const pipe of await read()) gauge.set({ pipe_id: pipe.pipeId, pipe: pipe.name }, pipe[field]);
+        for (const pipe of await read()) gauge.set({ pipe_id: pipe.pipeId }, pipe[field]);
       },
     });
   });
   Object.assign(state, {
     async collect() {
       state.reset();
-      for (const pipe of await read())
-        state.set({ pipe_id: pipe.pipeId, pipe: pipe.name, state: pipe.state }, 1);
+      for (const pipe of await read()) state.set({ pipe_id: pipe.pipeId, state: pipe.state }, 1);
     },
   });
 }

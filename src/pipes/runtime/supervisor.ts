@@ -91,47 +91,59 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   private async run(pipeId: string, signal: AbortSignal): Promise<void> {
-    const { pipes, store, logger } = this.deps;
     const retry = this.deps.retry ?? { firstMs: BACKOFF_MS.first, maxMs: BACKOFF_MS.max };
     let delay = retry.firstMs;
     while (!signal.aborted) {
-      const view = await pipes.runtimeView(pipeId);
-      if (!view || !RUNNING_STATES.includes(view.row.state)) return;
-      if (view.row.sourceKind !== 'objectStorage') {
-        await pipes.runtimeTransition(
-          pipeId,
-          'Failed',
-          `${view.row.sourceKind} pipes are not supported yet`,
-          RUNNING_STATES,
-        );
-        return;
-      }
       try {
-        await runObjectStoragePipe({
-          pipeId,
-          config: view.config,
-          engine: this.deps.engines.engineFor(view.service),
-          store,
-          localFilesDir: this.deps.localFilesDir,
-          logger,
-          signal,
-          redact: view.redact,
-          setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
-        });
-        return;
+        if ((await this.attempt(pipeId, signal)) === 'done') return;
       } catch (error) {
-        if (signal.aborted) return;
-        const message = view.redact(error instanceof Error ? error.message : String(error));
-        await store.repos.progress.recordError(pipeId, message).catch(() => {});
-        if (error instanceof PermanentError || error instanceof LocationError) {
-          await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
-          return;
-        }
-        logger.warn({ pipeId, error: message, retryInMs: delay }, 'pipe worker failed; retrying');
-        await pipes.runtimeTransition(pipeId, 'Degraded', message, ['Provisioning', 'Running']);
-        await sleep(delay, signal);
-        delay = Math.min(delay * 2, retry.maxMs);
+        // The store itself failed (a database blip): the pipe keeps its state and tries again.
+        this.deps.logger.warn({ pipeId, err: error }, 'pipe worker could not reach the store; retrying');
       }
+      if (signal.aborted) return;
+      await sleep(delay, signal);
+      delay = Math.min(delay * 2, retry.maxMs);
+    }
+  }
+
+  /** One run of a pipe's worker: 'done' when it finished or must not run, 'retry' after a failure. */
+  private async attempt(pipeId: string, signal: AbortSignal): Promise<'done' | 'retry'> {
+    const { pipes, store, logger } = this.deps;
+    const view = await pipes.runtimeView(pipeId);
+    if (!view || !RUNNING_STATES.includes(view.row.state)) return 'done';
+    if (view.row.sourceKind !== 'objectStorage') {
+      await pipes.runtimeTransition(
+        pipeId,
+        'Failed',
+        `${view.row.sourceKind} pipes are not supported yet`,
+        RUNNING_STATES,
+      );
+      return 'done';
+    }
+    try {
+      await runObjectStoragePipe({
+        pipeId,
+        config: view.config,
+        engine: this.deps.engines.engineFor(view.service),
+        store,
+        localFilesDir: this.deps.localFilesDir,
+        logger,
+        signal,
+        redact: view.redact,
+        setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
+      });
+      return 'done';
+    } catch (error) {
+      if (signal.aborted) return 'done';
+      const message = view.redact(error instanceof Error ? error.message : String(error));
+      await store.repos.progress.recordError(pipeId, message);
+      if (error instanceof PermanentError || error instanceof LocationError) {
+        await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
+        return 'done';
+      }
+      logger.warn({ pipeId, error: message }, 'pipe worker failed; retrying');
+      await pipes.runtimeTransition(pipeId, 'Degraded', message, ['Provisioning', 'Running']);
+      return 'retry';
     }
   }
 

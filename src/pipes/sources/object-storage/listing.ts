@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient } from '@azure/storage-blob';
@@ -150,6 +150,16 @@ async function listS3(
   return files;
 }
 
+async function staysInside(root: string, relativeDir: string): Promise<boolean> {
+  try {
+    const [realRoot, realDir] = await Promise.all([realpath(root), realpath(join(root, relativeDir))]);
+    return realDir === realRoot || realDir.startsWith(`${realRoot}/`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true; // nothing there to list
+    throw error;
+  }
+}
+
 async function listLocalFiles(
   root: string,
   pattern: string,
@@ -174,6 +184,9 @@ async function listLocalFiles(
       else if (entry.isFile() && matches(key)) keys.push(key);
     }
   };
+  // The fixed part of the pattern is a directory path as written: were any part of it a symbolic
+  // link, it could lead out of the local files directory.
+  if (!(await staysInside(root, start))) return [];
   await walk(start);
   keys.sort();
   const after = options.startAfter;
