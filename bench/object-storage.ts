@@ -36,6 +36,7 @@ export async function benchObjectStorage(): Promise<void> {
     loadConfig({
       SLUICE_DATA_DIR: join(dir, 'data'),
       SLUICE_RATE_LIMIT: '0',
+      SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
       SLUICE_BOOTSTRAP_KEY_ID: keyId,
       SLUICE_BOOTSTRAP_KEY_SECRET: keySecret,
     }),

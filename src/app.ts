@@ -73,6 +73,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       pipes,
       engines,
       localFilesDir: config.localFilesDir,
+      allowPrivateSources: config.allowPrivateSources,
       logger,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);

@@ -17,6 +17,8 @@ export interface Config {
   rateLimit: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Pipes may read from private, loopback and link-local addresses (off by default). */
+  allowPrivateSources: boolean;
   /** Seconds between alert evaluation ticks. */
   alertTickSeconds: number;
   /** Webhooks may target private, loopback and link-local addresses (off by default). */
@@ -56,6 +58,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
   'alert-tick-seconds': 'SLUICE_ALERT_TICK_SECONDS',
+  'allow-private-sources': 'SLUICE_ALLOW_PRIVATE_SOURCES',
 };
 
 export function loadConfig(
@@ -115,18 +118,22 @@ export function loadConfig(
     problems.push('SLUICE_BOOTSTRAP_ACCESS_TOKEN must be at least 16 characters');
   }
 
-  const allowPrivate = value('allow-private-webhooks') ?? 'false';
-  if (!['true', 'false'].includes(allowPrivate)) {
-    problems.push(
-      `SLUICE_ALLOW_PRIVATE_WEBHOOKS (--allow-private-webhooks) must be true or false, got "${allowPrivate}"`,
-    );
-  }
+  const boolean = (flag: string): boolean => {
+    const raw = value(flag) ?? 'false';
+    if (raw !== 'true' && raw !== 'false') {
+      problems.push(`${CONFIG_FLAGS[flag]} (--${flag}) must be true or false, got "${raw}"`);
+    }
+    return raw === 'true';
+  };
+  const allowPrivateWebhooks = boolean('allow-private-webhooks');
+  const allowPrivateSources = boolean('allow-private-sources');
   const dataDir = resolve(value('data-dir') ?? './data');
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
     port: integer('port', 8080, 0, 65535),
     dataDir,
-    allowPrivateWebhooks: allowPrivate === 'true',
+    allowPrivateWebhooks,
+    allowPrivateSources,
     alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
     localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,

@@ -25,7 +25,7 @@ describe('IAM_ROLE object storage, with a stand-in STS (mocked: STS cannot run h
       request.on('end', () => {
         const params = new URLSearchParams(body);
         const role = params.get('RoleArn') ?? '';
-        assumed.push(role);
+        assumed.push(`${role} for ${params.get('ExternalId')}`);
         if (!role.endsWith(':role/reader')) {
           response.writeHead(403, { 'content-type': 'text/xml' });
           response.end(
@@ -83,7 +83,8 @@ describe('IAM_ROLE object storage, with a stand-in STS (mocked: STS cannot run h
     const id = await createPipe(s, pipe('arn:aws:iam::123456789012:role/reader'));
     await waitForState(s, id, 'Completed');
     expect(await sql(s, 'SELECT count() AS n FROM default.by_role')).toEqual([{ n: FIXTURE_ROWS }]);
-    expect(assumed).toContain('arn:aws:iam::123456789012:role/reader');
+    // The organization's id is the ExternalId: a role can demand it in its trust policy.
+    expect(assumed).toContain(`arn:aws:iam::123456789012:role/reader for ${s.organizationId}`);
   });
 
   it('a role it may not assume is a 400 at create', async () => {

@@ -365,3 +365,36 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     expect(empty.json.error).toBe('BAD_REQUEST: sql: Required: give one SQL statement as a string');
   });
 });
+
+describe('object-storage pipes and the network Sluice runs in', () => {
+  it('refuse private, loopback and link-local sources unless the operator allows them', async () => {
+    const s = await startSluice({ runtime: true, env: { SLUICE_ALLOW_PRIVATE_SOURCES: 'false' } });
+    try {
+      for (const url of [
+        'http://127.0.0.1:9/data.csv',
+        'http://169.254.169.254/latest/meta-data/x',
+        'http://10.0.0.1:9000/bucket/*.csv',
+      ]) {
+        const response = await s.request({
+          method: 'POST',
+          url: s.pipesUrl,
+          body: {
+            name: 'inside',
+            source: { objectStorage: { format: 'CSVWithNames', url } },
+            destination: {
+              table: 'inside',
+              tableDefinition: { engine: { type: 'MergeTree' } },
+              columns: [{ name: 'a', type: 'String' }],
+            },
+          },
+        });
+        expect(response.statusCode, url).toBe(400);
+        expect(response.json.error).toContain(
+          'is a private, loopback or link-local address; an operator may allow those with SLUICE_ALLOW_PRIVATE_SOURCES=true',
+        );
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -1,38 +1,6 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isPrivateAddress, privateHostProblem } from '../net/index.js';
 
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv6');
-}
-
-/** A private, loopback or link-local address (IPv4-mapped IPv6 included). */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return PRIVATE.check(mapped, 'ipv4');
-  const family = isIP(address);
-  return family === 4
-    ? PRIVATE.check(address, 'ipv4')
-    : family === 6
-      ? PRIVATE.check(address, 'ipv6')
-      : false;
-}
+export { isPrivateAddress };
 
 /**
  * Why a webhook URL is refused, or undefined: it must be http(s), and unless the operator allows
@@ -49,15 +17,6 @@ export async function webhookUrlProblem(url: string, allowPrivate: boolean): Pro
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'Must be an http or https URL';
   if (parsed.username || parsed.password) return 'Must not carry credentials: use headers for them';
   if (allowPrivate) return undefined;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
-  } catch {
-    return `The host ${host} does not resolve`;
-  }
-  if (addresses.some(isPrivateAddress)) {
-    return `The host ${host} is a private, loopback or link-local address; an operator may allow those with SLUICE_ALLOW_PRIVATE_WEBHOOKS=true`;
-  }
-  return undefined;
+  const problem = await privateHostProblem(parsed.hostname, 'SLUICE_ALLOW_PRIVATE_WEBHOOKS');
+  return problem && problem.charAt(0).toUpperCase() + problem.slice(1);
 }

@@ -5,8 +5,9 @@ import { parseBasic } from './auth.js';
 
 /**
  * SLUICE_RATE_LIMIT requests per 10 s per API key or token (0 = off). It runs before
- * authentication, keyed by the key id or token the request claims (or its address when it claims
- * none), so a flood of wrong secrets is also held back before each costs a scrypt.
+ * authentication, so a flood of wrong secrets is held back before each costs a scrypt; it is keyed
+ * by the key id or token the request claims together with the caller's address, so someone who
+ * knows a key id (they are not secret) cannot lock its owner out from elsewhere.
  */
 export async function installRateLimit(app: FastifyInstance, max: number): Promise<void> {
   if (max <= 0) return;

@@ -63,6 +63,8 @@ export async function startSluice(
   const config = loadConfig({
     SLUICE_DATA_DIR: dataDir,
     SLUICE_RATE_LIMIT: '0',
+    // The tests' S3, Azure and HTTP servers listen on loopback.
+    SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
     SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
     SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
     SLUICE_BOOTSTRAP_ACCESS_TOKEN: BOOTSTRAP_TOKEN,

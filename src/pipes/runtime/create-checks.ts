@@ -1,9 +1,15 @@
 import { countRows, describeTable, type Engine } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
+import { privateHostProblem } from '../../net/index.js';
 import type { PipeConfig } from '../model.js';
-import { storageCredentials } from '../sources/object-storage/credentials.js';
+import { storageCredentials, withoutCredentials } from '../sources/object-storage/credentials.js';
 import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
-import { type Location, LocationError, sourceLocation } from '../sources/object-storage/location.js';
+import {
+  type Location,
+  LocationError,
+  locationHost,
+  sourceLocation,
+} from '../sources/object-storage/location.js';
 import { fileReader, unsupportedObjectStorage } from './object-storage-worker.js';
 
 const LIST_TIMEOUT_MS = 15_000;
@@ -17,7 +23,12 @@ const LIST_TIMEOUT_MS = 15_000;
 export async function createProblems(
   config: PipeConfig,
   engine: Engine,
-  options: { localFilesDir: string; validateSamples: boolean },
+  options: {
+    localFilesDir: string;
+    validateSamples: boolean;
+    allowPrivateSources: boolean;
+    organizationId: string;
+  },
 ): Promise<Problem[]> {
   const problems: Problem[] = [];
   if (config.source.postgres === undefined) problems.push(...(await destinationProblems(config, engine)));
@@ -30,8 +41,14 @@ export async function createProblems(
   let first: SourceFile | undefined;
   try {
     location = sourceLocation(storage, options.localFilesDir);
+    const host = options.allowPrivateSources ? undefined : locationHost(location);
+    const problem = host ? await privateHostProblem(host, 'SLUICE_ALLOW_PRIVATE_SOURCES') : undefined;
+    if (problem) return [...problems, { path: 'source.objectStorage.url', message: problem }];
     [first] = await withTimeout(
-      listFiles(location, { limit: 1, credentials: await storageCredentials(storage) }),
+      listFiles(location, {
+        limit: 1,
+        credentials: await storageCredentials(storage, options.organizationId),
+      }),
       LIST_TIMEOUT_MS,
     );
   } catch (error) {
@@ -40,7 +57,7 @@ export async function createProblems(
     return [...problems, { path: 'source.objectStorage.url', message: reason }];
   }
   if (options.validateSamples && problems.length === 0) {
-    const problem = await sampleProblem(config, engine, location, storage, first);
+    const problem = await sampleProblem(config, engine, location, storage, first, options.organizationId);
     if (problem) problems.push(problem);
   }
   return problems;
@@ -58,10 +75,12 @@ async function sampleProblem(
   location: Location,
   storage: NonNullable<PipeConfig['source']['objectStorage']>,
   first: SourceFile | undefined,
+  organizationId: string,
 ): Promise<Problem | undefined> {
   const path = 'source.validateSamples';
   if (!first) return { path, message: 'no file matches the URL yet, so there is no sample to validate' };
-  const reader = fileReader(config, location, storage, await storageCredentials(storage));
+  const credentials = await storageCredentials(storage, organizationId);
+  const reader = fileReader(config, location, storage, credentials);
   try {
     const result = await engine.query(`${reader.select(first.key)} LIMIT ${SAMPLE_RECORDS}`, {
       // Parse only the sample: one thread, blocks of the sample's size.
@@ -76,7 +95,7 @@ async function sampleProblem(
     if (result.rows.length === 0) return { path, message: `${first.key} holds no records to validate` };
     return undefined;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = withoutCredentials(error instanceof Error ? error.message : String(error), credentials);
     const record = /\(at row (\d+)\)/.exec(message)?.[1];
     const reason = message.replace(/\s*:\s*While executing[\s\S]*$/, '').replace(/[\s:]*\(at row \d+\)/, '');
     return { path, message: `${first.key}${record ? `, record ${record}` : ''}: ${reason}` };

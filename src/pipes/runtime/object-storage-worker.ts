@@ -9,11 +9,12 @@ import {
   settingsClause,
   tableEngine,
 } from '../../engine/index.js';
+import { privateHostProblem } from '../../net/index.js';
 import type { Batch, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
-import { storageCredentials } from '../sources/object-storage/credentials.js';
+import { storageCredentials, withoutCredentials } from '../sources/object-storage/credentials.js';
 import { type Credentials, listFiles, type SourceFile } from '../sources/object-storage/listing.js';
-import { type Location, sourceLocation } from '../sources/object-storage/location.js';
+import { type Location, locationHost, sourceLocation } from '../sources/object-storage/location.js';
 import { ensureErrorTable, errorTableName, explainSkippedRows, readSkippedRows } from './bad-records.js';
 import { asBadFile, completeBatch, type Destination, type FileInserter, STAGING_DATABASE } from './batch.js';
 import { PermanentError } from './errors.js';
@@ -29,6 +30,10 @@ export interface WorkerContext {
   localFilesDir: string;
   logger: Logger;
   signal: AbortSignal;
+  /** Pipes may read from private, loopback and link-local addresses. */
+  allowPrivateSources: boolean;
+  /** The pipe's organization (an assumed role's external id). */
+  organizationId: string;
   /** Takes the pipe's secrets out of a text (engine errors may quote their input). */
   redact(text: string): string;
   /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
@@ -51,6 +56,10 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
   if (!source) throw new PermanentError('the pipe has no objectStorage source');
   checkSupported(source);
   const location = sourceLocation(source, context.localFilesDir);
+  // Checked again at every start: a name may resolve elsewhere than it did at create.
+  const host = context.allowPrivateSources ? undefined : locationHost(location);
+  const privateHost = host ? await privateHostProblem(host, 'SLUICE_ALLOW_PRIVATE_SOURCES') : undefined;
+  if (privateHost) throw new PermanentError(privateHost);
   const destination = await prepareDestination(engine, config);
   const insert = fileInserter(context, location, source);
   const settings = config.settings;
@@ -108,7 +117,7 @@ async function claimNext(
   const files = await listFiles(location, {
     startAfter: progress?.lastKey ?? undefined,
     limit: limits.maxFileCount,
-    credentials: await storageCredentials(source),
+    credentials: await storageCredentials(source, context.organizationId),
   });
   await store.repos.progress.setFilesPending(pipeId, files.length);
   if (files.length === 0) return undefined;
@@ -194,7 +203,8 @@ function fileInserter(context: WorkerContext, location: Location, source: Object
   const { config, engine, pipeId } = context;
   return async (into, file, index) => {
     // Asked per file: assumed-role credentials are renewed before they expire.
-    const reader = fileReader(config, location, source, await storageCredentials(source));
+    const credentials = await storageCredentials(source, context.organizationId);
+    const reader = fileReader(config, location, source, credentials);
     const { plan, read, settings: base, select: selectFrom } = reader;
     const scratch = `${pipeId}-${index}-${randomUUID()}.csv`;
     const select = selectFrom(file.key);
@@ -216,7 +226,7 @@ function fileInserter(context: WorkerContext, location: Location, source: Object
           `SELECT * FROM format(${source.format}, ${literal(plan.structure)}, ${literal(raw)})${settingsClause(base)}`,
       });
     } catch (error) {
-      throw asBadFile(error, file.key, context.redact);
+      throw asBadFile(error, file.key, (text) => withoutCredentials(context.redact(text), credentials));
     } finally {
       await engine.removeScratch(scratch);
     }

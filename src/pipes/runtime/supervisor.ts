@@ -35,6 +35,7 @@ export class PipeSupervisor implements PipeRuntime {
       pipes: PipesService;
       engines: EngineRegistry;
       localFilesDir: string;
+      allowPrivateSources: boolean;
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
     },
@@ -65,6 +66,8 @@ export class PipeSupervisor implements PipeRuntime {
     return createProblems(config, this.deps.engines.engineFor(service), {
       localFilesDir: this.deps.localFilesDir,
       validateSamples: options.validateSamples,
+      allowPrivateSources: this.deps.allowPrivateSources,
+      organizationId: service.organizationId,
     });
   }
 
@@ -127,6 +130,8 @@ export class PipeSupervisor implements PipeRuntime {
         engine: this.deps.engines.engineFor(view.service),
         store,
         localFilesDir: this.deps.localFilesDir,
+        allowPrivateSources: this.deps.allowPrivateSources,
+        organizationId: view.row.organizationId,
         logger,
         signal,
         redact: view.redact,

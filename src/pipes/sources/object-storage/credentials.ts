@@ -10,20 +10,30 @@ const assumed = new Map<string, { credentials: Credentials; expires: number }>()
  * role assumed through STS with this node's own AWS credentials (IAM_ROLE, from the SDK's default
  * chain: environment, shared files, instance or container role), or none for a public bucket.
  */
-export async function storageCredentials(source: {
-  authentication?: string;
-  iamRole?: string;
-  accessKey?: Credentials;
-}): Promise<Credentials | undefined> {
-  if (source.authentication === 'IAM_ROLE' && source.iamRole) return assumeRole(source.iamRole);
+export async function storageCredentials(
+  source: { authentication?: string; iamRole?: string; accessKey?: Credentials },
+  organizationId: string,
+): Promise<Credentials | undefined> {
+  if (source.authentication === 'IAM_ROLE' && source.iamRole)
+    return assumeRole(source.iamRole, organizationId);
   return source.accessKey;
 }
 
-async function assumeRole(roleArn: string): Promise<Credentials> {
-  const cached = assumed.get(roleArn);
+/**
+ * The organization's id goes as the ExternalId of the AssumeRole call: a role's trust policy that
+ * requires it can be assumed only for that organization, whichever other organizations know its ARN.
+ */
+async function assumeRole(roleArn: string, organizationId: string): Promise<Credentials> {
+  const key = `${roleArn}\n${organizationId}`;
+  const cached = assumed.get(key);
   if (cached && cached.expires - REFRESH_MARGIN_MS > Date.now()) return cached.credentials;
   const provider = fromTemporaryCredentials({
-    params: { RoleArn: roleArn, RoleSessionName: 'sluice', DurationSeconds: 3600 },
+    params: {
+      RoleArn: roleArn,
+      RoleSessionName: 'sluice',
+      DurationSeconds: 3600,
+      ExternalId: organizationId,
+    },
     clientConfig: { region: process.env.AWS_REGION ?? 'us-east-1' },
   });
   const identity = await provider();
@@ -32,6 +42,14 @@ async function assumeRole(roleArn: string): Promise<Credentials> {
     secretKey: identity.secretAccessKey,
     ...(identity.sessionToken ? { sessionToken: identity.sessionToken } : {}),
   };
-  assumed.set(roleArn, { credentials, expires: identity.expiration?.getTime() ?? Date.now() + 3_600_000 });
+  assumed.set(key, { credentials, expires: identity.expiration?.getTime() ?? Date.now() + 3_600_000 });
   return credentials;
+}
+
+/** Takes credentials out of a text: the SQL the engine echoes in its errors carries them. */
+export function withoutCredentials(text: string, credentials: Credentials | undefined): string {
+  if (!credentials) return text;
+  return [credentials.secretKey, credentials.sessionToken, credentials.accessKeyId]
+    .filter((value): value is string => typeof value === 'string' && value.length >= 4)
+    .reduce((out, value) => out.split(value).join('[redacted]'), text);
 }

@@ -158,3 +158,23 @@ export function objectUrl(location: Location, key: string): string {
     }
   }
 }
+
+/** The host a location is fetched from over the network; undefined for local files. */
+export function locationHost(location: Location): string | undefined {
+  switch (location.kind) {
+    case 'file':
+      return undefined;
+    case 'http':
+      return new URL(location.url).hostname;
+    case 's3':
+      return new URL(location.endpoint).hostname;
+    case 'azure': {
+      const endpoint = /(?:^|;)\s*BlobEndpoint=([^;]+)/i.exec(location.connectionString)?.[1];
+      if (endpoint) return new URL(endpoint).hostname;
+      const account = /(?:^|;)\s*AccountName=([^;]+)/i.exec(location.connectionString)?.[1];
+      const suffix =
+        /(?:^|;)\s*EndpointSuffix=([^;]+)/i.exec(location.connectionString)?.[1] ?? 'core.windows.net';
+      return account ? `${account}.blob.${suffix}` : undefined;
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export { isPrivateAddress, privateHostProblem } from './private-address.js';
