@@ -164,6 +164,42 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     expect(taken.json.error).toContain('mine.orders already exists and holds rows');
   });
 
+  it('a destination that changed shape gets fresh staging tables, and the pipe goes on', async () => {
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS mine');
+    await sql(s, 'CREATE TABLE mine.reshaped (id UInt64) ENGINE = MergeTree ORDER BY id');
+    for (let i = 0; i < 4; i += 1) {
+      await s3.put(
+        'data',
+        `reshape/a-${i}.ndjson`,
+        await fixtures.write(`r${i}.ndjson`, 'JSONEachRow', { rows: 5, from: i * 5 }),
+      );
+    }
+    const id = await createPipe(s, {
+      name: 'reshaped',
+      source: ordersSource({ isContinuous: true, url: `${s3.endpoint}/data/reshape/*.ndjson` }),
+      destination: {
+        database: 'mine',
+        table: 'reshaped',
+        managedTable: false,
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+      settings: { object_storage_polling_interval_ms: 100 },
+    });
+    await waitFor('the first files', async () => (await statusOf(s, id)).filesDone >= 4);
+    await sql(s, "ALTER TABLE mine.reshaped ADD COLUMN note String DEFAULT 'later'");
+    await s3.put(
+      'data',
+      'reshape/b-0.ndjson',
+      await fixtures.write('r8.ndjson', 'JSONEachRow', { rows: 3, from: 8000 }),
+    );
+    await waitFor('the file after the change', async () => (await statusOf(s, id)).filesDone >= 5);
+    expect(
+      await sql(s, "SELECT count() AS n FROM mine.reshaped WHERE id >= 8000 AND note = 'later'"),
+    ).toEqual([{ n: 3 }]);
+    expect((await statusOf(s, id)).state).toBe('Running');
+    await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` });
+  });
+
   it('refuses at create a location it cannot list: unknown host, denied key, missing bucket', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ url: 'http://no-such-host.invalid/b/*.ndjson' }, 'the host is unknown'],

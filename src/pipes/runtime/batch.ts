@@ -1,5 +1,6 @@
 import {
   countRows,
+  describeTable,
   type Engine,
   EngineError,
   isTransientEngineError,
@@ -41,15 +42,34 @@ export function stageNames(pipeId: string, slot: number) {
   return { data: `stage_${id}_${slot}`, errors: `stage_errors_${id}_${slot}` };
 }
 
-/** Creates a slot's staging tables with the definitions of the destination and its error table. */
+/**
+ * Creates a slot's staging tables with the definitions of the destination and its error table, and
+ * makes them again (when empty) after the destination changed shape: a stage must match its
+ * destination for its partitions to move.
+ */
 export async function ensureStages(engine: Engine, destination: Destination, pipeId: string, slot: number) {
   const names = stageNames(pipeId, slot);
-  await engine.execute(
-    `CREATE TABLE IF NOT EXISTS ${tableName(STAGING_DATABASE, names.data)} AS ${tableName(destination.database, destination.table)}`,
-  );
-  await engine.execute(
-    `CREATE TABLE IF NOT EXISTS ${tableName(STAGING_DATABASE, names.errors)} AS ${tableName(destination.database, destination.errorTable)}`,
-  );
+  const pairs = [
+    [names.data, destination.table],
+    [names.errors, destination.errorTable],
+  ] as const;
+  for (const [stage, target] of pairs) {
+    const [stageColumns, targetColumns] = await Promise.all([
+      describeTable(engine, STAGING_DATABASE, stage),
+      describeTable(engine, destination.database, target),
+    ]);
+    if (stageColumns && JSON.stringify(stageColumns) !== JSON.stringify(targetColumns)) {
+      if ((await countRows(engine, STAGING_DATABASE, stage)) > 0) {
+        throw new PermanentError(
+          `${destination.database}.${target} changed shape while a batch was staged for it: put the columns back, or delete and create the pipe again`,
+        );
+      }
+      await engine.execute(`DROP TABLE ${tableName(STAGING_DATABASE, stage)}`);
+    }
+    await engine.execute(
+      `CREATE TABLE IF NOT EXISTS ${tableName(STAGING_DATABASE, stage)} AS ${tableName(destination.database, target)}`,
+    );
+  }
 }
 
 /**
