@@ -172,6 +172,8 @@ export class PipesService {
       return row.id;
     });
     this.cache?.written(id, undefined);
+    // A PATCH racing this delete may have started a worker meanwhile: it goes too, with its stages.
+    await this.runtime?.stop(id, { deleting: true });
   }
 
   async command(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {

@@ -80,6 +80,8 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
     for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
     await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);
     while (!signal.aborted) {
+      // A pipe deleted under a running worker (a race with a PATCH) stops claiming work.
+      if (!(await store.repos.pipes.getById(pipeId))) return;
       let claimed = false;
       for (let slot = slots.free(limits.replicas); slot !== undefined; slot = slots.free(limits.replicas)) {
         const batch = await claimNext(context, location, source, slot, limits);
