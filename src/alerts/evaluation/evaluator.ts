@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { mapLimited } from '../../concurrency.js';
 import type { EngineRegistry } from '../../engine/index.js';
 import type { IdentityService } from '../../identity/index.js';
 import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
@@ -170,12 +171,4 @@ function base(alert: EvaluatedAlert, window: Window, now: Date) {
     threshold: alert.threshold,
     createdAt: now,
   };
-}
-
-async function mapLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) await work(items[next++] as T);
-  });
-  await Promise.all(lanes);
 }

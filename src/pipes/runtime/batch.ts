@@ -1,3 +1,4 @@
+import { mapLimited } from '../../concurrency.js';
 import {
   countRows,
   describeTable,
@@ -154,32 +155,4 @@ export function asBadFile(error: unknown, key: string, redact: (text: string) =>
   }
   if (isTransientEngineError(error)) return error;
   return new BadFileError(key, redact(error instanceof Error ? error.message : String(error)));
-}
-
-/**
- * Runs `work` on every item, `limit` at a time. On the first failure it hands out no more work and
- * waits for what is running before it throws: a read still running after the batch is retried would
- * land in the emptied stage and be moved twice.
- */
-async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  work: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length && !failure) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index] as T, index);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  });
-  await Promise.all(lanes);
-  if (failure) throw failure.error;
-  return results;
 }
