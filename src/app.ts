@@ -6,6 +6,7 @@ import {
   AlertsService,
   DashboardsService,
   SourcesService,
+  WebhookNotifier,
   WebhooksService,
 } from './alerts/index.js';
 import type { Config } from './config.js';
@@ -33,6 +34,7 @@ export interface Sluice {
   pipes: PipesService;
   query: QueryService;
   evaluator: AlertEvaluator;
+  notifier: WebhookNotifier;
   server: FastifyInstance;
   /** Set on the first start of an empty store: the credentials to print once. */
   bootstrap: BootstrapResult | undefined;
@@ -53,6 +55,8 @@ export interface SluiceOptions {
   alertTimer?: boolean;
   /** The time now, for alert evaluation; tests pass a clock they move. */
   clock?: () => Date;
+  /** First delay between webhook attempts (tests shorten it). */
+  webhookBackoffMs?: number;
 }
 
 export async function createSluice(config: Config, options: SluiceOptions = {}): Promise<Sluice> {
@@ -92,6 +96,15 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       clock: options.clock ?? (() => new Date()),
       queryTimeoutMs: QUERY_TIMEOUT_MS,
       concurrency: 4,
+      reminderMs: config.alertReminderMs,
+    });
+    const notifier = new WebhookNotifier({
+      store,
+      webhooks,
+      logger,
+      allowPrivate: config.allowPrivateWebhooks,
+      clock: options.clock ?? (() => new Date()),
+      ...(options.webhookBackoffMs === undefined ? {} : { backoffMs: options.webhookBackoffMs }),
     });
     const metrics = createMetricsRegistry();
     registerPipeMetrics(metrics, store);
@@ -115,8 +128,17 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     const ticker =
       options.alertTimer === false
         ? undefined
-        : setInterval(() => void evaluator.tick().catch(() => {}), config.alertTickSeconds * 1000);
+        : setInterval(
+            () =>
+              void evaluator
+                .tick()
+                .then(() => notifier.deliverDue())
+                .catch(() => {}),
+            config.alertTickSeconds * 1000,
+          );
     ticker?.unref();
+    // Notifications decided before a stop or a crash are sent now.
+    void notifier.deliverDue().catch(() => {});
     return {
       config,
       logger,
@@ -125,6 +147,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       pipes,
       query,
       evaluator,
+      notifier,
       server,
       bootstrap,
       async listen() {
@@ -136,6 +159,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       async close() {
         if (ticker) clearInterval(ticker);
         await evaluator.idle();
+        await notifier.idle();
         await server.close();
         await supervisor.close();
         await engines.closeAll();

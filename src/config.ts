@@ -19,6 +19,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
   allowPrivateSources: boolean;
+  /** While an alert stays ALERT, remind its webhook at most this often (ms); undefined: never. */
+  alertReminderMs: number | undefined;
   /** Seconds between alert evaluation ticks. */
   alertTickSeconds: number;
   /** Webhooks may target private, loopback and link-local addresses (off by default). */
@@ -59,6 +61,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
   'alert-tick-seconds': 'SLUICE_ALERT_TICK_SECONDS',
   'allow-private-sources': 'SLUICE_ALLOW_PRIVATE_SOURCES',
+  'alert-reminder': 'SLUICE_ALERT_REMINDER',
 };
 
 export function loadConfig(
@@ -127,6 +130,17 @@ export function loadConfig(
   };
   const allowPrivateWebhooks = boolean('allow-private-webhooks');
   const allowPrivateSources = boolean('allow-private-sources');
+  const reminder = value('alert-reminder');
+  const reminderMatch = reminder === undefined ? undefined : /^(\d+)([mhd])$/.exec(reminder);
+  if (reminder !== undefined && !reminderMatch) {
+    problems.push(
+      `SLUICE_ALERT_REMINDER (--alert-reminder) must be a duration like 30m, 4h or 1d, got "${reminder}"`,
+    );
+  }
+  const unitMs: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const alertReminderMs = reminderMatch
+    ? Number(reminderMatch[1]) * (unitMs[reminderMatch[2] as string] ?? 0)
+    : undefined;
   const dataDir = resolve(value('data-dir') ?? './data');
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
@@ -135,6 +149,7 @@ export function loadConfig(
     allowPrivateWebhooks,
     allowPrivateSources,
     alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
+    alertReminderMs,
     localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,
     masterKey,

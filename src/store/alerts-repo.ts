@@ -283,13 +283,18 @@ export class EvaluationRepo {
 
   /** Every alert with what its evaluation needs: tile, source and the last evaluated window. */
   async alertsToEvaluate(): Promise<
-    (AlertRow & { evaluatedUntil: Date | null; tiles: Record<string, unknown>[]; organizationId: string })[]
+    (AlertRow & {
+      evaluatedUntil: Date | null;
+      lastNotifiedAt: Date | null;
+      tiles: Record<string, unknown>[];
+      organizationId: string;
+    })[]
   > {
     return this.db.query(
       `select a.id, a.team_id as "teamId", a.name, a.message, a.threshold, a.threshold_max as "thresholdMax",
               a.interval, a.threshold_type as "thresholdType", a.source, a.state, a.dashboard_id as "dashboardId",
               a.tile_id as "tileId", a.webhook_id as "webhookId", a.silenced, a.created_at as "createdAt",
-              a.updated_at as "updatedAt", a.evaluated_until as "evaluatedUntil", d.tiles,
+              a.updated_at as "updatedAt", a.evaluated_until as "evaluatedUntil", a.last_notified_at as "lastNotifiedAt", d.tiles,
               t.organization_id as "organizationId"
          from alerts a join dashboards d on d.id = a.dashboard_id join teams t on t.id = a.team_id
         order by a.created_at`,
@@ -345,5 +350,80 @@ export class EvaluationRepo {
   /** History is kept 30 days (reference/alerts.md). */
   async pruneHistory(before: Date): Promise<void> {
     await this.db.query('delete from alert_history where created_at < $1', [before]);
+  }
+}
+
+export interface OutboxRow {
+  id: number;
+  alertId: string;
+  teamId: string;
+  webhookId: string;
+  idempotencyKey: string;
+  variables: Record<string, unknown>;
+  attempts: number;
+  deliveredAt: Date | null;
+  failedAt: Date | null;
+  lastError: string | null;
+}
+
+const OUTBOX = `id::float8 as id, alert_id as "alertId", team_id as "teamId", webhook_id as "webhookId",
+  idempotency_key as "idempotencyKey", variables, attempts, delivered_at as "deliveredAt", failed_at as "failedAt",
+  last_error as "lastError"`;
+
+/**
+ * Notifications to send, written in the same transaction as the decision that made them, so a
+ * crash between deciding and sending still sends (at least once; receivers drop repeats by the
+ * Idempotency-Key).
+ */
+export class OutboxRepo {
+  constructor(private readonly db: Queryable) {}
+
+  async add(
+    row: {
+      alertId: string;
+      teamId: string;
+      webhookId: string;
+      idempotencyKey: string;
+      variables: Record<string, unknown>;
+    },
+    at: Date,
+  ) {
+    await this.db.query(
+      `insert into alert_outbox (alert_id, team_id, webhook_id, idempotency_key, variables, next_attempt_at, created_at)
+       values ($1, $2, $3, $4, $5::jsonb, $6, $6) on conflict (idempotency_key) do nothing`,
+      [row.alertId, row.teamId, row.webhookId, row.idempotencyKey, JSON.stringify(row.variables), at],
+    );
+  }
+
+  async due(now: Date, limit: number): Promise<OutboxRow[]> {
+    return this.db.query<OutboxRow>(
+      `select ${OUTBOX} from alert_outbox where delivered_at is null and failed_at is null and next_attempt_at <= $1
+        order by id limit $2`,
+      [now, limit],
+    );
+  }
+
+  async delivered(id: number, attempts: number, at: Date): Promise<void> {
+    await this.db.query(
+      'update alert_outbox set delivered_at = $3, attempts = $2, last_error = null where id = $1',
+      [id, attempts, at],
+    );
+  }
+
+  async failed(id: number, attempts: number, error: string, at: Date): Promise<void> {
+    await this.db.query(
+      'update alert_outbox set failed_at = $4, attempts = $2, last_error = $3 where id = $1',
+      [id, attempts, error, at],
+    );
+  }
+
+  async forAlert(alertId: string): Promise<OutboxRow[]> {
+    return this.db.query<OutboxRow>(`select ${OUTBOX} from alert_outbox where alert_id = $1 order by id`, [
+      alertId,
+    ]);
+  }
+
+  async markNotified(alertId: string, at: Date): Promise<void> {
+    await this.db.query('update alerts set last_notified_at = $2 where id = $1', [alertId, at]);
   }
 }

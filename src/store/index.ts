@@ -1,13 +1,13 @@
 import { join } from 'node:path';
-import { AlertsRepo, EvaluationRepo } from './alerts-repo.js';
+import { AlertsRepo, EvaluationRepo, OutboxRepo } from './alerts-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
 
-export type { AlertRow, DashboardRow, HistoryRow, SourceRow, WebhookRow } from './alerts-repo.js';
-export { AlertsRepo, EvaluationRepo } from './alerts-repo.js';
+export type { AlertRow, DashboardRow, HistoryRow, OutboxRow, SourceRow, WebhookRow } from './alerts-repo.js';
+export { AlertsRepo, EvaluationRepo, OutboxRepo } from './alerts-repo.js';
 export type { Db, Queryable } from './db.js';
 export type {
   AccessToken,
@@ -29,6 +29,7 @@ export { ProgressRepo } from './progress-repo.js';
 export interface Repos {
   alerts: AlertsRepo;
   evaluation: EvaluationRepo;
+  outbox: OutboxRepo;
   identity: IdentityRepo;
   pipes: PipesRepo;
   progress: ProgressRepo;
@@ -38,6 +39,7 @@ export function reposOn(db: Queryable): Repos {
   return {
     alerts: new AlertsRepo(db),
     evaluation: new EvaluationRepo(db),
+    outbox: new OutboxRepo(db),
     identity: new IdentityRepo(db),
     pipes: new PipesRepo(db),
     progress: new ProgressRepo(db),

@@ -206,6 +206,28 @@ export const MIGRATIONS: Migration[] = [
       create index alert_history_created on alert_history (created_at);
     `,
   },
+  {
+    version: 6,
+    name: 'alert notifications: outbox',
+    sql: `
+      alter table alerts add column last_notified_at timestamptz;
+      create table alert_outbox (
+        id bigserial primary key,
+        alert_id text not null references alerts(id) on delete cascade,
+        team_id uuid not null,
+        webhook_id text not null,
+        idempotency_key text not null unique,
+        variables jsonb not null,
+        attempts integer not null default 0,
+        next_attempt_at timestamptz not null,
+        delivered_at timestamptz,
+        failed_at timestamptz,
+        last_error text,
+        created_at timestamptz not null
+      );
+      create index alert_outbox_due on alert_outbox (next_attempt_at) where delivered_at is null and failed_at is null;
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

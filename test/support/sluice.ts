@@ -82,6 +82,7 @@ export async function startSluice(
     logger: createLogger('info', sink),
     runtime: options.runtime ?? false,
     alertTimer: false,
+    webhookBackoffMs: 50,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const admin = basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET);

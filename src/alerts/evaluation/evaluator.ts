@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { mapLimited } from '../../concurrency.js';
 import type { EngineRegistry } from '../../engine/index.js';
@@ -10,9 +11,51 @@ import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
 
 type EvaluatedAlert = AlertRow & {
   evaluatedUntil: Date | null;
+  lastNotifiedAt: Date | null;
   tiles: Record<string, unknown>[];
   organizationId: string;
 };
+
+/** A state change (or a reminder while it lasts) to tell the alert's webhook about. */
+interface Notice {
+  window: Window;
+  state: 'OK' | 'ALERT';
+  value: number;
+  kind: 'alert' | 'resolved' | 'reminder';
+}
+
+/**
+ * The notification's variables (for the webhook's body template) and its idempotency key, derived
+ * from (alert, window, state) so a receiver can drop repeats.
+ */
+function outboxRow(alert: EvaluatedAlert, notice: Notice) {
+  const eventId = createHash('sha256')
+    .update(`${alert.id}:${notice.window.start.toISOString()}:${notice.state}:${notice.kind}`)
+    .digest('hex')
+    .slice(0, 32);
+  const name = alert.name ?? `Alert ${alert.id}`;
+  const verb =
+    notice.kind === 'resolved' ? 'resolved' : notice.kind === 'reminder' ? 'still firing' : 'firing';
+  const range = alert.thresholdMax === null ? '' : `..${alert.thresholdMax}`;
+  return {
+    alertId: alert.id,
+    teamId: alert.teamId,
+    webhookId: alert.webhookId,
+    idempotencyKey: eventId,
+    variables: {
+      title: `${name} is ${verb}`,
+      body:
+        alert.message ?? `${alert.thresholdType} ${alert.threshold}${range}: the value is ${notice.value}`,
+      link: `/api/v2/alerts/${alert.id}`,
+      state: notice.state,
+      startTime: notice.window.start.toISOString(),
+      endTime: notice.window.end.toISOString(),
+      eventId,
+      value: notice.value,
+      threshold: alert.threshold,
+    },
+  };
+}
 
 export interface EvaluatorOptions {
   store: Store;
@@ -26,6 +69,8 @@ export interface EvaluatorOptions {
   queryTimeoutMs: number;
   /** Tile queries run at once, at most. */
   concurrency: number;
+  /** While an alert stays ALERT, remind at most this often (none when undefined). */
+  reminderMs?: number | undefined;
 }
 
 const HISTORY_DAYS = 30;
@@ -120,24 +165,48 @@ export class AlertEvaluator {
     now: Date,
   ): Promise<void> {
     const history: HistoryRow[] = [];
+    const notices: Notice[] = [];
     let state = alert.state;
+    let notifiedAt = alert.lastNotifiedAt?.getTime() ?? null;
     for (const window of windows) {
       // An empty bucket counts as 0, so a `below` alert fires on silence.
       const values = buckets.get(window.start.getTime()) ?? new Map<string | null, number>([[null, 0]]);
-      let breached = false;
+      let breach: number | undefined;
+      let shown: number | undefined;
       for (const [group, value] of values) {
         const groupState = exceeds(value, alert.thresholdType, alert.threshold, alert.thresholdMax)
           ? 'ALERT'
           : 'OK';
-        breached ||= groupState === 'ALERT';
+        if (groupState === 'ALERT') breach ??= value;
+        shown ??= value;
         history.push({ ...base(alert, window, now), groupKey: group, state: groupState, value, error: null });
       }
-      state = breached ? 'ALERT' : 'OK';
+      const next = breach === undefined ? 'OK' : 'ALERT';
+      const value = breach ?? shown ?? 0;
+      const reminderDue =
+        this.options.reminderMs !== undefined &&
+        (notifiedAt === null || window.end.getTime() - notifiedAt >= this.options.reminderMs);
+      if (next !== state || (next === 'ALERT' && reminderDue)) {
+        notices.push({
+          window,
+          state: next,
+          value,
+          kind: next === state ? 'reminder' : next === 'ALERT' ? 'alert' : 'resolved',
+        });
+        notifiedAt = window.end.getTime();
+      }
+      state = next;
     }
+    // A silenced alert still evaluates, and sends nothing (reference/alerts.md).
+    const silencedUntil = (alert.silenced as { until?: string } | null)?.until;
+    const silenced = silencedUntil !== undefined && new Date(silencedUntil) > now;
     const last = windows[windows.length - 1] as Window;
     await this.options.store.transaction(async (repos) => {
       if (!(await repos.evaluation.setEvaluated(alert.id, state, last.end))) return;
       await repos.evaluation.addHistory(history);
+      if (silenced || notices.length === 0) return;
+      for (const notice of notices) await repos.outbox.add(outboxRow(alert, notice), now);
+      await repos.outbox.markNotified(alert.id, new Date(notifiedAt ?? last.end.getTime()));
     });
     this.options.alerts.forget([alert.id]);
   }

@@ -1,0 +1,132 @@
+import type { Logger } from 'pino';
+import { mapLimited } from '../concurrency.js';
+import { privateHostProblem } from '../net/index.js';
+import type { OutboxRow, Store } from '../store/index.js';
+import type { WebhooksService } from './webhooks-service.js';
+
+export interface NotifierOptions {
+  store: Store;
+  webhooks: WebhooksService;
+  logger: Logger;
+  allowPrivate: boolean;
+  clock: () => Date;
+  /** First delay between attempts; it doubles, with 0-500 ms of jitter, up to 10 s. */
+  backoffMs?: number;
+}
+
+const ATTEMPTS = 3;
+const TIMEOUT_MS = 30_000;
+const MAX_BACKOFF_MS = 10_000;
+
+/** Why a delivery failed, and whether another attempt may succeed. */
+class DeliveryError extends Error {
+  constructor(
+    message: string,
+    readonly retry: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Sends the alert notifications of the outbox to their webhooks (reference/alerts.md): POST of the
+ * webhook's body template filled in, its headers and query parameters, an Idempotency-Key; three
+ * attempts with jittered backoff, no retry on a 4xx other than 429, 30 s a try, redirects refused,
+ * and the private-address rule checked again at send time, after DNS resolution. A webhook that
+ * keeps failing is recorded on its notification, and nothing else stops.
+ */
+export class WebhookNotifier {
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: NotifierOptions) {}
+
+  /** Sends what is due; calls made while one runs wait for it (never two senders at once). */
+  deliverDue(): Promise<void> {
+    const next = this.last.then(() => this.sendDue());
+    this.last = next.catch((error) =>
+      this.options.logger.error({ err: error }, 'notification delivery failed'),
+    );
+    return next;
+  }
+
+  idle(): Promise<void> {
+    return this.last;
+  }
+
+  private async sendDue(): Promise<void> {
+    const due = await this.options.store.repos.outbox.due(this.options.clock(), 100);
+    await mapLimited(due, 4, (row) => this.deliver(row));
+  }
+
+  private async deliver(row: OutboxRow): Promise<void> {
+    const { store } = this.options;
+    let attempts = row.attempts;
+    let delay = this.options.backoffMs ?? 1000;
+    for (;;) {
+      attempts += 1;
+      try {
+        await this.send(row);
+        await store.repos.outbox.delivered(row.id, attempts, new Date());
+        return;
+      } catch (error) {
+        const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), true);
+        if (!failure.retry || attempts >= ATTEMPTS) {
+          await store.repos.outbox.failed(row.id, attempts, failure.message, new Date());
+          this.options.logger.warn(
+            { alertId: row.alertId, webhookId: row.webhookId, error: failure.message },
+            'webhook notification failed',
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay + Math.floor(Math.random() * 500)));
+        delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  private async send(row: OutboxRow): Promise<void> {
+    const webhook = await this.options.webhooks.forDelivery(row.teamId, row.webhookId);
+    if (!webhook) throw new DeliveryError('the webhook no longer exists', false);
+    const url = new URL(webhook.url);
+    for (const [name, value] of Object.entries(webhook.queryParams)) url.searchParams.set(name, value);
+    if (!this.options.allowPrivate) {
+      const problem = await privateHostProblem(url.hostname, 'SLUICE_ALLOW_PRIVATE_WEBHOOKS');
+      if (problem) throw new DeliveryError(problem, false);
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          ...webhook.headers,
+          'content-type': 'application/json',
+          'idempotency-key': row.idempotencyKey,
+        },
+        body: render(webhook.body, row.variables),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new DeliveryError(`the request failed: ${(error as Error).message}`, true);
+    }
+    await response.arrayBuffer().catch(() => undefined);
+    if (response.status >= 200 && response.status < 300) return;
+    if (response.status >= 300 && response.status < 400) {
+      throw new DeliveryError(`the webhook answered ${response.status}: redirects are refused`, false);
+    }
+    const retry = response.status === 429 || response.status >= 500;
+    throw new DeliveryError(`the webhook answered ${response.status}`, retry);
+  }
+}
+
+/**
+ * The webhook's template with `{{name}}` filled in. Values are escaped as the inside of a JSON
+ * string, so a template like `{"text": "{{title}}"}` stays JSON whatever the title holds. Without
+ * a template the body is every variable as JSON.
+ */
+export function render(template: string | null, variables: Record<string, unknown>): string {
+  if (!template) return JSON.stringify(variables);
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, name: string) =>
+    name in variables ? JSON.stringify(String(variables[name])).slice(1, -1) : whole,
+  );
+}
