@@ -1,3 +1,4 @@
+import { benchAlerts } from './alerts.js';
 import { benchApi } from './api.js';
 import { benchMemory } from './memory.js';
 import { benchObjectStorage } from './object-storage.js';
@@ -7,6 +8,7 @@ const benches: Record<string, () => Promise<void>> = {
   api: benchApi,
   'object-storage': benchObjectStorage,
   memory: benchMemory,
+  alerts: benchAlerts,
 };
 const only = process.argv.slice(2);
 for (const [name, bench] of Object.entries(benches)) {

@@ -33,6 +33,10 @@ export interface Sluice {
   identity: IdentityService;
   pipes: PipesService;
   query: QueryService;
+  alerts: AlertsService;
+  webhooks: WebhooksService;
+  sources: SourcesService;
+  dashboards: DashboardsService;
   evaluator: AlertEvaluator;
   notifier: WebhookNotifier;
   server: FastifyInstance;
@@ -146,6 +150,10 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       identity,
       pipes,
       query,
+      alerts,
+      webhooks,
+      sources,
+      dashboards,
       evaluator,
       notifier,
       server,

@@ -281,32 +281,41 @@ export interface HistoryRow {
 export class EvaluationRepo {
   constructor(private readonly db: Queryable) {}
 
-  /** Every alert with what its evaluation needs: tile, source and the last evaluated window. */
+  /** Every alert with what its evaluation needs: its last evaluated window, its team's organization. */
   async alertsToEvaluate(): Promise<
-    (AlertRow & {
-      evaluatedUntil: Date | null;
-      lastNotifiedAt: Date | null;
-      tiles: Record<string, unknown>[];
-      organizationId: string;
-    })[]
+    (AlertRow & { evaluatedUntil: Date | null; lastNotifiedAt: Date | null; organizationId: string })[]
   > {
     return this.db.query(
       `select a.id, a.team_id as "teamId", a.name, a.message, a.threshold, a.threshold_max as "thresholdMax",
               a.interval, a.threshold_type as "thresholdType", a.source, a.state, a.dashboard_id as "dashboardId",
               a.tile_id as "tileId", a.webhook_id as "webhookId", a.silenced, a.created_at as "createdAt",
-              a.updated_at as "updatedAt", a.evaluated_until as "evaluatedUntil", a.last_notified_at as "lastNotifiedAt", d.tiles,
+              a.updated_at as "updatedAt", a.evaluated_until as "evaluatedUntil", a.last_notified_at as "lastNotifiedAt",
               t.organization_id as "organizationId"
-         from alerts a join dashboards d on d.id = a.dashboard_id join teams t on t.id = a.team_id
-        order by a.created_at`,
+         from alerts a join teams t on t.id = a.team_id order by a.created_at`,
     );
   }
 
+  /** The tiles of these dashboards, read once for all the alerts on them. */
+  async tilesOf(dashboardIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
+    const rows = await this.db.query<{ id: string; tiles: Record<string, unknown>[] }>(
+      'select id, tiles from dashboards where id = any($1::text[])',
+      [dashboardIds],
+    );
+    return new Map(rows.map((row) => [row.id, row.tiles]));
+  }
+
+  /** Many rows a statement (a tick writes thousands). */
   async addHistory(rows: HistoryRow[]): Promise<void> {
-    for (const row of rows) {
+    const chunk = 500;
+    for (let start = 0; start < rows.length; start += chunk) {
+      const part = rows.slice(start, start + chunk);
+      const values = part.map(
+        (_, i) => `(${Array.from({ length: 9 }, (_, j) => `$${i * 9 + j + 1}`).join(', ')})`,
+      );
       await this.db.query(
         `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
+         values ${values.join(', ')}`,
+        part.flatMap((row) => [
           row.alertId,
           row.windowStart,
           row.windowEnd,
@@ -316,9 +325,21 @@ export class EvaluationRepo {
           row.threshold,
           row.error,
           row.createdAt,
-        ],
+        ]),
       );
     }
+  }
+
+  /** States after the windows evaluated, for many alerts in one statement; returns the ids still there. */
+  async setEvaluatedMany(rows: { id: string; state: string; until: Date }[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const updated = await this.db.query<{ id: string }>(
+      `update alerts a set state = v.state, evaluated_until = v.until
+         from unnest($1::text[], $2::text[], $3::timestamptz[]) as v(id, state, until)
+        where a.id = v.id returning a.id`,
+      [rows.map((r) => r.id), rows.map((r) => r.state), rows.map((r) => r.until)],
+    );
+    return new Set(updated.map((row) => row.id));
   }
 
   /** The state after the windows evaluated up to `until`; false when the alert is gone. */

@@ -12,9 +12,18 @@ import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
 type EvaluatedAlert = AlertRow & {
   evaluatedUntil: Date | null;
   lastNotifiedAt: Date | null;
-  tiles: Record<string, unknown>[];
   organizationId: string;
 };
+
+/** What evaluating one alert's windows decided, written with the rest of its tile's alerts. */
+interface Decision {
+  alertId: string;
+  state: string;
+  until: Date;
+  history: HistoryRow[];
+  notices: ReturnType<typeof outboxRow>[];
+  notifiedAt: Date;
+}
 
 /** A state change (or a reminder while it lasts) to tell the alert's webhook about. */
 interface Notice {
@@ -110,8 +119,11 @@ export class AlertEvaluator {
       group.alerts.push({ alert, windows });
       groups.set(key, group);
     }
+    const tiles = await store.repos.evaluation.tilesOf([
+      ...new Set(alerts.map((alert) => alert.dashboardId)),
+    ]);
     await mapLimited([...groups.values()], this.options.concurrency, (group) =>
-      this.evaluateGroup(group.alerts, now),
+      this.evaluateGroup(group.alerts, tiles.get(group.alerts[0]?.alert.dashboardId ?? '') ?? [], now),
     );
     await store.repos.evaluation.pruneHistory(new Date(now.getTime() - HISTORY_DAYS * 86_400_000));
   }
@@ -119,6 +131,7 @@ export class AlertEvaluator {
   /** One query for every window of the alerts on one tile and interval. */
   private async evaluateGroup(
     members: { alert: EvaluatedAlert; windows: Window[] }[],
+    dashboardTiles: Record<string, unknown>[],
     now: Date,
   ): Promise<void> {
     const first = members[0]?.alert as EvaluatedAlert;
@@ -126,7 +139,7 @@ export class AlertEvaluator {
     const ends = members.flatMap((m) => m.windows.map((w) => w.end.getTime()));
     let buckets: Map<number, Map<string | null, number>>;
     try {
-      const tile = first.tiles.find((t) => t.id === first.tileId) as
+      const tile = dashboardTiles.find((t) => t.id === first.tileId) as
         | { config: { sourceId: string; select: TileSelect[]; groupBy?: string } }
         | undefined;
       if (!tile) throw new Error('the tile is no longer on its dashboard');
@@ -155,15 +168,31 @@ export class AlertEvaluator {
       for (const { alert, windows } of members) await this.recordFailure(alert, windows, reason, now);
       return;
     }
-    for (const { alert, windows } of members) await this.decide(alert, windows, buckets, now);
+    // Every decision of the group in one transaction: a store write per alert would dominate a tick.
+    const decisions = members.map(({ alert, windows }) => this.decide(alert, windows, buckets, now));
+    await this.options.store.transaction(async (repos) => {
+      // Alerts deleted meanwhile keep no history and send nothing.
+      const present = await repos.evaluation.setEvaluatedMany(
+        decisions.map((d) => ({ id: d.alertId, state: d.state, until: d.until })),
+      );
+      const kept = decisions.filter((d) => present.has(d.alertId));
+      await repos.evaluation.addHistory(kept.flatMap((d) => d.history));
+      for (const decision of kept) {
+        if (decision.notices.length === 0) continue;
+        for (const notice of decision.notices) await repos.outbox.add(notice, now);
+        await repos.outbox.markNotified(decision.alertId, decision.notifiedAt);
+      }
+    });
+    this.options.alerts.forget(members.map(({ alert }) => alert.id));
   }
 
-  private async decide(
+  /** The alert's state after its windows, its history rows and its notifications. */
+  private decide(
     alert: EvaluatedAlert,
     windows: Window[],
     buckets: Map<number, Map<string | null, number>>,
     now: Date,
-  ): Promise<void> {
+  ): Decision {
     const history: HistoryRow[] = [];
     const notices: Notice[] = [];
     let state = alert.state;
@@ -201,14 +230,14 @@ export class AlertEvaluator {
     const silencedUntil = (alert.silenced as { until?: string } | null)?.until;
     const silenced = silencedUntil !== undefined && new Date(silencedUntil) > now;
     const last = windows[windows.length - 1] as Window;
-    await this.options.store.transaction(async (repos) => {
-      if (!(await repos.evaluation.setEvaluated(alert.id, state, last.end))) return;
-      await repos.evaluation.addHistory(history);
-      if (silenced || notices.length === 0) return;
-      for (const notice of notices) await repos.outbox.add(outboxRow(alert, notice), now);
-      await repos.outbox.markNotified(alert.id, new Date(notifiedAt ?? last.end.getTime()));
-    });
-    this.options.alerts.forget([alert.id]);
+    return {
+      alertId: alert.id,
+      state,
+      until: last.end,
+      history,
+      notices: silenced ? [] : notices.map((notice) => outboxRow(alert, notice)),
+      notifiedAt: new Date(notifiedAt ?? last.end.getTime()),
+    };
   }
 
   private async recordFailure(
