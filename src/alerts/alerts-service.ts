@@ -1,7 +1,7 @@
 import { type Problem, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
 import { type AlertRow, type Store, WriteThroughCache } from '../store/index.js';
-import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
+import { AreaNotFoundError, listPage, type Page, pageOf, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
 import { AlertBody, type AlertRecord, RANGE_TYPES } from './schemas.js';
 
@@ -20,12 +20,13 @@ export class AlertsService {
   }
 
   async list(scope: TeamScope, query: unknown): Promise<Page<AlertRecord>> {
-    const { limit, offset } = pageOf(query);
-    const [rows, total] = await Promise.all([
-      this.store.repos.alerts.listAlerts(scope.teamId, limit, offset),
-      this.store.repos.alerts.countAlerts(scope.teamId),
-    ]);
-    return { data: rows.map(toRecord), meta: { total, limit, offset } };
+    const repo = this.store.repos.alerts;
+    return listPage(
+      query,
+      (limit, offset) => repo.listAlerts(scope.teamId, limit, offset),
+      () => repo.countAlerts(scope.teamId),
+      toRecord,
+    );
   }
 
   async get(scope: TeamScope, id: string): Promise<AlertRecord> {

@@ -44,3 +44,15 @@ export class AreaNotFoundError extends NotFoundError {
     this.message = `${what} not found`;
   }
 }
+
+/** One page of a team's objects: the rows asked for by `?limit` and `?offset`, and how many in all. */
+export async function listPage<R, T>(
+  query: unknown,
+  list: (limit: number, offset: number) => Promise<R[]>,
+  count: () => Promise<number>,
+  toRecord: (row: R) => T,
+): Promise<Page<T>> {
+  const { limit, offset } = pageOf(query);
+  const [rows, total] = await Promise.all([list(limit, offset), count()]);
+  return { data: rows.map(toRecord), meta: { total, limit, offset } };
+}

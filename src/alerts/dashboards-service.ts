@@ -2,7 +2,7 @@ import { fragmentProblem } from '../engine/index.js';
 import { type Problem, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
 import type { DashboardRow, Store } from '../store/index.js';
-import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
+import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
 import { LuceneError, luceneToSql } from './lucene.js';
 import { DashboardBody, type DashboardRecord, type TileConfig } from './schemas.js';
@@ -28,12 +28,13 @@ export class DashboardsService {
   }
 
   async list(scope: TeamScope, query: unknown): Promise<Page<DashboardRecord>> {
-    const { limit, offset } = pageOf(query);
-    const [rows, total] = await Promise.all([
-      this.store.repos.alerts.listDashboards(scope.teamId, limit, offset),
-      this.store.repos.alerts.countDashboards(scope.teamId),
-    ]);
-    return { data: rows.map(toRecord), meta: { total, limit, offset } };
+    const repo = this.store.repos.alerts;
+    return listPage(
+      query,
+      (limit, offset) => repo.listDashboards(scope.teamId, limit, offset),
+      () => repo.countDashboards(scope.teamId),
+      toRecord,
+    );
   }
 
   async get(scope: TeamScope, id: string): Promise<DashboardRecord> {

@@ -3,7 +3,7 @@ import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import { checker } from '../schema/index.js';
 import type { SourceRow, Store } from '../store/index.js';
-import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
+import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
 import { SourceBody, type SourceRecord } from './schemas.js';
 
@@ -18,12 +18,13 @@ export class SourcesService {
   ) {}
 
   async list(scope: TeamScope, query: unknown): Promise<Page<SourceRecord>> {
-    const { limit, offset } = pageOf(query);
-    const [rows, total] = await Promise.all([
-      this.store.repos.alerts.listSources(scope.teamId, limit, offset),
-      this.store.repos.alerts.countSources(scope.teamId),
-    ]);
-    return { data: rows.map(toRecord), meta: { total, limit, offset } };
+    const repo = this.store.repos.alerts;
+    return listPage(
+      query,
+      (limit, offset) => repo.listSources(scope.teamId, limit, offset),
+      () => repo.countSources(scope.teamId),
+      toRecord,
+    );
   }
 
   async get(scope: TeamScope, id: string): Promise<SourceRecord> {

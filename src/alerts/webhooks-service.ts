@@ -2,7 +2,7 @@ import type { SecretBox } from '../crypto/index.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
 import type { Store, WebhookRow } from '../store/index.js';
-import { AreaNotFoundError, type Page, pageOf, type TeamScope } from './context.js';
+import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
 import { WebhookBody, type WebhookRecord } from './schemas.js';
 import { webhookUrlProblem } from './webhook-url.js';
@@ -18,12 +18,13 @@ export class WebhooksService {
   ) {}
 
   async list(scope: TeamScope, query: unknown): Promise<Page<WebhookRecord>> {
-    const { limit, offset } = pageOf(query);
-    const [rows, total] = await Promise.all([
-      this.store.repos.alerts.listWebhooks(scope.teamId, limit, offset),
-      this.store.repos.alerts.countWebhooks(scope.teamId),
-    ]);
-    return { data: rows.map(toRecord), meta: { total, limit, offset } };
+    const repo = this.store.repos.alerts;
+    return listPage(
+      query,
+      (limit, offset) => repo.listWebhooks(scope.teamId, limit, offset),
+      () => repo.countWebhooks(scope.teamId),
+      toRecord,
+    );
   }
 
   async get(scope: TeamScope, id: string): Promise<WebhookRecord> {

@@ -1,14 +1,17 @@
 import { join } from 'node:path';
-import { AlertsRepo, EvaluationRepo, OutboxRepo } from './alerts-repo.js';
+import { AlertsRepo } from './alerts-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
+import { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
 
-export type { AlertRow, DashboardRow, HistoryRow, OutboxRow, SourceRow, WebhookRow } from './alerts-repo.js';
-export { AlertsRepo, EvaluationRepo, OutboxRepo } from './alerts-repo.js';
+export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
+export { AlertsRepo } from './alerts-repo.js';
 export type { Db, Queryable } from './db.js';
+export type { HistoryRow, OutboxRow } from './evaluation-repo.js';
+export { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
 export type {
   AccessToken,
   ApiKey,
