@@ -47,6 +47,9 @@ export async function benchObjectStorage(): Promise<void> {
     const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
     if (!organization || !service) throw new Error('no default service');
     const scope = { organizationId: organization.id, serviceId: service.id };
+    // The baselines call the engine's own table functions, which the query endpoint refuses to users.
+    const engine = sluice.engines.engineFor(service);
+    const run = (sql: string) => engine.execute(sql);
     const rows: Record<string, string | number>[] = [];
     for (const [label, file, format] of FORMATS) {
       const path = join(dir, file);
@@ -64,23 +67,19 @@ export async function benchObjectStorage(): Promise<void> {
         await response.arrayBuffer();
       });
       const table = `own_${format.toLowerCase()}`;
-      await sluice.query.run(scope, 'admin', { sql: 'CREATE DATABASE IF NOT EXISTS bench' });
-      await sluice.query.run(scope, 'admin', {
-        sql: `CREATE TABLE bench.${table} (${STRUCTURE}) ENGINE = MergeTree ORDER BY id`,
-      });
+      await run('CREATE DATABASE IF NOT EXISTS bench');
+      await run(`CREATE TABLE bench.${table} (${STRUCTURE}) ENGINE = MergeTree ORDER BY id`);
       const own = await timed(() =>
-        sluice.query.run(scope, 'admin', {
-          sql: `INSERT INTO bench.${table} SELECT * FROM file(${literal(path)}, ${literal(format)}, ${literal(STRUCTURE)})`,
-        }),
+        run(
+          `INSERT INTO bench.${table} SELECT * FROM file(${literal(path)}, ${literal(format)}, ${literal(STRUCTURE)})`,
+        ),
       );
       const direct = `direct_${format.toLowerCase()}`;
-      await sluice.query.run(scope, 'admin', {
-        sql: `CREATE TABLE bench.${direct} (${STRUCTURE}) ENGINE = MergeTree ORDER BY id`,
-      });
+      await run(`CREATE TABLE bench.${direct} (${STRUCTURE}) ENGINE = MergeTree ORDER BY id`);
       const engineS3 = await timed(() =>
-        sluice.query.run(scope, 'admin', {
-          sql: `INSERT INTO bench.${direct} SELECT * FROM s3(${literal(`${s3.endpoint}/bench/${file}`)}, 'S3RVER', 'S3RVER', ${literal(format)}, ${literal(STRUCTURE)})`,
-        }),
+        run(
+          `INSERT INTO bench.${direct} SELECT * FROM s3(${literal(`${s3.endpoint}/bench/${file}`)}, 'S3RVER', 'S3RVER', ${literal(format)}, ${literal(STRUCTURE)})`,
+        ),
       );
       const viaPipe = await timed(async () => {
         const pipe = await sluice.pipes.create(scope, {

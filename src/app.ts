@@ -33,6 +33,7 @@ export interface Sluice {
   identity: IdentityService;
   pipes: PipesService;
   query: QueryService;
+  engines: EngineRegistry;
   alerts: AlertsService;
   webhooks: WebhooksService;
   sources: SourcesService;
@@ -150,6 +151,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       identity,
       pipes,
       query,
+      engines,
       alerts,
       webhooks,
       sources,
