@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql as runSql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
 
 describe('alert evaluation against a real embedded service', () => {
@@ -12,12 +13,7 @@ describe('alert evaluation against a real embedded service', () => {
     if (response.statusCode !== 200) throw new Error(`${method} ${url}: ${response.body}`);
     return response.json;
   };
-  const sql = async (text: string) => {
-    const url = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
-    const response = await s.request({ method: 'POST', url, body: { sql: text } });
-    if (response.statusCode !== 200) throw new Error(`${text}: ${response.body}`);
-    return response.json.result.rows;
-  };
+  const sql = (text: string) => runSql(s, text);
   /** Rows of requests in a window: `count` rows per host with the given status. */
   const requests = (at: string, rows: [host: string, status: number, count: number][]) =>
     sql(

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from './support/receiver.js';
+import { sql as runSql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
 
 describe('webhook notifications of alert state changes (a local receiver)', () => {
@@ -14,11 +15,7 @@ describe('webhook notifications of alert state changes (a local receiver)', () =
     if (response.statusCode !== 200) throw new Error(`${method} ${url}: ${response.body}`);
     return response.json;
   };
-  const sql = async (text: string) => {
-    const url = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
-    const response = await s.request({ method: 'POST', url, body: { sql: text } });
-    if (response.statusCode !== 200) throw new Error(`${text}: ${response.body}`);
-  };
+  const sql = (text: string) => runSql(s, text);
   /** A fresh table, tile, webhook (to a path of the receiver) and alert: above 5 errors per 5 minutes. */
   const setUp = async (path: string, extra: Record<string, unknown> = {}) => {
     const table = `t_${path.replace(/\W/g, '')}`;
