@@ -20,7 +20,7 @@ export async function benchMemory(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-mem-'));
   const files = join(dir, 'data/files');
   await mkdir(files, { recursive: true });
-  const writer = new EmbeddedEngine(join(dir, 'writer'));
+  const writer = new EmbeddedEngine(join(dir, 'writer'), { confined: false });
   const rows = Math.ceil(TARGET_BYTES / ROW_BYTES);
   const path = join(files, 'big.ndjson');
   await writer.execute(

@@ -29,7 +29,7 @@ const FORMATS = [
 export async function benchObjectStorage(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-os-'));
   const s3 = await startS3(['bench']);
-  const writer = new EmbeddedEngine(join(dir, 'writer'));
+  const writer = new EmbeddedEngine(join(dir, 'writer'), { confined: false });
   const keyId = 'sk_bench';
   const keySecret = 'bench-secret-0123456789';
   const sluice = await createSluice(

@@ -10,8 +10,16 @@ export interface QueryResult {
 }
 
 export interface QueryOptions {
-  /** Refuse anything that writes (the engine's `readonly = 1`). */
+  /**
+   * Refuse anything that writes or changes a setting (the engine's `readonly = 1`, given when the
+   * statement's own connection opens, so the statement cannot lift it). Same as caller `reader`.
+   */
   readonly?: boolean;
+  /**
+   * SQL a user wrote runs as its caller, on a connection of its own that closes after the statement:
+   * nothing it sets reaches Sluice's runtime or the next caller. Absent: Sluice's own statement.
+   */
+  caller?: 'admin' | 'reader';
   /** Stop the query in the engine after this long (its `max_execution_time`). */
   timeoutMs?: number;
   /** Further engine settings for this statement. */

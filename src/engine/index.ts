@@ -1,3 +1,4 @@
+export { FROZEN_SETTINGS } from './chdb/confinement.js';
 export { EmbeddedEngine } from './chdb/embedded-engine.js';
 export {
   ENGINE_CODES,
@@ -11,8 +12,15 @@ export {
   UnreadableResultError,
 } from './engine.js';
 export { EngineRegistry, type ServiceRef } from './registry.js';
-export { ident, literal, settingsClause, tableName } from './sql.js';
-export { fragmentProblem, statementProblem } from './sql-guard.js';
+export { expression, ident, literal, settingsClause, tableName } from './sql.js';
+export { fragmentProblem } from './sql-guard.js';
+export {
+  expressionProblem,
+  MAX_FRAGMENT_LENGTH,
+  NotParsedError,
+  statementProblem,
+  typeProblem,
+} from './statement.js';
 export {
   countRows,
   createTableSql,

@@ -14,22 +14,34 @@ export interface ServiceRef {
  */
 export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
+  private reader: Engine | undefined;
 
   constructor(private readonly dataDir: string) {}
+
+  /**
+   * The engine that reads pipes' sources (object storage through its table functions) and writes
+   * each batch into the scratch directory of the service it is for. It holds no tenant data and
+   * runs no tenant SQL, so it is the one engine not confined; it starts on first use.
+   */
+  sourceReader(): Engine {
+    this.reader ??= new EmbeddedEngine(join(this.dataDir, 'source-reader'), { confined: false });
+    return this.reader;
+  }
 
   engineFor(service: ServiceRef): Engine {
     let engine = this.engines.get(service.id);
     if (!engine) {
       if (service.kind !== 'embedded') throw new Error(`service kind ${service.kind} is not supported yet`);
-      engine = new EmbeddedEngine(join(this.dataDir, 'services', service.id));
+      engine = new EmbeddedEngine(join(this.dataDir, 'services', service.id), { confined: true });
       this.engines.set(service.id, engine);
     }
     return engine;
   }
 
   async closeAll(): Promise<void> {
-    const engines = [...this.engines.values()];
+    const engines = [...this.engines.values(), ...(this.reader ? [this.reader] : [])];
     this.engines.clear();
+    this.reader = undefined;
     await Promise.all(engines.map((engine) => engine.close()));
   }
 }

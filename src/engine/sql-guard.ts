@@ -1,8 +1,7 @@
 /**
- * Table functions and the like that reach outside a service's own tables: the host's files, the
- * network, other databases, programs. SQL written by users (the query endpoint, tile expressions,
- * pipe expressions) must not call them, or one organization could read the host's files (the
- * engine runs as Sluice) or reach its network.
+ * A friendly first error for expressions, never the security boundary: the engine's grants are
+ * (chdb/confinement.ts), and statement.ts has the engine parse what is stored. This only says early,
+ * without asking an engine, that a table function reaching outside the service will be refused.
  */
 const OUTSIDE = [
   'file',
@@ -60,7 +59,7 @@ function withoutLiterals(sql: string): string {
  * Why SQL a user wrote may not run, or undefined. For whole statements of the query endpoint: no
  * table function that reaches outside the service, no INTO OUTFILE.
  */
-export function statementProblem(sql: string): string | undefined {
+function callProblem(sql: string): string | undefined {
   const text = withoutLiterals(sql).replace(/--[^\n]*|#[^\n]*|\/\*[\s\S]*?\*\//g, ' ');
   const call = OUTSIDE_CALL.exec(text);
   if (call) return `${call[1]}() reaches outside the service and is not allowed here`;
@@ -87,7 +86,7 @@ export function fragmentProblem(fragment: string): string | undefined {
   if (depth !== 0) return 'a parenthesis is not closed';
   if (/\b(SELECT|SETTINGS|FORMAT|UNION|INTO)\b/i.test(text))
     return 'write one expression, not a query or a clause';
-  return statementProblem(fragment);
+  return callProblem(fragment);
 }
 
 function balancedQuotes(text: string): boolean {

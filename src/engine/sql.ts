@@ -21,3 +21,11 @@ export function settingsClause(settings: Record<string, string | number | boolea
     typeof v === 'string' ? literal(v) : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
   return ` SETTINGS ${entries.map(([k, v]) => `${k} = ${value(v)}`).join(', ')}`;
 }
+
+/**
+ * A user's expression inside a statement of ours: parenthesized, each parenthesis on a line of its
+ * own, so a trailing `--` comment in it ends at its own line and cannot reach into ours.
+ */
+export function expression(text: string): string {
+  return `(\n${text}\n)`;
+}

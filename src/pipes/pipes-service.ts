@@ -28,6 +28,11 @@ export interface PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]>;
+  /** Problems of column types and table expressions, read by the service's engine. */
+  definitionProblems(
+    destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
+    service: Service,
+  ): Promise<Problem[]>;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
   stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
@@ -152,6 +157,11 @@ export class PipesService {
     await this.requireService(scope);
     throwIfAny(checkUpdate(body));
     const patch = body as UpdatePipeBody;
+    const columns = patch.destination?.columns;
+    if (columns && this.runtime) {
+      const service = await this.identity.getService(scope.organizationId, scope.serviceId);
+      throwIfAny(await this.runtime.definitionProblems({ columns }, service));
+    }
     return this.mutate(scope, pipeId, (row, config) => {
       const updated = applyUpdate(config, patch, row.sourceKind as SourceKind, row.state as PipeState);
       const name = patch.name ?? row.name;

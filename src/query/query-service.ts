@@ -1,4 +1,5 @@
 import {
+  ENGINE_CODES,
   EngineError,
   type EngineRegistry,
   type QueryResult,
@@ -13,9 +14,14 @@ import type { Role } from '../store/index.js';
 export const QUERY_TIMEOUT_MS = 30_000;
 const MAX_SQL_LENGTH = 100_000;
 
+/** The engine refused what the statement reaches for (its grants: confinement.ts). */
+const ACCESS_DENIED = 497;
+
 /**
- * `POST .../services/{id}/query`: one statement on a service. Admin keys may run anything; other
- * keys run read-only (the engine refuses writes), all with a time limit.
+ * `POST .../services/{id}/query`: one statement, as the engine parses it, on a service. The engine
+ * enforces the rest (README, "Security"): every statement runs on a connection of its own under the
+ * service's confinement, admin keys' as written, other keys' read-only (`readonly = 1` given at
+ * connect, which the statement cannot lift), all with a time limit.
  */
 export class QueryService {
   constructor(
@@ -34,42 +40,37 @@ export class QueryService {
     }
     if (sql.length > MAX_SQL_LENGTH)
       throw new BadRequestError(`sql: Must be at most ${MAX_SQL_LENGTH} characters`);
-    const refused = statementProblem(sql) ?? kindProblem(sql, role);
-    if (refused) throw new BadRequestError(`sql: ${refused}`);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
+    const engine = this.engines.engineFor(service);
+    const refused = await statementProblem(engine, sql);
+    if (refused) throw new BadRequestError(`sql: ${refused}`);
     try {
-      // Admin statements run as written (an INSERT ... VALUES cannot take a trailing SETTINGS
-      // clause); others run read-only with a time limit, which they cannot change (readonly = 1).
-      const engine = this.engines.engineFor(service);
-      return role === 'admin'
-        ? await engine.query(sql)
-        : await engine.query(sql, { readonly: true, timeoutMs: QUERY_TIMEOUT_MS });
+      return await engine.query(sql, {
+        caller: role === 'admin' ? 'admin' : 'reader',
+        timeoutMs: QUERY_TIMEOUT_MS,
+      });
     } catch (error) {
-      // The engine's message is about the user's SQL (unknown table, syntax, read-only): a 400.
-      if (
-        error instanceof UnreadableResultError ||
-        (error instanceof EngineError && error.code !== undefined)
-      ) {
-        throw new BadRequestError(`sql: ${error.message}`, { cause: error });
-      }
-      throw error;
+      throw asUserError(error, role);
     }
   }
 }
 
-/**
- * SET would change the engine session every pipe of the service runs in, so nobody may; keys that
- * are not admin keys run only statements that read.
- */
-function kindProblem(sql: string, role: Role): string | undefined {
-  const first = /^(?:\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
-  if (first === 'SET')
-    return 'SET changes the session of every pipe of the service: put settings in a SETTINGS clause';
-  if (
-    role !== 'admin' &&
-    !['SELECT', 'WITH', 'SHOW', 'DESCRIBE', 'DESC', 'EXISTS', 'EXPLAIN'].includes(first ?? '')
-  ) {
-    return 'this key may only read: SELECT, WITH, SHOW, DESCRIBE, EXISTS or EXPLAIN';
+/** The engine's message is about the user's SQL (unknown table, syntax, read-only): a 400. */
+function asUserError(error: unknown, role: Role): unknown {
+  if (error instanceof UnreadableResultError)
+    return new BadRequestError(`sql: ${error.message}`, { cause: error });
+  if (!(error instanceof EngineError) || error.code === undefined) return error;
+  if (error.code === ENGINE_CODES.READONLY && role !== 'admin') {
+    return new BadRequestError(
+      `sql: this ${role} key may only read (SELECT, WITH, SHOW, DESCRIBE, EXISTS, EXPLAIN) and change no setting: ${error.message}`,
+      { cause: error },
+    );
   }
-  return undefined;
+  if (error.code === ACCESS_DENIED) {
+    return new BadRequestError(
+      `sql: not allowed on this service: it may not reach files of the host, the network, other databases or programs, nor manage the engine (${error.message})`,
+      { cause: error },
+    );
+  }
+  return new BadRequestError(`sql: ${error.message}`, { cause: error });
 }

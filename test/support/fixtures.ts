@@ -18,7 +18,7 @@ export class FixtureWriter {
 
   static async open(): Promise<FixtureWriter> {
     const dir = await mkdtemp(join(tmpdir(), 'sluice-fixtures-'));
-    return new FixtureWriter(new EmbeddedEngine(join(dir, 'engine')), dir);
+    return new FixtureWriter(new EmbeddedEngine(join(dir, 'engine'), { confined: false }), dir);
   }
 
   async write(

@@ -1,29 +1,57 @@
 import { Session } from 'chdb';
-import type { EngineReply, EngineRequest } from './protocol.js';
+import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
 
 /**
  * The engine process of one embedded service: chDB binds one data directory per process, so each
  * embedded service runs in a process of its own, which also keeps its databases its own and an
  * engine crash away from the API. Statements run off this process's event loop (queryAsync).
+ *
+ * argv: the data path, then the engine's configuration file (confinement.ts) when it has one.
+ * Sluice's runtime shares one connection; each statement of a user opens a connection of its own
+ * with its settings given at connect (`--readonly=1` cannot be lifted by the statement).
  */
-const path = process.argv[2];
+const [path, configFile] = process.argv.slice(2);
 if (!path || !process.send) {
-  console.error('usage: child.js <data path> (started by the embedded engine over IPC)');
+  console.error('usage: child.js <data path> [config file] (started by the embedded engine over IPC)');
   process.exit(2);
 }
-const session = new Session(path);
+const hello = (message: EngineHello) => process.send?.(message);
+let runtime: Session;
+try {
+  runtime = new Session(path, configFile ? { connectionArgs: [`--config-file=${configFile}`] } : {});
+} catch (error) {
+  hello({ ready: false, error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+}
 const reply = (message: EngineReply) => process.send?.(message);
+
+async function run(request: EngineRequest): Promise<string> {
+  const format = request.format ?? 'TabSeparated';
+  if (!request.caller) {
+    const result = await runtime.queryAsync(request.sql, { format });
+    return request.format ? result.text() : '';
+  }
+  const settings = { ...request.settings, ...(request.caller === 'reader' ? { readonly: '1' } : {}) };
+  const session = new Session(path as string, {
+    connectionArgs: Object.entries(settings).map(([name, value]) => `--${name}=${value}`),
+  });
+  try {
+    const result = await session.queryAsync(request.sql, { format });
+    return request.format ? result.text() : '';
+  } finally {
+    session.close();
+  }
+}
 
 process.on('message', async (request: EngineRequest) => {
   try {
-    const result = await session.queryAsync(request.sql, { format: request.format ?? 'TabSeparated' });
-    reply({ id: request.id, ok: true, text: request.format ? result.text() : '' });
+    reply({ id: request.id, ok: true, text: await run(request) });
   } catch (error) {
     reply({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) });
   }
 });
 process.on('disconnect', () => {
-  session.close?.();
+  runtime.close?.();
   process.exit(0);
 });
-process.send({ ready: true });
+hello({ ready: true });

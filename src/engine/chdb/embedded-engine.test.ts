@@ -10,7 +10,7 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
   let engine: EmbeddedEngine;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-engine-'));
-    engine = new EmbeddedEngine(join(dir, 'engine'));
+    engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
   });
   afterAll(async () => {
     await engine.close();
@@ -49,7 +49,7 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
 
   it("runs with none of Sluice's environment (no master key, database URL or cloud keys)", async () => {
     process.env.SLUICE_MASTER_KEY_FOR_TEST = 'must-not-reach-the-engine';
-    const isolated = new EmbeddedEngine(join(dir, 'isolated'));
+    const isolated = new EmbeddedEngine(join(dir, 'isolated'), { confined: false });
     try {
       const result = await isolated.query("SELECT * FROM file('/proc/self/environ', 'RawBLOB')");
       const environment = String(result.rows[0]?.raw_blob ?? '');

@@ -5,13 +5,22 @@ import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult } from '../engine.js';
 import { EngineError, UnreadableResultError } from '../engine.js';
 import { settingsClause } from '../sql.js';
-import type { EngineReply, EngineRequest } from './protocol.js';
+import { writeConfinement } from './confinement.js';
+import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 interface Pending {
   resolve: (text: string) => void;
   reject: (error: Error) => void;
+}
+
+export interface EmbeddedEngineOptions {
+  /**
+   * A database service's engine is confined (confinement.ts): no statement reaches a host file or
+   * the network. Only the source reader, which runs no tenant SQL, and test fixtures are not.
+   */
+  confined: boolean;
 }
 
 /**
@@ -25,14 +34,17 @@ export class EmbeddedEngine implements Engine {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    private readonly options: EmbeddedEngineOptions,
+  ) {}
 
   async execute(sql: string, options: QueryOptions = {}): Promise<void> {
-    await this.send(withSettings(sql, options));
+    await this.send(request(sql, options));
   }
 
   async query(sql: string, options: QueryOptions = {}): Promise<QueryResult> {
-    const text = await this.send(withSettings(sql, options), 'JSON');
+    const text = await this.send({ ...request(sql, options), format: 'JSON' });
     // Statements without a result (DDL, INSERT) print nothing even when JSON is asked for.
     if (text.trim() === '') return { columns: [], rows: [] };
     let parsed: { meta?: { name: string; type: string }[]; data?: Record<string, unknown>[] };
@@ -70,13 +82,12 @@ export class EmbeddedEngine implements Engine {
     });
   }
 
-  private async send(sql: string, format?: 'JSON'): Promise<string> {
+  private async send(message: Omit<EngineRequest, 'id'>): Promise<string> {
     const child = await this.ensureChild();
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      const request: EngineRequest = { id, sql, ...(format ? { format } : {}) };
-      child.send(request, (error) => {
+      child.send({ ...message, id } satisfies EngineRequest, (error) => {
         if (error) {
           this.pending.delete(id);
           reject(new EngineError(`the engine process is not reachable: ${error.message}`, undefined));
@@ -97,8 +108,9 @@ export class EmbeddedEngine implements Engine {
 
   private async start(): Promise<ChildProcess> {
     await mkdir(join(this.path, 'scratch'), { recursive: true });
+    const args = [this.path, ...(this.options.confined ? [await writeConfinement(this.path)] : [])];
     const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
-    const child = fork(fileURLToPath(CHILD), [this.path], {
+    const child = fork(fileURLToPath(CHILD), args, {
       execArgv,
       // The engine gets none of Sluice's environment (master key, database URL, cloud keys):
       // only what a process needs to run.
@@ -110,9 +122,10 @@ export class EmbeddedEngine implements Engine {
       const onExit = (code: number | null) =>
         reject(new EngineError(`the engine process exited (${code}) while starting`, undefined));
       child.once('exit', onExit);
-      child.once('message', () => {
+      child.once('message', (hello: EngineHello) => {
         child.off('exit', onExit);
-        resolve();
+        if (hello.ready) resolve();
+        else reject(new EngineError(`the engine could not open its data: ${hello.error}`, undefined));
       });
     });
     child.on('message', (message: EngineReply) => this.settle(message));
@@ -140,14 +153,30 @@ export class EmbeddedEngine implements Engine {
   }
 }
 
-function withSettings(sql: string, options: QueryOptions): string {
+/**
+ * Sluice's own statements carry their settings in a SETTINGS clause on a line of its own. A
+ * caller's statement is sent as written; its settings are given when its connection opens.
+ */
+function request(sql: string, options: QueryOptions): Omit<EngineRequest, 'id'> {
   const settings: Record<string, string | number | boolean> = { ...options.settings };
-  if (options.readonly) settings.readonly = 1;
   if (options.timeoutMs !== undefined)
     settings.max_execution_time = Math.max(1, Math.ceil(options.timeoutMs / 1000));
-  // On a line of its own, so a trailing comment in the statement cannot swallow it.
+  const caller = options.caller ?? (options.readonly ? 'reader' : undefined);
+  if (caller) return { sql, caller, settings: connectionSettings(settings) };
   const clause = settingsClause(settings);
-  return `${sql.trim().replace(/;\s*$/, '')}${clause ? `\n${clause.trim()}` : ''}`;
+  return { sql: `${sql.trim().replace(/;\s*$/, '')}${clause ? `\n${clause.trim()}` : ''}` };
+}
+
+/** Settings as `--name=value` arguments take them: names are the engine's, values plain. */
+function connectionSettings(settings: Record<string, string | number | boolean>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(settings).map(([name, value]) => {
+      const text = typeof value === 'boolean' ? (value ? '1' : '0') : String(value);
+      if (!/^[a-z_][a-z0-9_]*$/i.test(name) || text.includes('\0'))
+        throw new EngineError(`not a setting the engine can be given: ${name}`, undefined);
+      return [name, text];
+    }),
+  );
 }
 
 /**

@@ -4,6 +4,17 @@ export interface EngineRequest {
   sql: string;
   /** Output format; JSON for queries that return rows, absent for statements. */
   format?: 'JSON';
+  /**
+   * Who runs the statement. Absent: Sluice's own runtime, on the process's long-lived connection.
+   * `admin` and `reader`: a user's SQL, each on a connection of its own opened for this statement
+   * and closed after it, so nothing it sets outlives it; `reader` connections are read-only.
+   */
+  caller?: 'admin' | 'reader';
+  /** Settings of a caller's connection, given when it opens (a read-only one cannot change them later). */
+  settings?: Record<string, string>;
 }
 
 export type EngineReply = { id: number; ok: true; text: string } | { id: number; ok: false; error: string };
+
+/** The first message of an engine process: ready, or why it could not open its data directory. */
+export type EngineHello = { ready: true } | { ready: false; error: string };

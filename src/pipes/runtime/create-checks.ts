@@ -1,4 +1,4 @@
-import { countRows, describeTable, type Engine } from '../../engine/index.js';
+import { countRows, describeTable, type Engine, expressionProblem, typeProblem } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import { privateHostProblem } from '../../net/index.js';
 import type { PipeConfig } from '../model.js';
@@ -22,7 +22,7 @@ const LIST_TIMEOUT_MS = 15_000;
  */
 export async function createProblems(
   config: PipeConfig,
-  engine: Engine,
+  engines: { service: Engine; sourceReader: Engine },
   options: {
     localFilesDir: string;
     validateSamples: boolean;
@@ -30,7 +30,9 @@ export async function createProblems(
     organizationId: string;
   },
 ): Promise<Problem[]> {
-  const problems: Problem[] = [];
+  const engine = engines.service;
+  const problems = await definitionProblems(config.destination, engine);
+  if (problems.length > 0) return problems;
   if (config.source.postgres === undefined) problems.push(...(await destinationProblems(config, engine)));
   const storage = config.source.objectStorage;
   if (!storage) return problems;
@@ -57,13 +59,43 @@ export async function createProblems(
     return [...problems, { path: 'source.objectStorage.url', message: reason }];
   }
   if (options.validateSamples && problems.length === 0) {
-    const problem = await sampleProblem(config, engine, location, storage, first, options.organizationId);
+    const problem = await sampleProblem(
+      config,
+      engines.sourceReader,
+      location,
+      storage,
+      first,
+      options.organizationId,
+    );
     if (problem) problems.push(problem);
   }
   return problems;
 }
 
 const SAMPLE_RECORDS = 10;
+
+/**
+ * Column types and the table's expressions are read by the service's engine before anything is
+ * stored: each type must be one data type, each expression one expression (statement.ts), so what
+ * is later put into a CREATE TABLE cannot end it or add a statement of its own.
+ */
+export async function definitionProblems(
+  destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
+  engine: Engine,
+): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  for (const [index, column] of (destination.columns ?? []).entries()) {
+    const problem = await typeProblem(engine, column.type);
+    if (problem) problems.push({ path: `destination.columns[${index}].type`, message: problem });
+  }
+  const definition = destination.tableDefinition;
+  for (const field of ['partitionBy', 'primaryKey'] as const) {
+    const text = definition?.[field];
+    const problem = text ? await expressionProblem(engine, text) : undefined;
+    if (problem) problems.push({ path: `destination.tableDefinition.${field}`, message: problem });
+  }
+  return problems;
+}
 
 /**
  * validateSamples: the first records of the first matching file, parsed with the declared format

@@ -10,6 +10,8 @@ export interface InsertPlan {
   columnList: string;
   /** `expr, ...` producing those columns from the file's fields. */
   selectList: string;
+  /** The same, each named as its destination column (`expr AS col`). */
+  namedSelectList: string;
 }
 
 interface Mapping {
@@ -49,6 +51,9 @@ export function insertPlan(
     structure: structure.join(', '),
     columnList: `(${mappings.map((m) => ident(m.destinationField)).join(', ')})`,
     selectList: selectList.join(', '),
+    namedSelectList: selectList
+      .map((select, i) => `${select} AS ${ident(mappings[i]?.destinationField ?? '')}`)
+      .join(', '),
   };
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import {
   createTableSql,
@@ -25,7 +26,10 @@ import { tableFunction } from './table-function.js';
 export interface WorkerContext {
   pipeId: string;
   config: PipeConfig;
+  /** The service's engine: confined, it reaches nothing outside the service. */
   engine: Engine;
+  /** Reads the source's files into the service's scratch directory (EngineRegistry.sourceReader). */
+  sourceReader: Engine;
   store: Store;
   localFilesDir: string;
   logger: Logger;
@@ -197,30 +201,46 @@ export function fileReader(
     read,
     settings: engineSettings(config, source.format, source.delimiter),
     select: (key: string) => `SELECT ${plan.selectList} FROM ${read(key, source.format, plan.structure)}`,
+    namedSelect: (key: string) =>
+      `SELECT ${plan.namedSelectList} FROM ${read(key, source.format, plan.structure)}`,
   };
 }
 
-/** Reads one file into a table through the engine's table function, isolating bad rows. */
+/**
+ * Reads one file into a table, isolating bad rows. The service's engine may reach nothing outside
+ * the service (README, "Security"), so the source reader fetches, decompresses, parses and maps the
+ * file with its table functions into a Native file in the service's scratch directory, and the
+ * service's engine loads that file (FROM INFILE, read by chDB's client side) into the stage.
+ */
 function fileInserter(context: WorkerContext, location: Location, source: ObjectStorageConfig): FileInserter {
-  const { config, engine, pipeId } = context;
+  const { config, engine, sourceReader, pipeId } = context;
   return async (into, file, index) => {
     // Asked per file: assumed-role credentials are renewed before they expire.
     const credentials = await storageCredentials(source, context.organizationId);
     const reader = fileReader(config, location, source, credentials);
-    const { plan, read, settings: base, select: selectFrom } = reader;
-    const scratch = `${pipeId}-${index}-${randomUUID()}.csv`;
-    const select = selectFrom(file.key);
+    const { plan, read, settings: base } = reader;
+    const name = `${pipeId}-${index}-${randomUUID()}`;
+    const [rows, errors] = [`${name}.native.lz4`, `${name}.errors.csv`];
     try {
-      await engine.execute(`INSERT INTO ${into} ${plan.columnList} ${select}`, {
-        settings: {
-          ...base,
-          input_format_allow_errors_ratio: 1,
-          input_format_record_errors_file_path: engine.scratchPath(scratch),
+      await sourceReader.execute(
+        `INSERT INTO FUNCTION file(${literal(engine.scratchPath(rows))}, 'Native') ${reader.namedSelect(file.key)}`,
+        {
+          settings: {
+            ...base,
+            input_format_allow_errors_ratio: 1,
+            input_format_record_errors_file_path: engine.scratchPath(errors),
+          },
         },
-      });
-      const skipped = await readSkippedRows(engine, engine.scratchPath(scratch));
+      );
+      // A file without a single record leaves no file behind.
+      if (await exists(engine.scratchPath(rows))) {
+        await engine.execute(
+          `INSERT INTO ${into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))} FORMAT Native`,
+        );
+      }
+      const skipped = await readSkippedRows(sourceReader, engine.scratchPath(errors));
       if (skipped.length === 0) return [];
-      return await explainSkippedRows(engine, skipped, {
+      return await explainSkippedRows(sourceReader, skipped, {
         source: file.key,
         linesFrom: read(file.key, 'LineAsString', 'line String'),
         headerLines: source.format.endsWith('WithNames') ? 1 : 0,
@@ -230,9 +250,16 @@ function fileInserter(context: WorkerContext, location: Location, source: Object
     } catch (error) {
       throw asBadFile(error, file.key, (text) => withoutCredentials(context.redact(text), credentials));
     } finally {
-      await engine.removeScratch(scratch);
+      await Promise.all([engine.removeScratch(rows), engine.removeScratch(errors)]);
     }
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Destination> {

@@ -6,7 +6,7 @@ import type { PipeConfig } from '../model.js';
 import type { PipeRuntime, PipesService } from '../pipes-service.js';
 import { LocationError } from '../sources/object-storage/location.js';
 import { dropStages } from './batch.js';
-import { createProblems } from './create-checks.js';
+import { createProblems, definitionProblems } from './create-checks.js';
 import { PermanentError } from './errors.js';
 import { runObjectStoragePipe } from './object-storage-worker.js';
 import { sleep } from './sleep.js';
@@ -63,12 +63,24 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
-    return createProblems(config, this.deps.engines.engineFor(service), {
+    const engines = {
+      service: this.deps.engines.engineFor(service),
+      sourceReader: this.deps.engines.sourceReader(),
+    };
+    return createProblems(config, engines, {
       localFilesDir: this.deps.localFilesDir,
       validateSamples: options.validateSamples,
       allowPrivateSources: this.deps.allowPrivateSources,
       organizationId: service.organizationId,
     });
+  }
+
+  /** Problems of column types and table expressions, read by the service's engine. */
+  definitionProblems(
+    destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
+    service: Service,
+  ): Promise<Problem[]> {
+    return definitionProblems(destination, this.deps.engines.engineFor(service));
   }
 
   async reload(pipeId: string): Promise<void> {
@@ -128,6 +140,7 @@ export class PipeSupervisor implements PipeRuntime {
         pipeId,
         config: view.config,
         engine: this.deps.engines.engineFor(view.service),
+        sourceReader: this.deps.engines.sourceReader(),
         store,
         localFilesDir: this.deps.localFilesDir,
         allowPrivateSources: this.deps.allowPrivateSources,

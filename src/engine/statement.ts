@@ -1,0 +1,119 @@
+import type { Engine } from './engine.js';
+import { EngineError } from './engine.js';
+import { literal } from './sql.js';
+
+/**
+ * User SQL read by the engine's own parser, never by a pattern over its text: whether it is one
+ * statement, one expression or one type. The checks run read-only on the service's engine and read
+ * nothing; what they let through still runs confined (confinement.ts) and, unless the caller is an
+ * admin, read-only.
+ */
+
+/** Longest expression or type a user may store. */
+export const MAX_FRAGMENT_LENGTH = 4096;
+const CHECK_TIMEOUT_MS = 10_000;
+
+/** A text the engine refused to read as what it was asked to be, with the engine's reason. */
+export class NotParsedError extends Error {
+  readonly code = 'SLUICE_ERR_NOT_PARSED';
+}
+
+/** The engine's canonical text of one statement (comments gone, literals quoted its way). */
+async function canonical(engine: Engine, sql: string): Promise<string> {
+  try {
+    const result = await engine.query(`SELECT formatQuery(${literal(sql)}) AS q`, {
+      readonly: true,
+      timeoutMs: CHECK_TIMEOUT_MS,
+    });
+    return String(result.rows[0]?.q ?? '');
+  } catch (error) {
+    if (error instanceof EngineError && error.code !== undefined) throw new NotParsedError(reason(error));
+    throw error;
+  }
+}
+
+/** The engine's message without the scope of the checking query, which is ours and not the user's. */
+function reason(error: EngineError): string {
+  return error.message
+    .replace(/\s*:\s*In scope SELECT (formatQuery|toTypeName)[\s\S]*$/, '')
+    .replace(/\s*\([A-Z_]+\)\s*$/, '');
+}
+
+/** The canonical text with its literals and quoted names blanked: only its keywords are left. */
+function keywordsOf(text: string): string {
+  return text.replace(/'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`|"(?:[^"\\]|\\.)*"/g, "''");
+}
+
+/**
+ * Why a statement of the query endpoint may not run, or undefined. It must be exactly one statement
+ * as the engine parses it, and none of the three things chDB does on its client side, outside the
+ * engine's grants: INTO OUTFILE (writes a host file), FROM INFILE (reads one), ATTACH ... FROM
+ * (adopts a directory of the host as a table).
+ */
+export async function statementProblem(engine: Engine, sql: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await canonical(engine, sql);
+  } catch (error) {
+    if (error instanceof NotParsedError) return error.message;
+    throw error;
+  }
+  const keywords = keywordsOf(text);
+  if (/\bINTO\s+OUTFILE\b/i.test(keywords)) return 'INTO OUTFILE writes to the host and is not allowed';
+  if (/\bFROM\s+INFILE\b/i.test(keywords)) return 'FROM INFILE reads the host and is not allowed';
+  if (/^\s*ATTACH\b/i.test(keywords)) return 'ATTACH is not allowed: create the table instead';
+  // The parser reads an INSERT's inline data as data, but the engine's statement splitter ends it at
+  // the first ';': a ';' there would start a second statement.
+  const inline = /^\s*INSERT\b/i.test(keywords) && /\bFORMAT\s+\w+\s*$/i.test(keywords);
+  if (inline && sql.trim().replace(/;\s*$/, '').includes(';'))
+    return "an INSERT with inline data may not contain ';' (it would start another statement): send one statement";
+  return undefined;
+}
+
+/**
+ * Why a text is not exactly one expression, or undefined: the engine parses `SELECT <text>` and its
+ * syntax tree must be a SELECT of one expression and nothing else (no FROM, no second column, no
+ * SETTINGS, FORMAT or INTO), with no subquery inside.
+ */
+export async function expressionProblem(engine: Engine, text: string): Promise<string | undefined> {
+  if (text.length > MAX_FRAGMENT_LENGTH) return `must be at most ${MAX_FRAGMENT_LENGTH} characters`;
+  let select: string;
+  try {
+    select = await canonical(engine, `SELECT ${text}`);
+  } catch (error) {
+    if (error instanceof NotParsedError) return `not one expression: ${error.message}`;
+    throw error;
+  }
+  const tree = await engine.query(`EXPLAIN AST ${select}`, { readonly: true, timeoutMs: CHECK_TIMEOUT_MS });
+  const lines = tree.rows.map((row) => String(Object.values(row)[0] ?? ''));
+  return oneExpression(lines) ? undefined : 'write one expression: no query, clause, subquery or list';
+}
+
+/** `EXPLAIN AST SELECT x`: a union of one select, of one expression list of one element. */
+function oneExpression(lines: string[]): boolean {
+  const shape = [
+    'SelectWithUnionQuery (children 1)',
+    ' ExpressionList (children 1)',
+    '  SelectQuery (children 1)',
+    '   ExpressionList (children 1)',
+  ];
+  if (!shape.every((line, index) => lines[index] === line)) return false;
+  const expression = lines.slice(shape.length);
+  if (expression.filter((line) => /^ {4}\S/.test(line)).length !== 1) return false;
+  return !expression.some((line) => /\b(Subquery|SelectWithUnionQuery|TablesInSelectQuery)\b/.test(line));
+}
+
+/** Why a text is not one data type the engine knows, or undefined. */
+export async function typeProblem(engine: Engine, type: string): Promise<string | undefined> {
+  if (type.length > MAX_FRAGMENT_LENGTH) return `must be at most ${MAX_FRAGMENT_LENGTH} characters`;
+  try {
+    await engine.query(`SELECT toTypeName(defaultValueOfTypeName(${literal(type)})) AS t`, {
+      readonly: true,
+      timeoutMs: CHECK_TIMEOUT_MS,
+    });
+    return undefined;
+  } catch (error) {
+    if (error instanceof EngineError && error.code !== undefined) return `not a data type: ${reason(error)}`;
+    throw error;
+  }
+}
