@@ -90,7 +90,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     const alerts = new AlertsService(store);
     const webhooks = new WebhooksService(store, secretBox, config.allowPrivateWebhooks);
     const sources = new SourcesService(store, identity, engines);
-    const dashboards = new DashboardsService(store);
+    const dashboards = new DashboardsService(store, sources);
     dashboards.onAlertsDeleted({ alertsDeleted: (ids) => alerts.forget(ids) });
     const evaluator = new AlertEvaluator({
       store,

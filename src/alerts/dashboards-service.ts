@@ -1,11 +1,12 @@
 import { fragmentProblem } from '../engine/index.js';
 import { type Problem, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
-import type { DashboardRow, Store } from '../store/index.js';
+import type { DashboardRow, SourceRow, Store } from '../store/index.js';
 import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
 import { LuceneError, luceneToSql } from './lucene.js';
 import { DashboardBody, type DashboardRecord, type TileConfig } from './schemas.js';
+import type { SourcesService } from './sources-service.js';
 
 const checkBody = checker(DashboardBody);
 
@@ -21,7 +22,10 @@ export interface DashboardEvents {
 export class DashboardsService {
   private events: DashboardEvents | undefined;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly sources: SourcesService,
+  ) {}
 
   onAlertsDeleted(events: DashboardEvents): void {
     this.events = events;
@@ -122,6 +126,8 @@ export class DashboardsService {
       if (!source) problems.push({ path: `${at}.config.sourceId`, message: 'No such source in your team' });
       const groupBy = tile.config.groupBy ? fragmentProblem(tile.config.groupBy) : undefined;
       if (groupBy) problems.push({ path: `${at}.config.groupBy`, message: `Not usable: ${groupBy}` });
+      if (source && !groupBy && problems.length === 0)
+        problems.push(...(await this.expressionProblems(scope, source, tile, at)));
       tile.config.select.forEach((item, i) => {
         const path = `${at}.config.select[${i}]`;
         if (item.aggFn === 'quantile' && item.level === undefined) {
@@ -156,6 +162,26 @@ export class DashboardsService {
           problems.push({ path: `${path}.valueExpression`, message: `Required for ${item.aggFn}` });
         }
       });
+    }
+    return problems;
+  }
+
+  /** Each SQL expression of a tile, read by the engine of its source's service. */
+  private async expressionProblems(
+    scope: TeamScope,
+    source: SourceRow,
+    tile: TileConfig,
+    at: string,
+  ): Promise<Problem[]> {
+    const expressions: [string, string | undefined][] = [[`${at}.config.groupBy`, tile.config.groupBy]];
+    tile.config.select.forEach((item, i) => {
+      expressions.push([`${at}.config.select[${i}].valueExpression`, item.valueExpression]);
+      if (item.whereLanguage !== 'lucene') expressions.push([`${at}.config.select[${i}].where`, item.where]);
+    });
+    const problems: Problem[] = [];
+    for (const [path, text] of expressions) {
+      const problem = text?.trim() ? await this.sources.expressionProblem(scope, source, text) : undefined;
+      if (problem) problems.push({ path, message: `Not usable: ${problem}` });
     }
     return problems;
   }

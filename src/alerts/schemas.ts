@@ -1,5 +1,5 @@
 import { type Static, Type as T } from '@sinclair/typebox';
-import { StringEnum } from '../schema/index.js';
+import { LIMITS, StringEnum } from '../schema/index.js';
 
 /** Reference/alerts.md: the intervals an alert is checked at. */
 export const INTERVALS = ['1m', '5m', '15m', '30m', '1h', '6h', '12h', '1d'] as const;
@@ -91,9 +91,12 @@ export type WebhookRecord = Static<typeof WebhookRecord>;
 export const SourceBody = T.Object({
   name: T.String({ minLength: 1, maxLength: 255 }),
   kind: StringEnum(SOURCE_KINDS),
-  serviceId: T.String({ minLength: 1 }),
-  from: T.Object({ databaseName: T.String({ minLength: 1 }), tableName: T.String({ minLength: 1 }) }),
-  timestampValueExpression: T.String({ minLength: 1 }),
+  serviceId: T.String({ minLength: 1, maxLength: LIMITS.name }),
+  from: T.Object({
+    databaseName: T.String({ minLength: 1, maxLength: LIMITS.name }),
+    tableName: T.String({ minLength: 1, maxLength: LIMITS.name }),
+  }),
+  timestampValueExpression: T.String({ minLength: 1, maxLength: LIMITS.expression }),
 });
 export type SourceBody = Static<typeof SourceBody>;
 
@@ -110,10 +113,10 @@ export type SourceRecord = Static<typeof SourceRecord>;
 export const SelectItem = T.Object({
   aggFn: StringEnum(AGG_FNS),
   level: T.Optional(T.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'quantile only' })),
-  valueExpression: T.Optional(T.String()),
-  where: T.Optional(T.String()),
+  valueExpression: T.Optional(T.String({ maxLength: LIMITS.expression })),
+  where: T.Optional(T.String({ maxLength: LIMITS.expression })),
   whereLanguage: T.Optional(StringEnum(['sql', 'lucene'] as const)),
-  alias: T.Optional(T.String()),
+  alias: T.Optional(T.String({ maxLength: LIMITS.name })),
 });
 
 export const Tile = T.Object({
@@ -126,15 +129,15 @@ export const Tile = T.Object({
   config: T.Object({
     displayType: StringEnum(DISPLAY_TYPES),
     sourceId: T.String({ minLength: 1 }),
-    select: T.Array(SelectItem, { minItems: 1 }),
-    groupBy: T.Optional(T.String()),
+    select: T.Array(SelectItem, { minItems: 1, maxItems: LIMITS.selectsPerTile }),
+    groupBy: T.Optional(T.String({ maxLength: LIMITS.expression })),
   }),
 });
 
 export const DashboardBody = T.Object({
   name: T.String({ minLength: 1, maxLength: 1024 }),
   tags: T.Optional(T.Array(T.String({ maxLength: 128 }), { maxItems: 50 })),
-  tiles: T.Optional(T.Array(Tile, { maxItems: 200 })),
+  tiles: T.Optional(T.Array(Tile, { maxItems: LIMITS.tilesPerDashboard })),
 });
 export type DashboardBody = Static<typeof DashboardBody>;
 export type TileConfig = Static<typeof Tile>;

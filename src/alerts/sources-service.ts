@@ -1,4 +1,4 @@
-import { describeTable, type EngineRegistry, fragmentProblem } from '../engine/index.js';
+import { describeTable, type EngineRegistry, expressionProblem, fragmentProblem } from '../engine/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import { checker } from '../schema/index.js';
@@ -54,6 +54,12 @@ export class SourcesService {
     return toRecord(row);
   }
 
+  /** Why a team's expression is not one expression, read by the engine of the source's service. */
+  async expressionProblem(scope: TeamScope, source: SourceRow, text: string): Promise<string | undefined> {
+    const service = await this.identity.getService(scope.organizationId, source.serviceId);
+    return expressionProblem(this.engines.engineFor(service), text);
+  }
+
   async delete(scope: TeamScope, id: string): Promise<void> {
     const existing = await this.require(scope, id);
     await this.store.repos.alerts.deleteSource(existing.id);
@@ -77,7 +83,10 @@ export class SourcesService {
       ]);
     }
     const { databaseName, tableName } = source.from;
-    const columns = await describeTable(this.engines.engineFor(service), databaseName, tableName);
+    const engine = this.engines.engineFor(service);
+    const notOne = await expressionProblem(engine, source.timestampValueExpression);
+    if (notOne) throw new ValidationError([{ path: 'timestampValueExpression', message: notOne }]);
+    const columns = await describeTable(engine, databaseName, tableName);
     if (!columns) {
       throw new ValidationError([
         {

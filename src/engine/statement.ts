@@ -1,3 +1,4 @@
+import { LIMITS } from '../schema/index.js';
 import type { Engine } from './engine.js';
 import { EngineError } from './engine.js';
 import { literal } from './sql.js';
@@ -10,7 +11,7 @@ import { literal } from './sql.js';
  */
 
 /** Longest expression or type a user may store. */
-export const MAX_FRAGMENT_LENGTH = 4096;
+export const MAX_FRAGMENT_LENGTH = LIMITS.expression;
 const CHECK_TIMEOUT_MS = 10_000;
 
 /** A text the engine refused to read as what it was asked to be, with the engine's reason. */
@@ -84,9 +85,17 @@ export async function expressionProblem(engine: Engine, text: string): Promise<s
     if (error instanceof NotParsedError) return `not one expression: ${error.message}`;
     throw error;
   }
-  const tree = await engine.query(`EXPLAIN AST ${select}`, { readonly: true, timeoutMs: CHECK_TIMEOUT_MS });
-  const lines = tree.rows.map((row) => String(Object.values(row)[0] ?? ''));
-  return oneExpression(lines) ? undefined : 'write one expression: no query, clause, subquery or list';
+  const notOne = 'write one expression: no query, clause, subquery or list';
+  let lines: string[];
+  try {
+    const tree = await engine.query(`EXPLAIN AST ${select}`, { readonly: true, timeoutMs: CHECK_TIMEOUT_MS });
+    lines = tree.rows.map((row) => String(Object.values(row)[0] ?? ''));
+  } catch (error) {
+    // A clause the read-only check refuses to even explain (SETTINGS readonly = 0) is not one expression.
+    if (error instanceof EngineError && error.code !== undefined) return `${notOne} (${reason(error)})`;
+    throw error;
+  }
+  return oneExpression(lines) ? undefined : notOne;
 }
 
 /** `EXPLAIN AST SELECT x`: a union of one select, of one expression list of one element. */

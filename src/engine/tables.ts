@@ -1,5 +1,5 @@
 import type { Engine, EngineColumn } from './engine.js';
-import { ident, literal, tableName } from './sql.js';
+import { expression, ident, literal, tableName } from './sql.js';
 
 /** A destination table as a pipe defines it (destination.columns and tableDefinition). */
 export interface TableSpec {
@@ -23,21 +23,25 @@ export async function ensureDatabase(engine: Engine, database: string): Promise<
   await engine.execute(`CREATE DATABASE IF NOT EXISTS ${ident(database)}`);
 }
 
-/** The CREATE TABLE statement of a managed table; expressions (partitionBy, primaryKey) are the user's. */
+/**
+ * The CREATE TABLE statement of a managed table. Column types and expressions (partitionBy,
+ * primaryKey) are the user's, read by the engine as one type or expression before they were stored
+ * (statement.ts); each ends its own line here, so a trailing comment in one cannot reach further.
+ */
 export function createTableSql(
   spec: TableSpec,
   options: { ifNotExists?: boolean; name?: string } = {},
 ): string {
-  const columns = spec.columns.map((c) => `${ident(c.name)} ${c.type}`).join(', ');
+  const columns = spec.columns.map((c) => `\n  ${ident(c.name)} ${c.type}\n`).join(', ');
   const orderBy = spec.sortingKey?.length ? `(${spec.sortingKey.map(ident).join(', ')})` : 'tuple()';
   const engine = engineClause(spec);
   const clauses =
     spec.engine.type === 'Null'
       ? ''
       : [
-          spec.partitionBy ? ` PARTITION BY ${spec.partitionBy}` : '',
+          spec.partitionBy ? ` PARTITION BY ${expression(spec.partitionBy)}` : '',
           ` ORDER BY ${orderBy}`,
-          spec.primaryKey ? ` PRIMARY KEY ${spec.primaryKey}` : '',
+          spec.primaryKey ? ` PRIMARY KEY ${expression(spec.primaryKey)}` : '',
           // Lets anyone who inserts with insert_deduplication_token be deduplicated on one node.
           ` SETTINGS non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`,
         ].join('');

@@ -40,6 +40,13 @@ export interface BootstrapValues {
   accessToken?: string | undefined;
 }
 
+/** A hash no secret matches, verified against for unknown key ids (made once, when first needed). */
+let unknownKey: Promise<string> | undefined;
+function unknownKeyHash(): Promise<string> {
+  unknownKey ??= hashSecret(randomSecret());
+  return unknownKey;
+}
+
 /** How long a verified key secret is trusted without running scrypt again. */
 const KEY_CACHE_MS = 60_000;
 const SERVICE_KINDS = ['embedded', 'clickhouse'] as const;
@@ -135,7 +142,9 @@ export class IdentityService {
     if (cached && cached.until > Date.now() && timingSafeEqual(cached.digest, digest))
       return cached.principal;
     const key = await this.store.repos.identity.getApiKey(keyId);
-    if (!key || key.revokedAt || !(await verifySecret(secret, key.secretHash))) return undefined;
+    // An unknown id costs the same scrypt as a known one: answer times do not tell which ids exist.
+    const verified = await verifySecret(secret, key?.secretHash ?? (await unknownKeyHash()));
+    if (!key || key.revokedAt || !verified) return undefined;
     const organization = await this.store.repos.identity.getOrganization(key.organizationId);
     const principal: KeyPrincipal = {
       keyId: key.id,

@@ -1,37 +1,45 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv6');
-}
-
-/** A private, loopback or link-local address (IPv4-mapped IPv6 included). */
+/**
+ * An address Sluice must not reach on a user's behalf: anything but a global unicast address, as
+ * ipaddr.js classifies it (private, loopback, link-local, carrier-grade NAT, multicast, reserved,
+ * unspecified...). IPv6 forms that carry an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64
+ * 64:ff9b::/96 and its local-use prefix, 6to4, Teredo, SIIT) are judged by the IPv4 address they
+ * carry, and refused when it is not global either.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return PRIVATE.check(mapped, 'ipv4');
-  const family = isIP(address);
-  return family === 4
-    ? PRIVATE.check(address, 'ipv4')
-    : family === 6
-      ? PRIVATE.check(address, 'ipv6')
-      : false;
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  const carried = carriedIPv4(v6);
+  if (carried && carried.range() !== 'unicast') return true;
+  return v6.range() !== 'unicast' && !(carried && EMBEDDING_RANGES.has(v6.range()));
+}
+
+/** IPv6 ranges whose addresses stand for an IPv4 address (judged by that address). */
+const EMBEDDING_RANGES = new Set(['rfc6052', '6to4']);
+
+/** The IPv4 address an IPv6 address carries, if it is of a form that carries one. */
+function carriedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const bytes = address.toByteArray();
+  const at = (offset: number) => new ipaddr.IPv4(bytes.slice(offset, offset + 4));
+  const words = address.parts;
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  // IPv4-compatible ::a.b.c.d (deprecated, still routed by some stacks) and SIIT ::ffff:0:a.b.c.d.
+  if (words.slice(0, 6).every((word) => word === 0)) return at(12);
+  if (words.slice(0, 4).every((w) => w === 0) && words[4] === 0xffff && words[5] === 0) return at(12);
+  // NAT64: 64:ff9b::/96 and the local-use 64:ff9b:1::/48 carry the address in their last 32 bits.
+  if (words[0] === 0x64 && words[1] === 0xff9b) return at(12);
+  // 6to4: 2002:AABB:CCDD::/48 carries AA.BB.CC.DD.
+  if (words[0] === 0x2002) return at(2);
+  // Teredo: 2001:0::/32 carries the client's address, inverted, in the last 32 bits.
+  if (words[0] === 0x2001 && words[1] === 0) {
+    return new ipaddr.IPv4(bytes.slice(12, 16).map((byte) => byte ^ 0xff));
+  }
+  return undefined;
 }
 
 /**

@@ -62,7 +62,7 @@ function asUserError(error: unknown, role: Role): unknown {
   if (!(error instanceof EngineError) || error.code === undefined) return error;
   if (error.code === ENGINE_CODES.READONLY && role !== 'admin') {
     return new BadRequestError(
-      `sql: this ${role} key may only read (SELECT, WITH, SHOW, DESCRIBE, EXISTS, EXPLAIN) and change no setting: ${error.message}`,
+      `sql: this key may only read (SELECT, WITH, SHOW, DESCRIBE, EXISTS, EXPLAIN) and change no setting (it is a ${role} key): ${error.message}`,
       { cause: error },
     );
   }

@@ -15,10 +15,16 @@ if (!path || !process.send) {
   console.error('usage: child.js <data path> [config file] (started by the embedded engine over IPC)');
   process.exit(2);
 }
+const RUNTIME_MAX_QUERY_BYTES = 16 * 1024 * 1024;
 const hello = (message: EngineHello) => process.send?.(message);
 let runtime: Session;
 try {
-  runtime = new Session(path, configFile ? { connectionArgs: [`--config-file=${configFile}`] } : {});
+  // Sluice's own statements name every column of a table up to LIMITS.columnsPerTable, each with a
+  // type of up to LIMITS.expression characters: more than the engine's default query size.
+  const args = [`--max_query_size=${RUNTIME_MAX_QUERY_BYTES}`];
+  runtime = new Session(path, {
+    connectionArgs: configFile ? [`--config-file=${configFile}`, ...args] : args,
+  });
 } catch (error) {
   hello({ ready: false, error: error instanceof Error ? error.message : String(error) });
   process.exit(1);

@@ -1,7 +1,7 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { StrictObject, StringEnum } from '../../schema/index.js';
 import { PIPE_COMMANDS } from '../state.js';
-import { Column, FieldMappings, Scaling, Settings, SettingsMap } from './pipe.js';
+import { Columns, FieldMappings, Scaling, Settings, SettingsMap } from './pipe.js';
 import {
   KafkaSource,
   KinesisSource,
@@ -67,7 +67,7 @@ export const UpdatePipeBody = StrictObject(
         { minProperties: 1 },
       ),
     ),
-    destination: T.Optional(StrictObject({ columns: T.Array(Column, { minItems: 1 }) })),
+    destination: T.Optional(StrictObject({ columns: Columns })),
     fieldMappings: T.Optional(FieldMappings),
     settings: T.Optional(Settings),
   },

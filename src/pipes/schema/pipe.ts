@@ -1,19 +1,30 @@
 import { type Static, Type as T } from '@sinclair/typebox';
-import { Integer, NonEmpty, StrictObject, StringEnum } from '../../schema/index.js';
+import { Integer, LIMITS, NonEmpty, StrictObject, StringEnum } from '../../schema/index.js';
 import { TABLE_ENGINES } from './enums.js';
 import { Source } from './sources.js';
 
-export const Column = StrictObject({ name: NonEmpty({ maxLength: 255 }), type: NonEmpty() });
+export const Column = StrictObject({
+  name: NonEmpty({ maxLength: LIMITS.name }),
+  type: NonEmpty({ maxLength: LIMITS.expression }),
+});
+export const Columns = T.Array(Column, { minItems: 1, maxItems: LIMITS.columnsPerTable });
 
 export const TableDefinition = StrictObject({
   engine: StrictObject({
     type: StringEnum(TABLE_ENGINES),
     versionColumnId: T.Optional(NonEmpty({ description: 'ReplacingMergeTree only' })),
-    columnIds: T.Optional(T.Array(NonEmpty(), { description: 'SummingMergeTree only' })),
+    columnIds: T.Optional(
+      T.Array(NonEmpty({ maxLength: LIMITS.name }), {
+        maxItems: LIMITS.columnsPerTable,
+        description: 'SummingMergeTree only',
+      }),
+    ),
   }),
-  sortingKey: T.Optional(T.Array(NonEmpty())),
-  partitionBy: T.Optional(NonEmpty()),
-  primaryKey: T.Optional(NonEmpty()),
+  sortingKey: T.Optional(
+    T.Array(NonEmpty({ maxLength: LIMITS.name }), { maxItems: LIMITS.sortingKeyColumns }),
+  ),
+  partitionBy: T.Optional(NonEmpty({ maxLength: LIMITS.expression })),
+  primaryKey: T.Optional(NonEmpty({ maxLength: LIMITS.expression })),
 });
 
 export const Destination = StrictObject({
@@ -21,12 +32,15 @@ export const Destination = StrictObject({
   table: T.Optional(NonEmpty({ maxLength: 255 })),
   managedTable: T.Optional(T.Boolean({ description: 'Default true' })),
   tableDefinition: T.Optional(TableDefinition),
-  columns: T.Optional(T.Array(Column, { minItems: 1 })),
+  columns: T.Optional(Columns),
   roles: T.Optional(T.Array(NonEmpty(), { description: 'Request only' })),
 });
 
-export const FieldMapping = StrictObject({ sourceField: NonEmpty(), destinationField: NonEmpty() });
-export const FieldMappings = T.Array(FieldMapping);
+export const FieldMapping = StrictObject({
+  sourceField: NonEmpty({ maxLength: LIMITS.name }),
+  destinationField: NonEmpty({ maxLength: LIMITS.name }),
+});
+export const FieldMappings = T.Array(FieldMapping, { maxItems: LIMITS.mappingsPerPipe });
 
 export const Scaling = StrictObject(
   {
