@@ -42,14 +42,19 @@ export async function benchMemory(): Promise<void> {
     if (!organization || !service) throw new Error('no default service');
     const scope = { organizationId: organization.id, serviceId: service.id };
     await sluice.query.run(scope, 'admin', { sql: 'SELECT 1' }); // start the engine process
-    const engine = (
-      sluice.query as unknown as { engines: { engineFor(s: unknown): EmbeddedEngine } }
-    ).engines.engineFor(service);
-    const baseline = { sluice: rssOf(process.pid), engine: await rssOfPid(engine.processId()) };
+    const engine = sluice.engines.engineFor(service) as EmbeddedEngine;
+    const reader = sluice.engines.sourceReader() as EmbeddedEngine;
+    await reader.query('SELECT 1'); // start the source reader's process
+    const baseline = {
+      sluice: rssOf(process.pid),
+      engine: await rssOfPid(engine.processId()),
+      reader: await rssOfPid(reader.processId()),
+    };
     const peak = { ...baseline };
     const sampler = setInterval(async () => {
       peak.sluice = Math.max(peak.sluice, rssOf(process.pid));
       peak.engine = Math.max(peak.engine, await rssOfPid(engine.processId()));
+      peak.reader = Math.max(peak.reader, await rssOfPid(reader.processId()));
     }, 50);
     const start = performance.now();
     const pipe = await sluice.pipes.create(scope, {
@@ -85,10 +90,16 @@ export async function benchMemory(): Promise<void> {
           'growth MB': mb(peak.sluice - baseline.sluice),
         },
         {
-          process: 'embedded engine (chDB)',
+          process: "the service's engine (chDB)",
           'RSS before MB': mb(baseline.engine),
           'peak MB': mb(peak.engine),
           'growth MB': mb(peak.engine - baseline.engine),
+        },
+        {
+          process: 'the source reader (chDB)',
+          'RSS before MB': mb(baseline.reader),
+          'peak MB': mb(peak.reader),
+          'growth MB': mb(peak.reader - baseline.reader),
         },
       ],
     );
