@@ -102,6 +102,7 @@ describe('security: user SQL cannot leave its service or its role', () => {
     "EXPLAIN SELECT 1 INTO OUTFILE '{OUTFILE}'",
     "SELECT 1 SETTINGS input_format_record_errors_file_path = '{OUTFILE}'",
     "SELECT * FROM executable('x.sh', 'TSV', 'a String')",
+    "SELECT * FROM executable('../../../../../../bin/echo', 'TSV', 'a String', (SELECT 'x'))",
     'SELECT addressToLine(toUInt64(1))',
     'SYSTEM RELOAD CONFIG',
     "BACKUP TABLE app.t TO File('{OUTFILE}')",
@@ -125,6 +126,24 @@ describe('security: user SQL cannot leave its service or its role', () => {
     "INSERT INTO FUNCTION url('http://127.0.0.1:{PORT}/', 'TSV', 'a String') VALUES ('x')",
     "CREATE NAMED COLLECTION nc AS url = 'http://127.0.0.1:{PORT}/'",
     "SELECT 1; SELECT * FROM url('http://127.0.0.1:{PORT}/', 'RawBLOB')",
+    "SELECT * FROM urlCluster('default', 'http://127.0.0.1:{PORT}/', 'RawBLOB')",
+    "SELECT * FROM s3Cluster('default', 'http://127.0.0.1:{PORT}/bucket/key', 'RawBLOB')",
+    "SELECT * FROM iceberg('http://127.0.0.1:{PORT}/bucket/table/')",
+    "SELECT * FROM deltaLake('http://127.0.0.1:{PORT}/bucket/table/')",
+    "SELECT * FROM hudi('http://127.0.0.1:{PORT}/bucket/table/')",
+    "SELECT * FROM hdfs('hdfs://127.0.0.1:{PORT}/x', 'RawBLOB')",
+    "SELECT * FROM odbc('DSN=x', 'db', 't')",
+    "SELECT * FROM jdbc('jdbc:mysql://127.0.0.1:{PORT}/db', 't')",
+    "SELECT * FROM mongodb('127.0.0.1:{PORT}', 'db', 't', 'u', 'p', 'a String')",
+    "SELECT * FROM redis('127.0.0.1:{PORT}', 'k', 'k String, v String')",
+    "SELECT * FROM sqlite('{MASTER}', 't')",
+    "SELECT * FROM arrowFlight('127.0.0.1:{PORT}', 'd')",
+    "SELECT * FROM cluster('default', system.one)",
+    "CREATE TABLE app.dist AS app.t ENGINE = Distributed('default', 'app', 't')",
+    "CREATE TABLE app.pg (a String) ENGINE = PostgreSQL('127.0.0.1:{PORT}', 'db', 't', 'u', 'p')",
+    "CREATE DATABASE pgdb ENGINE = PostgreSQL('127.0.0.1:{PORT}', 'db', 'u', 'p')",
+    "CREATE DATABASE mydb ENGINE = MySQL('127.0.0.1:{PORT}', 'db', 'u', 'p')",
+    "CREATE TABLE app.rep (a String) ENGINE = ReplicatedMergeTree('/t', 'r') ORDER BY a",
   ];
 
   it.each(['admin', 'developer', 'read-only'] as const)(
@@ -204,6 +223,19 @@ describe('security: user SQL cannot leave its service or its role', () => {
     // Nor does the next caller inherit what the last one set: each statement has its own connection.
     const next = await attempt(s, keys.admin, "SELECT getSetting('max_threads') AS threads");
     expect(next.json.result.rows[0].threads).toEqual(before[0]?.threads);
+  });
+
+  it('an Executable table may be defined, but runs nothing: programs are looked up in an empty directory', async () => {
+    const create = await attempt(
+      s,
+      keys.admin,
+      "CREATE TABLE app.ex (a String) ENGINE = Executable('../../../../../../bin/echo', TSV, (SELECT 'x'))",
+    );
+    expect(create.status).toBe(200);
+    const run = await attempt(s, keys.admin, 'SELECT * FROM app.ex');
+    expect(run.status).toBe(400);
+    expect(run.json.error).toContain('must be inside user scripts folder');
+    await sql(s, 'DROP TABLE app.ex');
   });
 
   it('the engine itself refuses the host and the network, for the runtime and for callers alike', async () => {

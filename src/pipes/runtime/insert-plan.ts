@@ -1,4 +1,4 @@
-import { ident } from '../../engine/index.js';
+import { ident, literal } from '../../engine/index.js';
 
 /** Columns every object-storage read offers besides the file's own fields (reference/pipes.md). */
 export const OBJECT_STORAGE_VIRTUAL_COLUMNS = ['_path', '_file', '_size', '_time'] as const;
@@ -45,7 +45,9 @@ export function insertPlan(
     const wanted = typeOf.get(mapping.destinationField) ?? 'String';
     const read = fields.get(mapping.sourceField);
     const source = ident(mapping.sourceField);
-    return read === undefined || read === wanted ? source : `CAST(${source} AS ${wanted})`;
+    // The type as a string literal: the source reader is not confined, so not even a stored type
+    // that slipped past the engine's check could add SQL to what it runs.
+    return read === undefined || read === wanted ? source : `CAST(${source}, ${literal(wanted)})`;
   });
   return {
     structure: structure.join(', '),

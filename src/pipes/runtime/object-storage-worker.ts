@@ -220,7 +220,8 @@ function fileInserter(context: WorkerContext, location: Location, source: Object
     const reader = fileReader(config, location, source, credentials);
     const { plan, read, settings: base } = reader;
     const name = `${pipeId}-${index}-${randomUUID()}`;
-    const [rows, errors] = [`${name}.native.lz4`, `${name}.errors.csv`];
+    // Uncompressed: compressing costs more time than the disk it saves (bench/object-storage.ts).
+    const [rows, errors] = [`${name}.native`, `${name}.errors.csv`];
     try {
       await sourceReader.execute(
         `INSERT INTO FUNCTION file(${literal(engine.scratchPath(rows))}, 'Native') ${reader.namedSelect(file.key)}`,
@@ -234,8 +235,13 @@ function fileInserter(context: WorkerContext, location: Location, source: Object
       );
       // A file without a single record leaves no file behind.
       if (await exists(engine.scratchPath(rows))) {
+        // Read as the source is (pread, blocks of bounded size), so memory stays flat for any size.
+        const blocks = settingsClause({
+          min_insert_block_size_bytes: base.min_insert_block_size_bytes,
+          storage_file_read_method: base.storage_file_read_method,
+        });
         await engine.execute(
-          `INSERT INTO ${into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))} FORMAT Native`,
+          `INSERT INTO ${into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))}${blocks} FORMAT Native`,
         );
       }
       const skipped = await readSkippedRows(sourceReader, engine.scratchPath(errors));

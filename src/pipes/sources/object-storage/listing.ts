@@ -2,7 +2,6 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient } from '@azure/storage-blob';
-import picomatch from 'picomatch';
 import type { Location } from './location.js';
 
 /** One file to ingest: its key (path relative to the location), size and modification time. */
@@ -19,11 +18,23 @@ export interface Credentials {
   sessionToken?: string;
 }
 
-/** Globs `*`, `?` and `**` only, as the hosted service (no `{a,b}` alternation). */
+/**
+ * Globs `*`, `?` and `**` only, as the hosted service (no `{a,b}` alternation), with the engine's
+ * and the storage providers' meaning rather than a shell's: `*` and `?` stay within one path
+ * segment, `**` matches across `/` wherever it stands (`logs/**.ndjson` matches
+ * `logs/2026/11/01/x.ndjson`), and `**` followed by `/` may also match no directory at all.
+ */
 export function globMatcher(pattern: string): (key: string) => boolean {
   if (!/[*?]/.test(pattern)) return (key) => key === pattern;
-  return picomatch(pattern, { nobrace: true, noextglob: true, dot: true, nonegate: true });
+  const source = pattern
+    .split(/(\*\*\/|\*\*|\*|\?)/)
+    .map((part) => GLOB_PARTS[part] ?? part.replace(/[.+^${}()|[\]\\]/g, '\\$&'))
+    .join('');
+  const regex = new RegExp(`^${source}$`, 's');
+  return (key) => regex.test(key);
 }
+
+const GLOB_PARTS: Record<string, string> = { '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' };
 
 /** The longest fixed prefix of a glob: what to ask the store to list. */
 export function globPrefix(pattern: string): string {
