@@ -51,6 +51,21 @@ describe('object-storage pipes over file:// (local files directory)', () => {
   });
   afterAll(() => s.close());
 
+  it('** matches across / wherever it stands, as the engine and the storage providers read it', async () => {
+    await mkdir(join(files, 'logs/2026/11/01'), { recursive: true });
+    await writeFile(join(files, 'logs/2026/11/01/x.ndjson'), events(0, 10));
+    await writeFile(join(files, 'logs/top.ndjson'), events(10, 5));
+    await writeFile(join(files, 'logs/2026/other.csv'), 'not,json\n');
+    const id = await createPipe(s, localPipe('deep', 'file:///logs/**.ndjson'));
+    const status = await waitForState(s, id, 'Completed');
+    expect(status).toMatchObject({ filesDone: 2, rowsWritten: 15 });
+    const byFile = await sql(s, 'SELECT file, count() AS n FROM local.deep GROUP BY file ORDER BY file');
+    expect(byFile).toEqual([
+      { file: 'top.ndjson', n: 5 },
+      { file: 'x.ndjson', n: 10 },
+    ]);
+  });
+
   it('a one-off pipe ingests every matching file once and ends Completed', async () => {
     const id = await createPipe(s, localPipe('oneoff', 'file:///batch/**/*.ndjson'));
     const status = await waitForState(s, id, 'Completed');
