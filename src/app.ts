@@ -82,6 +82,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       pipes,
       engines,
       localFilesDir: config.localFilesDir,
+      dataDir: config.dataDir,
       allowPrivateSources: config.allowPrivateSources,
       logger,
     });

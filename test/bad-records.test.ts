@@ -115,7 +115,14 @@ describe('bad records go to <table>_pipes_error; good rows of the same file stil
     const empty = await s.request({
       method: 'POST',
       url: s.pipesUrl,
-      body: { ...none, source: { ...none.source, validateSamples: true } },
+      body: {
+        ...none,
+        source: {
+          ...none.source,
+          objectStorage: { ...none.source.objectStorage, isContinuous: true },
+          validateSamples: true,
+        },
+      },
     });
     expect(empty.json.error).toBe(
       'BAD_REQUEST: source.validateSamples: no file matches the URL yet, so there is no sample to validate',

@@ -100,10 +100,8 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     const pipe = await create(objectStoragePipe());
     const url = `${s.pipesUrl}/${pipe.id}/state`;
     const start = await s.request({ method: 'PATCH', url, body: { command: 'start' } });
-    expect(start.statusCode).toBe(409);
-    expect(start.json.error).toBe(
-      'CONFLICT: cannot start a pipe in state Provisioning: start works from Stopped or Failed',
-    );
+    expect(start.statusCode).toBe(400);
+    expect(start.json.error).toBe('BAD_REQUEST: the pipe is already running (state Provisioning)');
     const stop = await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
     expect(stop.statusCode).toBe(200);
     expect(stop.json.result.state).toBe('Stopped');
@@ -152,8 +150,9 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
       source: { postgres: { tableMappingsToAdd: [{ sourceTable: 'orders', targetTable: 'orders' }] } },
     };
     const running = await s.request({ method: 'PATCH', url, body: add });
-    expect(running.statusCode).toBe(409);
-    expect(running.json.error).toContain('stop it first');
+    expect(running.statusCode).toBe(400);
+    expect(running.json.error).toContain('paused (Stopped or Paused)');
+    expect(running.json.error).toContain('stop it first, then edit');
     await s.request({ method: 'PATCH', url: `${url}/state`, body: { command: 'stop' } });
     const added = await s.request({ method: 'PATCH', url, body: add });
     expect(added.statusCode).toBe(200);

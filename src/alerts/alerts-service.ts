@@ -63,11 +63,15 @@ export class AlertsService {
     return toRecord(row);
   }
 
+  /**
+   * Idempotent, as the original API: an alert already gone (or never the team's, which answers the
+   * same so ids of other teams are not revealed) is a 200 that deletes nothing.
+   */
   async delete(scope: TeamScope, id: string): Promise<void> {
     requireWellFormed(id);
     await this.store.transaction(async (repos) => {
       const existing = await repos.alerts.getAlert(id);
-      if (!existing || existing.teamId !== scope.teamId) throw new AreaNotFoundError('Alert');
+      if (!existing || existing.teamId !== scope.teamId) return;
       this.cache?.invalidate(id);
       await repos.alerts.deleteAlert(id);
     });

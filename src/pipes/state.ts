@@ -31,6 +31,7 @@ export interface Transition {
 }
 
 const STARTABLE: PipeState[] = ['Stopped', 'Failed'];
+const ACTIVE: PipeState[] = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
 const RESYNCABLE: PipeState[] = ['Running', 'Stopped', 'Paused', 'Failed', 'Completed', 'Degraded'];
 
 /**
@@ -45,6 +46,9 @@ export function transitionsFor(command: PipeCommand, current: PipeState, kind: S
       if (current === 'Stopped') return [];
       return [{ to: 'Stopping', reason: 'stop requested' }];
     case 'start':
+      // A 400 saying "is already running", as the hosted service answers: its Terraform provider
+      // takes exactly that as success when it starts a pipe after an update.
+      if (ACTIVE.includes(current)) throw new BadRequestError(`the pipe is already running (state ${current})`);
       if (!STARTABLE.includes(current)) {
         throw new ConflictError(
           `cannot start a pipe in state ${current}: start works from Stopped or Failed`,

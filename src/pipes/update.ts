@@ -42,8 +42,9 @@ export function applyUpdate(
     }
     if (tableMappingsToAdd !== undefined || tableMappingsToRemove !== undefined) {
       if (!canModifyTableMappings(state)) {
-        throw new ConflictError(
-          `table mappings change only while the pipe is Stopped or Paused; it is ${state}: stop it first`,
+        // A 400 with this wording, as the hosted service answers (its Terraform provider reads it).
+        throw new BadRequestError(
+          `table mappings change only while the pipe is paused (Stopped or Paused); it is ${state}: stop it first, then edit`,
         );
       }
       const postgres = next.source.postgres;

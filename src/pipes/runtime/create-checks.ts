@@ -58,6 +58,16 @@ export async function createProblems(
       error instanceof LocationError ? error.message : `cannot list or read the files: ${describe(error)}`;
     return [...problems, { path: 'source.objectStorage.url', message: reason }];
   }
+  // A one-off pipe on nothing would only ever report that it ingested every file of none.
+  if (!first && storage.isContinuous !== true) {
+    return [
+      ...problems,
+      {
+        path: 'source.objectStorage.url',
+        message: `${storage.url ?? storage.path ?? 'the location'} matches no file: a one-off pipe needs files to ingest (use isContinuous: true to wait for them)`,
+      },
+    ];
+  }
   if (options.validateSamples && problems.length === 0) {
     const problem = await sampleProblem(
       config,

@@ -125,14 +125,18 @@ async function claimNext(
     limit: limits.maxFileCount,
     credentials: await storageCredentials(source, context.organizationId),
   });
-  await store.repos.progress.setFilesPending(pipeId, files.length);
-  if (files.length === 0) return undefined;
+  if (files.length === 0) {
+    await store.repos.progress.setFilesPending(pipeId, 0);
+    return undefined;
+  }
   const batch = takeBatch(files, limits.maxInsertBytes).map(({ key, size }) => ({ key, size }));
   // Files over 10 GB are set aside with an error, as the hosted service does.
   const skipped = batch
     .filter((file) => file.size > MAX_FILE_BYTES)
     .map((file) => ({ key: file.key, error: 'files over 10 GB are not supported yet' }));
   const claimed = await store.transaction((repos) => repos.progress.claim(pipeId, slot, batch, skipped));
+  // Pending: found and not claimed; claimed files are counted from their open batch (the status).
+  await store.repos.progress.setFilesPending(pipeId, files.length - batch.length);
   await store.repos.progress.recordError(pipeId, null);
   return claimed;
 }

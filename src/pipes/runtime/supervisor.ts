@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { EngineRegistry } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
@@ -35,6 +36,8 @@ export class PipeSupervisor implements PipeRuntime {
       pipes: PipesService;
       engines: EngineRegistry;
       localFilesDir: string;
+      /** The data directory, whose absolute path no message to a user shows. */
+      dataDir: string;
       allowPrivateSources: boolean;
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
@@ -67,12 +70,13 @@ export class PipeSupervisor implements PipeRuntime {
       service: this.deps.engines.engineFor(service),
       sourceReader: this.deps.engines.sourceReader(),
     };
-    return createProblems(config, engines, {
+    const problems = await createProblems(config, engines, {
       localFilesDir: this.deps.localFilesDir,
       validateSamples: options.validateSamples,
       allowPrivateSources: this.deps.allowPrivateSources,
       organizationId: service.organizationId,
     });
+    return problems.map((problem) => ({ ...problem, message: this.hidePaths(problem.message) }));
   }
 
   /** Problems of column types and table expressions, read by the service's engine. */
@@ -147,13 +151,13 @@ export class PipeSupervisor implements PipeRuntime {
         organizationId: view.row.organizationId,
         logger,
         signal,
-        redact: view.redact,
+        redact: (text) => this.hidePaths(view.redact(text)),
         setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
       });
       return 'done';
     } catch (error) {
       if (signal.aborted) return 'done';
-      const message = view.redact(error instanceof Error ? error.message : String(error));
+      const message = this.hidePaths(view.redact(error instanceof Error ? error.message : String(error)));
       await store.repos.progress.recordError(pipeId, message);
       if (error instanceof PermanentError || error instanceof LocationError) {
         await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
@@ -163,6 +167,15 @@ export class PipeSupervisor implements PipeRuntime {
       await pipes.runtimeTransition(pipeId, 'Degraded', message, ['Provisioning', 'Running']);
       return 'retry';
     }
+  }
+
+  /**
+   * Engine and file-system messages name the server's paths; a user sees `file://` paths as they
+   * wrote them and `<data dir>` for the rest.
+   */
+  private hidePaths(text: string): string {
+    const files = `${resolve(this.deps.localFilesDir)}/`;
+    return text.split(files).join('file:///').split(resolve(this.deps.dataDir)).join('<data dir>');
   }
 
   private async dropStage(pipeId: string): Promise<void> {
