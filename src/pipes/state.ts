@@ -48,7 +48,8 @@ export function transitionsFor(command: PipeCommand, current: PipeState, kind: S
     case 'start':
       // A 400 saying "is already running", as the hosted service answers: its Terraform provider
       // takes exactly that as success when it starts a pipe after an update.
-      if (ACTIVE.includes(current)) throw new BadRequestError(`the pipe is already running (state ${current})`);
+      if (ACTIVE.includes(current))
+        throw new BadRequestError(`the pipe is already running (state ${current})`);
       if (!STARTABLE.includes(current)) {
         throw new ConflictError(
           `cannot start a pipe in state ${current}: start works from Stopped or Failed`,

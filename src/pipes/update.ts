@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError, type Problem, ValidationError } from '../errors.js';
+import { BadRequestError, type Problem, ValidationError } from '../errors.js';
 import type { PipeConfig } from './model.js';
 import { asObject, tableMappingRules } from './rules.js';
 import type { SourceKind } from './schema/enums.js';
