@@ -23,13 +23,7 @@ const CASES: Case[] = [
     (b) => (b.source.kinesis = kinesisPipe().source.kinesis),
     ['source: Give exactly one source kind, got objectStorage and kinesis'],
   ],
-  // Every destination column mapped exactly once, and only columns.
-  [
-    'a column without a mapping',
-    s3,
-    (b) => b.fieldMappings.pop(),
-    ['fieldMappings: Destination column "payload" has no mapping'],
-  ],
+  // Destination columns mapped at most once, and only columns (an unmapped column takes its default).
   [
     'a mapping to an unknown column',
     s3,
@@ -609,7 +603,7 @@ describe('create pipe: validation rules of reference/pipes.md', () => {
     body.scaling.replicas = 99;
     body.source.objectStorage.compression = 'rar';
     body.destination.columns[0].extra = true;
-    body.fieldMappings.pop();
+    body.fieldMappings.push({ sourceField: 'x', destinationField: 'nope' });
     const response = await s.request({ method: 'POST', url: s.pipesUrl, body });
     expect(response.statusCode).toBe(400);
     const problems = response.json.error.replace(/^BAD_REQUEST: /, '').split('; ');
@@ -619,7 +613,7 @@ describe('create pipe: validation rules of reference/pipes.md', () => {
         'scaling.replicas: Not between 1 and 40',
         expect.stringMatching(/^source\.objectStorage\.compression: Use one of/),
         'destination.columns[0].extra: Unknown field: remove it or check its spelling',
-        'fieldMappings: Destination column "payload" has no mapping: every column must be mapped',
+        'fieldMappings[4].destinationField: No destination column is named "nope"',
       ]),
     );
   });

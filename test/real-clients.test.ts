@@ -1,8 +1,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForState } from './support/runtime.js';
+import { sql, statusOf, waitForState } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
 
 /** A request body as a client shapes it (test/fixtures/clients/). */
 async function fixture(name: string): Promise<Record<string, any>> {
@@ -68,6 +69,79 @@ describe('what real clients send', () => {
     expect(response.json.error).toContain('source.validateSamples: broken/a.ndjson, record 2');
     expect(response.json.error).toContain('(in file/uri file:///broken/a.ndjson)');
     expect(response.json.error).not.toContain(s.dataDir);
+  });
+
+  it("a mistake in the table is a 400 at create, with the engine's reason and suggestion", async () => {
+    await mkdir(join(s.dataDir, 'files', 'table-checks'), { recursive: true });
+    await writeFile(join(s.dataDir, 'files', 'table-checks', 'a.ndjson'), '{"id": 1, "name": "a"}\n');
+    const body = await fixture('oneoff-empty-location');
+    body.name = 'table checks';
+    body.destination.table = 'table_checks';
+    body.source.objectStorage.url = 'file:///table-checks/*.ndjson';
+    const typo = structuredClone(body);
+    typo.destination.columns[0].type = 'Uint64';
+    const refused = await s.request({ method: 'POST', url: s.pipesUrl, body: typo });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json.error).toContain('destination.columns[0].type');
+    expect(refused.json.error).toContain("Maybe you meant: ['UInt64'");
+    const partition = structuredClone(body);
+    partition.destination.tableDefinition.partitionBy = 'toYYYYMM(created_at)';
+    const missing = await s.request({ method: 'POST', url: s.pipesUrl, body: partition });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json.error).toContain('destination.tableDefinition: the engine cannot make this table');
+    expect(missing.json.error).toContain('created_at');
+    const listed = await s.request({ method: 'GET', url: s.pipesUrl });
+    expect(listed.json.result.map((p: { name: string }) => p.name)).not.toContain(body.name);
+  });
+
+  it('an engine failure that waiting cannot fix fails the pipe with the reason, and lastError says it', async () => {
+    const dir = join(s.dataDir, 'files', 'shrinking');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, '1.ndjson'), '{"id": 1, "name": "a"}\n');
+    const body = await fixture('oneoff-empty-location');
+    body.name = 'shrinking';
+    body.destination.table = 'shrinking';
+    body.source.objectStorage.url = 'file:///shrinking/*.ndjson';
+    body.source.objectStorage.isContinuous = true;
+    body.settings = { object_storage_polling_interval_ms: 200 };
+    const created = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(created.statusCode, created.body).toBe(200);
+    const id = created.json.result.id;
+    await waitFor('the first file', async () => ((await statusOf(s, id)).filesDone === 1 ? true : undefined));
+    await sql(s, 'ALTER TABLE default.shrinking DROP COLUMN name');
+    await writeFile(join(dir, '2.ndjson'), '{"id": 2, "name": "b"}\n');
+    const failed = await waitForState(s, id, 'Failed');
+    expect(failed.reason).toContain('name');
+    expect(failed.lastError).toContain('name');
+    expect(failed.lastErrorAt).not.toBeNull();
+  });
+
+  it('destination columns without a mapping take their default; only a mapping to no column is an error', async () => {
+    const dir = join(s.dataDir, 'files', 'defaults');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'a.ndjson'), '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n');
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS app');
+    await sql(
+      s,
+      "CREATE TABLE app.with_default (id UInt64, name String, inserted_at DateTime DEFAULT now(), note String DEFAULT 'none') ENGINE = MergeTree ORDER BY id",
+    );
+    const body = await fixture('unmapped-columns');
+    const created = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(created.statusCode, created.body).toBe(200);
+    await waitForState(s, created.json.result.id, 'Completed');
+    const rows = await sql(
+      s,
+      'SELECT id, name, inserted_at > now() - INTERVAL 1 HOUR AS recent, note FROM app.with_default ORDER BY id',
+    );
+    expect(rows).toEqual([
+      { id: 1, name: 'a', recent: 1, note: 'none' },
+      { id: 2, name: 'b', recent: 1, note: 'none' },
+    ]);
+    body.name = 'unknown column';
+    body.fieldMappings.push({ sourceField: 'x', destinationField: 'nope' });
+    const unknown = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json.error).toContain('fieldMappings[2].destinationField');
   });
 
   it('DELETE of an alert that is already gone answers 200', async () => {

@@ -112,6 +112,29 @@ const BAD_DATA_CODES = new Set([
 /** Errors of a table that no longer fits the pipe (a column gone, a type changed): the pipe fails. */
 export const SCHEMA_CODES = new Set([8, 16, 47, 53, 70]);
 
+/**
+ * Errors of a statement that waiting cannot fix: its SQL or the table it names (syntax, an unknown
+ * type, function or column, a type mismatch, a refused right or setting). A pipe that meets one
+ * while preparing or moving fails with the reason instead of retrying for ever.
+ */
+const DEFINITION_CODES = new Set([
+  ...SCHEMA_CODES,
+  10, // NOT_FOUND_COLUMN_IN_BLOCK
+  36, // BAD_ARGUMENTS
+  43, // ILLEGAL_TYPE_OF_ARGUMENT
+  44, // ILLEGAL_COLUMN
+  46, // UNKNOWN_FUNCTION
+  50, // UNKNOWN_TYPE
+  62, // SYNTAX_ERROR
+  164, // READONLY
+  452, // SETTING_CONSTRAINT_VIOLATION
+  497, // ACCESS_DENIED
+]);
+
+export function isDefinitionError(error: unknown): boolean {
+  return error instanceof EngineError && error.code !== undefined && DEFINITION_CODES.has(error.code);
+}
+
 export function isTransientEngineError(error: unknown): boolean {
   return !(error instanceof EngineError) || error.code === undefined || !BAD_DATA_CODES.has(error.code);
 }

@@ -5,6 +5,7 @@ export {
   type Engine,
   type EngineColumn,
   EngineError,
+  isDefinitionError,
   isTransientEngineError,
   type QueryOptions,
   type QueryResult,

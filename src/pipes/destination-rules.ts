@@ -136,14 +136,8 @@ function fieldMappingRules(mappings: unknown, columns: Set<string>, problems: Pr
       mapped.set(target, index);
     }
   });
-  for (const column of columns) {
-    if (!mapped.has(column)) {
-      problems.push({
-        path: 'fieldMappings',
-        message: `Destination column "${column}" has no mapping: every column must be mapped`,
-      });
-    }
-  }
+  // A column without a mapping takes its default (its DEFAULT expression, or its type's default),
+  // as on the hosted service: tables often have more columns than a source fills.
 }
 
 export function settingsRules(

@@ -57,10 +57,12 @@ export function configFromCreate(body: CreatePipeBody, pipeId: string): PipeConf
     fieldMappings ??= [];
   } else {
     destination.managedTable ??= true;
-    fieldMappings ??= (destination.columns ?? []).map((column) => ({
-      sourceField: column.name,
-      destinationField: column.name,
-    }));
+    // No mappings (absent, or [] as clients send for "not set"): each column from its own name.
+    if (!fieldMappings?.length)
+      fieldMappings = (destination.columns ?? []).map((column) => ({
+        sourceField: column.name,
+        destinationField: column.name,
+      }));
   }
   return {
     source,

@@ -1,4 +1,15 @@
-import { countRows, describeTable, type Engine, expressionProblem, typeProblem } from '../../engine/index.js';
+import { randomUUID } from 'node:crypto';
+import {
+  countRows,
+  createTableSql,
+  describeTable,
+  type Engine,
+  EngineError,
+  ensureDatabase,
+  expressionProblem,
+  tableName,
+  typeProblem,
+} from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import { privateHostProblem } from '../../net/index.js';
 import type { PipeConfig } from '../model.js';
@@ -10,7 +21,7 @@ import {
   locationHost,
   sourceLocation,
 } from '../sources/object-storage/location.js';
-import { fileReader, unsupportedObjectStorage } from './object-storage-worker.js';
+import { fileReader, managedTableSpec, unsupportedObjectStorage } from './object-storage-worker.js';
 
 const LIST_TIMEOUT_MS = 15_000;
 
@@ -90,7 +101,7 @@ const SAMPLE_RECORDS = 10;
  * is later put into a CREATE TABLE cannot end it or add a statement of its own.
  */
 export async function definitionProblems(
-  destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
+  destination: Partial<PipeConfig['destination']>,
   engine: Engine,
 ): Promise<Problem[]> {
   const problems: Problem[] = [];
@@ -104,7 +115,43 @@ export async function definitionProblems(
     const problem = text ? await expressionProblem(engine, text) : undefined;
     if (problem) problems.push({ path: `destination.tableDefinition.${field}`, message: problem });
   }
-  return problems;
+  if (problems.length > 0) return problems;
+  const table = tableProblem(destination, engine);
+  return table ? [await table].filter((p): p is Problem => p !== undefined) : [];
+}
+
+/** Where a table is made to be checked, apart from the users' databases. */
+const CHECK_DATABASE = '_sluice_check';
+
+/**
+ * The managed table, made for real in a scratch database and dropped again: what only the whole
+ * definition can show (a sorting key of a type that cannot be sorted, a partition expression
+ * over a column that does not exist) is a 400 now rather than a pipe failing later.
+ */
+function tableProblem(
+  destination: Partial<PipeConfig['destination']>,
+  engine: Engine,
+): Promise<Problem | undefined> | undefined {
+  const spec = managedTableSpec(destination);
+  if (!spec || spec.columns.length === 0) return undefined;
+  const name = `check_${randomUUID().replace(/-/g, '')}`;
+  const scratch = { ...spec, database: CHECK_DATABASE, table: name };
+  return (async () => {
+    await ensureDatabase(engine, CHECK_DATABASE);
+    try {
+      await engine.execute(createTableSql(scratch));
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof EngineError) || error.code === undefined) throw error;
+      const message = error.message.split(`${CHECK_DATABASE}.${name}`).join('the table');
+      return {
+        path: 'destination.tableDefinition',
+        message: `the engine cannot make this table: ${message}`,
+      };
+    } finally {
+      await engine.execute(`DROP TABLE IF EXISTS ${tableName(CHECK_DATABASE, name)}`);
+    }
+  })();
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   ensureDatabase,
   literal,
   settingsClause,
+  type TableSpec,
   tableEngine,
 } from '../../engine/index.js';
 import { privateHostProblem } from '../../net/index.js';
@@ -59,6 +60,8 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
   const source = config.source.objectStorage;
   if (!source) throw new PermanentError('the pipe has no objectStorage source');
   checkSupported(source);
+  // First, so a failure of anything below is recorded where the status shows it (lastError).
+  await store.repos.progress.ensure(pipeId, source.startAfter ?? null);
   const location = sourceLocation(source, context.localFilesDir);
   // Checked again at every start: a name may resolve elsewhere than it did at create.
   const host = context.allowPrivateSources ? undefined : locationHost(location);
@@ -73,7 +76,6 @@ export async function runObjectStoragePipe(context: WorkerContext): Promise<void
     maxInsertBytes: settings.object_storage_max_insert_bytes ?? DEFAULTS.maxInsertBytes,
     concurrency: settings.object_storage_concurrency ?? (config.scaling.concurrency || DEFAULTS.concurrency),
   };
-  await store.repos.progress.ensure(pipeId, source.startAfter ?? null);
   const slots = new Slots();
   const run = (batch: Batch) =>
     slots.run(batch.slot, () =>
@@ -272,27 +274,29 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/** The table a managed destination defines, or undefined when Sluice does not manage it. */
+export function managedTableSpec(destination: Partial<PipeConfig['destination']>): TableSpec | undefined {
+  const definition = destination.tableDefinition;
+  if (destination.managedTable === false || !definition) return undefined;
+  return {
+    database: destination.database ?? 'default',
+    table: destination.table ?? '',
+    columns: destination.columns ?? [],
+    engine: definition.engine,
+    ...(definition.sortingKey ? { sortingKey: definition.sortingKey } : {}),
+    ...(definition.partitionBy ? { partitionBy: definition.partitionBy } : {}),
+    ...(definition.primaryKey ? { primaryKey: definition.primaryKey } : {}),
+  };
+}
+
 async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Destination> {
   const { destination } = config;
   const database = destination.database ?? 'default';
   const table = destination.table ?? '';
   await ensureDatabase(engine, database);
-  if (destination.managedTable !== false && destination.tableDefinition) {
-    const definition = destination.tableDefinition;
-    await engine.execute(
-      createTableSql(
-        {
-          database,
-          table,
-          columns: destination.columns ?? [],
-          engine: definition.engine,
-          ...(definition.sortingKey ? { sortingKey: definition.sortingKey } : {}),
-          ...(definition.partitionBy ? { partitionBy: definition.partitionBy } : {}),
-          ...(definition.primaryKey ? { primaryKey: definition.primaryKey } : {}),
-        },
-        { ifNotExists: true },
-      ),
-    );
+  const spec = managedTableSpec(destination);
+  if (spec) {
+    await engine.execute(createTableSql(spec, { ifNotExists: true }));
   } else if (!(await describeTable(engine, database, table))) {
     throw new PermanentError(`the destination table ${database}.${table} does not exist`);
   }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { EngineRegistry } from '../../engine/index.js';
+import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
@@ -159,7 +159,7 @@ export class PipeSupervisor implements PipeRuntime {
       if (signal.aborted) return 'done';
       const message = this.hidePaths(view.redact(error instanceof Error ? error.message : String(error)));
       await store.repos.progress.recordError(pipeId, message);
-      if (error instanceof PermanentError || error instanceof LocationError) {
+      if (error instanceof PermanentError || error instanceof LocationError || isDefinitionError(error)) {
         await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
         return 'done';
       }
