@@ -144,6 +144,64 @@ describe('what real clients send', () => {
     expect(unknown.json.error).toContain('fieldMappings[2].destinationField');
   });
 
+  it('null means absent, and empty optional strings and arrays mean not set (cloud CLI bodies)', async () => {
+    const kafka = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: await fixture('cli-kafka-iam-role'),
+    });
+    expect(kafka.statusCode, kafka.body).toBe(200);
+    const record = kafka.json.result;
+    expect(record.source.kafka.consumerGroup).toBe(`pipes-${record.id}`);
+    expect(record.source.kafka).not.toHaveProperty('credentials');
+    expect(record.source.kafka).not.toHaveProperty('reversePrivateEndpointIds');
+    expect(record.scaling).toEqual({ replicas: 1 });
+    expect(record.settings ?? {}).toEqual({});
+    const postgres = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: await fixture('cli-postgres-mappings'),
+    });
+    expect(postgres.statusCode, postgres.body).toBe(200);
+    const [mapping] = postgres.json.result.source.postgres.tableMappings;
+    expect(mapping).toEqual({
+      sourceSchemaName: 'public',
+      sourceTable: 'users',
+      targetTable: 'app_users',
+      useCustomSortingKey: false,
+      tableEngine: 'ReplacingMergeTree',
+    });
+    // PATCH and scaling as Terraform sends them: every unset attribute null.
+    const url = `${s.pipesUrl}/${record.id}`;
+    const patched = await s.request({ method: 'PATCH', url, body: await fixture('terraform-patch-nulls') });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json.result.name).toBe('orders from msk');
+    const scaled = await s.request({
+      method: 'PATCH',
+      url: `${url}/scaling`,
+      body: await fixture('terraform-scaling'),
+    });
+    expect(scaled.statusCode, scaled.body).toBe(200);
+    expect(scaled.json.result.scaling).toEqual({ replicas: 2 });
+  });
+
+  it('a kinesis timestamp is taken as UNIX seconds or as the YYYY-MM-DDThh:mm string Terraform sends', async () => {
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS app');
+    await sql(s, 'CREATE TABLE IF NOT EXISTS app.clicks (url String) ENGINE = MergeTree ORDER BY url');
+    const body = await fixture('terraform-kinesis-timestamp');
+    const text = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(text.statusCode, text.body).toBe(200);
+    expect(text.json.result.source.kinesis.timestamp).toBe(1767225600);
+    body.name = 'clicks by seconds';
+    body.source.kinesis.timestamp = 1767225600;
+    const seconds = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(seconds.json.result.source.kinesis.timestamp).toBe(1767225600);
+    body.source.kinesis.timestamp = '2026-13-45T99:99';
+    const bad = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json.error).toContain('source.kinesis.timestamp');
+  });
+
   it('DELETE of an alert that is already gone answers 200', async () => {
     const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
     const missing = '6700000000000000000000aa';

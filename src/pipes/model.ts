@@ -50,6 +50,9 @@ export function configFromCreate(body: CreatePipeBody, pipeId: string): PipeConf
     source.kafka.type ??= 'kafka';
     source.kafka.consumerGroup ??= `pipes-${pipeId}`;
   }
+  if (typeof source.kinesis?.timestamp === 'string') {
+    source.kinesis.timestamp = unixSeconds(source.kinesis.timestamp);
+  }
   if (source.postgres) {
     source.postgres.type ??= 'postgres';
     source.postgres.settings = { ...POSTGRES_SETTINGS_DEFAULTS, ...source.postgres.settings };
@@ -93,4 +96,9 @@ export function toRecord(row: PipeRow): PipeRecord {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+/** `YYYY-MM-DDThh:mm[:ss][Z]`, read as UTC, in UNIX seconds (what the pipe record stores). */
+function unixSeconds(text: string): number {
+  return Math.floor(Date.parse(text.endsWith('Z') ? text : `${text}Z`) / 1000);
 }

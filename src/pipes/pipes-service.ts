@@ -14,6 +14,7 @@ import {
   SettingsBody,
   StateCommandBody,
   UpdatePipeBody,
+  withoutUnset,
 } from './schema/index.js';
 import { joinSecrets, splitSecrets } from './secrets.js';
 import { type PipeState, type Transition, transitionsFor } from './state.js';
@@ -104,7 +105,8 @@ export class PipesService {
     this.cache = store.singleWriter ? new WriteThroughCache() : undefined;
   }
 
-  async create(scope: ServiceScope, body: unknown): Promise<PipeRecord> {
+  async create(scope: ServiceScope, sent: unknown): Promise<PipeRecord> {
+    const body = withoutUnset(sent);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     validateCreateBody(body);
     const now = new Date();
@@ -153,7 +155,11 @@ export class PipesService {
     return toRecord(await this.requirePipe(this.store.repos, scope, pipeId));
   }
 
-  async update(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
+  async update(scope: ServiceScope, pipeId: string, sent: unknown): Promise<PipeRecord> {
+    const body = withoutUnset(sent);
+    // Every field sent was null (unset): nothing to change, as the hosted service answers.
+    const sentFields = typeof sent === 'object' && sent !== null ? Object.keys(sent).length : 0;
+    if (sentFields > 0 && Object.keys(body as object).length === 0) return this.get(scope, pipeId);
     await this.requireService(scope);
     throwIfAny(checkUpdate(body));
     const patch = body as UpdatePipeBody;
@@ -269,7 +275,8 @@ export class PipesService {
     };
   }
 
-  async scale(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeRecord> {
+  async scale(scope: ServiceScope, pipeId: string, sent: unknown): Promise<PipeRecord> {
+    const body = withoutUnset(sent);
     await this.requireService(scope);
     throwIfAny(checkScaling(body));
     return this.mutate(scope, pipeId, (row, config) => {
@@ -285,7 +292,8 @@ export class PipesService {
     return (await this.get(scope, pipeId)).settings;
   }
 
-  async putSettings(scope: ServiceScope, pipeId: string, body: unknown): Promise<PipeConfig['settings']> {
+  async putSettings(scope: ServiceScope, pipeId: string, sent: unknown): Promise<PipeConfig['settings']> {
+    const body = withoutUnset(sent);
     await this.requireService(scope);
     throwIfAny(checkSettings(body));
     const record = await this.mutate(scope, pipeId, (row, config) => {

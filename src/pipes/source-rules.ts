@@ -175,6 +175,16 @@ function kinesisRules(kinesis: Record<string, unknown>, path: string, problems: 
   if (atTimestamp && kinesis.timestamp === undefined) {
     problems.push({ path: `${path}.timestamp`, message: 'Required with iteratorType AT_TIMESTAMP' });
   }
+  const written = kinesis.timestamp;
+  if (
+    typeof written === 'string' &&
+    Number.isNaN(Date.parse(written.endsWith('Z') ? written : `${written}Z`))
+  ) {
+    problems.push({
+      path: `${path}.timestamp`,
+      message: `${written} is not a date: write YYYY-MM-DDThh:mm (UTC)`,
+    });
+  }
   if (!atTimestamp && kinesis.timestamp !== undefined) {
     problems.push({ path: `${path}.timestamp`, message: 'Only used with iteratorType AT_TIMESTAMP' });
   }

@@ -85,7 +85,11 @@ export const KinesisSource = StrictObject({
   region: NonEmpty(),
   format: StringEnum(E.KINESIS_FORMATS),
   iteratorType: T.Optional(StringEnum(E.KINESIS_ITERATOR_TYPES, { default: 'TRIM_HORIZON' })),
-  timestamp: T.Optional(Integer(0, undefined, { description: 'UNIX seconds, for AT_TIMESTAMP' })),
+  timestamp: T.Optional(
+    T.Union([Integer(0), T.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2})?Z?$' })], {
+      description: 'For AT_TIMESTAMP: UNIX seconds, or YYYY-MM-DDThh:mm (UTC) as Terraform sends it',
+    }),
+  ),
   useEnhancedFanOut: T.Optional(T.Boolean()),
   authentication: T.Optional(StringEnum(E.KINESIS_AUTHENTICATIONS)),
   iamRole: T.Optional(NonEmpty()),
