@@ -60,7 +60,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     const cases: [unknown, string][] = [
       [
         { source: { objectStorage: { url: 'https://other/*.json' } } },
-        'source.objectStorage.url: Unknown field',
+        'source.objectStorage.url: cannot change after create',
       ],
       [{ destination: { table: 'other' } }, 'destination.table: Unknown field'],
       [{ scaling: { replicas: 2 } }, 'scaling: Unknown field'],

@@ -202,6 +202,53 @@ describe('what real clients send', () => {
     expect(bad.json.error).toContain('source.kinesis.timestamp');
   });
 
+  it('PATCH takes the source object whole, as Terraform sends it: equal immutable fields pass, changed ones are 400s', async () => {
+    await mkdir(join(s.dataDir, 'files', 'tf'), { recursive: true });
+    const created = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: await fixture('terraform-object-storage-create'),
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const url = `${s.pipesUrl}/${created.json.result.id}`;
+    const update = await fixture('terraform-object-storage-update');
+    const rotated = await s.request({ method: 'PATCH', url, body: update });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    update.source.objectStorage.url = 'file:///elsewhere/*.ndjson';
+    update.source.objectStorage.isContinuous = false;
+    const changed = await s.request({ method: 'PATCH', url, body: update });
+    expect(changed.statusCode).toBe(400);
+    expect(changed.json.error).toContain('source.objectStorage.url: cannot change after create');
+    expect(changed.json.error).toContain('source.objectStorage.isContinuous: cannot change after create');
+    const after = await s.request({ method: 'GET', url });
+    expect(after.json.result.source.objectStorage.url).toBe('file:///tf/*.ndjson');
+    // A postgres pipe: host, port and the sync settings are fixed, credentials rotate.
+    const pg = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: await fixture('cli-postgres-mappings'),
+    });
+    const pgUrl = `${s.pipesUrl}/${pg.json.result.id}`;
+    const same = {
+      source: {
+        postgres: {
+          host: 'db.example.com',
+          port: 5432,
+          database: 'app',
+          settings: { syncIntervalSeconds: 60, pullBatchSize: 100000 },
+          credentials: { username: 'replicator', password: 'ROTATED' },
+        },
+      },
+    };
+    expect((await s.request({ method: 'PATCH', url: pgUrl, body: same })).statusCode).toBe(200);
+    same.source.postgres.settings.syncIntervalSeconds = 10;
+    const faster = await s.request({ method: 'PATCH', url: pgUrl, body: same });
+    expect(faster.statusCode).toBe(400);
+    expect(faster.json.error).toContain(
+      'source.postgres.settings.syncIntervalSeconds: cannot change after create',
+    );
+  });
+
   it('DELETE of an alert that is already gone answers 200', async () => {
     const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
     const missing = '6700000000000000000000aa';

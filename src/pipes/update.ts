@@ -2,7 +2,7 @@ import { BadRequestError, type Problem, ValidationError } from '../errors.js';
 import type { PipeConfig } from './model.js';
 import { asObject, tableMappingRules } from './rules.js';
 import type { SourceKind } from './schema/enums.js';
-import type { UpdatePipeBody } from './schema/index.js';
+import { IMMUTABLE_POSTGRES_SETTINGS, IMMUTABLE_SOURCE_FIELDS, type UpdatePipeBody } from './schema/index.js';
 import { canModifyTableMappings, type PipeState } from './state.js';
 
 /** Fields that belong to one way of authenticating; a new `authentication` clears the old ones. */
@@ -21,7 +21,7 @@ export function applyUpdate(
   state: PipeState,
 ): PipeConfig {
   const next = structuredClone(config);
-  const sourcePatch = patch.source ?? {};
+  const { validateSamples: _requestOnly, ...sourcePatch } = patch.source ?? {};
   for (const other of Object.keys(sourcePatch)) {
     if (other !== kind) {
       throw new BadRequestError(
@@ -29,9 +29,10 @@ export function applyUpdate(
       );
     }
   }
-  const changes = asObject(sourcePatch[kind]);
-  if (changes) {
+  const sent = asObject(sourcePatch[kind]);
+  if (sent) {
     const source = next.source[kind] as Record<string, unknown>;
+    const changes = withoutUnchangeable(kind, sent, source);
     if (changes.authentication !== undefined && changes.authentication !== source.authentication) {
       for (const field of AUTH_FIELDS) delete source[field];
     }
@@ -96,4 +97,48 @@ function changeTableMappings(
   }
   if (problems.length > 0) throw new ValidationError(problems);
   return result;
+}
+
+/** What the hosted service assumes for an immutable field a pipe was created without. */
+const IMMUTABLE_DEFAULTS: Record<string, unknown> = {
+  type: 's3',
+  isContinuous: false,
+  skipInitialLoad: false,
+  iteratorType: 'TRIM_HORIZON',
+  disableTls: false,
+  skipCertVerification: false,
+};
+
+/**
+ * The changes of a source PATCH without the fields that cannot change, once each is found equal to
+ * its stored value; a changed one is a 400 naming it (Terraform sends the whole object on update).
+ */
+function withoutUnchangeable(
+  kind: SourceKind,
+  sent: Record<string, unknown>,
+  stored: Record<string, unknown>,
+): Record<string, unknown> {
+  const problems: Problem[] = [];
+  const { settings, ...changes } = sent;
+  const check = (field: string, value: unknown, current: unknown, path: string) => {
+    const before = current ?? IMMUTABLE_DEFAULTS[field];
+    if (JSON.stringify(value) !== JSON.stringify(before)) {
+      problems.push({
+        path,
+        message: `cannot change after create (it is ${JSON.stringify(before ?? null)}): create a new pipe instead`,
+      });
+    }
+  };
+  for (const field of IMMUTABLE_SOURCE_FIELDS[kind]) {
+    if (!(field in changes)) continue;
+    check(field, changes[field], stored[field], `source.${kind}.${field}`);
+    delete changes[field];
+  }
+  const storedSettings = asObject(stored.settings) ?? {};
+  for (const [field, value] of Object.entries(asObject(settings) ?? {})) {
+    if (!(IMMUTABLE_POSTGRES_SETTINGS as readonly string[]).includes(field)) continue;
+    check(field, value, storedSettings[field], `source.${kind}.settings.${field}`);
+  }
+  if (problems.length > 0) throw new ValidationError(problems);
+  return changes;
 }

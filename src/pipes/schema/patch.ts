@@ -6,6 +6,7 @@ import {
   KafkaSource,
   KinesisSource,
   ObjectStorageSource,
+  PostgresSettings,
   PostgresSource,
   SchemaRegistry,
   TableMapping,
@@ -15,9 +16,32 @@ const pick = <S extends Parameters<typeof T.Pick>[0]>(schema: S, keys: string[])
   T.Partial(T.Pick(schema, keys as never), { additionalProperties: false, minProperties: 1 });
 
 /**
+ * Fields Terraform sends back on every update although they cannot change (reference/pipes.md):
+ * accepted when equal to the stored value, a 400 naming them when changed (update.ts).
+ */
+export const IMMUTABLE_SOURCE_FIELDS = {
+  kafka: [] as string[],
+  objectStorage: [
+    'type',
+    'format',
+    'url',
+    'isContinuous',
+    'skipInitialLoad',
+    'startAfter',
+    'path',
+    'azureContainerName',
+  ],
+  kinesis: ['format', 'streamName', 'region', 'iteratorType'],
+  postgres: ['host', 'port', 'database', 'disableTls', 'skipCertVerification'],
+} as const;
+/** Postgres settings that cannot change after create. */
+export const IMMUTABLE_POSTGRES_SETTINGS = ['syncIntervalSeconds', 'pullBatchSize'] as const;
+
+/**
  * PATCH /pipes/{id}: what may change after create (reference/pipes.md, "The other endpoints"): the
  * name, a source's credentials and authentication, destination columns, field mappings, settings,
- * and a postgres pipe's table mappings while it is stopped.
+ * and a postgres pipe's table mappings while it is stopped; and the source object whole, as
+ * Terraform sends it, with its immutable fields unchanged.
  */
 export const UpdatePipeBody = StrictObject(
   {
@@ -28,8 +52,13 @@ export const UpdatePipeBody = StrictObject(
           kafka: T.Optional(
             StrictObject(
               {
-                ...pick(KafkaSource, ['authentication', 'iamRole', 'caCertificate', 'credentials'])
-                  .properties,
+                ...pick(KafkaSource, [
+                  'authentication',
+                  'iamRole',
+                  'caCertificate',
+                  'credentials',
+                  'reversePrivateEndpointIds',
+                ]).properties,
                 schemaRegistry: T.Optional(
                   pick(SchemaRegistry, ['authentication', 'caCertificate', 'credentials']),
                 ),
@@ -44,9 +73,17 @@ export const UpdatePipeBody = StrictObject(
               'accessKey',
               'connectionString',
               'serviceAccountKey',
+              ...IMMUTABLE_SOURCE_FIELDS.objectStorage,
             ]),
           ),
-          kinesis: T.Optional(pick(KinesisSource, ['authentication', 'iamRole', 'accessKey'])),
+          kinesis: T.Optional(
+            pick(KinesisSource, [
+              'authentication',
+              'iamRole',
+              'accessKey',
+              ...IMMUTABLE_SOURCE_FIELDS.kinesis,
+            ]),
+          ),
           postgres: T.Optional(
             StrictObject(
               {
@@ -56,13 +93,16 @@ export const UpdatePipeBody = StrictObject(
                   'credentials',
                   'caCertificate',
                   'tlsHost',
+                  ...IMMUTABLE_SOURCE_FIELDS.postgres,
                 ]).properties,
+                settings: T.Optional(pick(PostgresSettings, [...IMMUTABLE_POSTGRES_SETTINGS])),
                 tableMappingsToAdd: T.Optional(T.Array(TableMapping, { minItems: 1 })),
                 tableMappingsToRemove: T.Optional(T.Array(TableMapping, { minItems: 1 })),
               },
               { minProperties: 1 },
             ),
           ),
+          validateSamples: T.Optional(T.Boolean({ description: 'Request only; sent by Terraform' })),
         },
         { minProperties: 1 },
       ),
