@@ -80,7 +80,7 @@ export async function startSluice(
   });
   const sluice = await createSluice(config, {
     logger: createLogger('info', sink),
-    runtime: options.runtime ?? false,
+    runtime: options.runtime ?? true,
     alertTimer: false,
     webhookBackoffMs: 50,
     ...(options.clock ? { clock: options.clock } : {}),

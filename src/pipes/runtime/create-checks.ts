@@ -74,7 +74,7 @@ export async function createProblems(
     return [
       ...problems,
       {
-        path: 'source.objectStorage.url',
+        path: storage.url === undefined ? 'source.objectStorage.path' : 'source.objectStorage.url',
         message: `${storage.url ?? storage.path ?? 'the location'} matches no file: a one-off pipe needs files to ingest (use isContinuous: true to wait for them)`,
       },
     ];
