@@ -139,12 +139,14 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
               void evaluator
                 .tick()
                 .then(() => notifier.deliverDue())
-                .catch(() => {}),
+                .catch((error: unknown) => logger.error({ err: error }, 'alert tick failed')),
             config.alertTickSeconds * 1000,
           );
     ticker?.unref();
     // Notifications decided before a stop or a crash are sent now.
-    void notifier.deliverDue().catch(() => {});
+    void notifier
+      .deliverDue()
+      .catch((error: unknown) => logger.error({ err: error }, 'sending notifications due at start failed'));
     return {
       config,
       logger,

@@ -300,7 +300,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     ).toEqual([{ n: 0 }]);
   });
 
-  it('delete during ingestion stops the worker first: a batch lands whole or not at all', async () => {
+  it('delete during ingestion waits for the batch in flight, which lands whole; nothing lands after', async () => {
     await s3.put(
       'data',
       'big/rows.ndjson',
@@ -316,12 +316,16 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
         columns: [{ name: 'id', type: 'UInt64' }],
       },
     });
-    await waitForState(s, id, 'Running');
+    // The file is claimed (a batch in flight) before the delete: the delete waits for that batch,
+    // which lands whole, and nothing is written after the delete answers.
+    await waitFor('the batch to be claimed', async () => {
+      const status = await statusOf(s, id);
+      return status.filesPending + status.filesDone === 1 ? true : undefined;
+    });
     expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
-    const [{ n } = { n: -1 }] = await sql(s, 'SELECT count() AS n FROM shop.deleted');
-    expect([0, 2_000_000]).toContain(n);
+    expect(await sql(s, 'SELECT count() AS n FROM shop.deleted')).toEqual([{ n: 2_000_000 }]);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await sql(s, 'SELECT count() AS n FROM shop.deleted')).toEqual([{ n }]);
+    expect(await sql(s, 'SELECT count() AS n FROM shop.deleted')).toEqual([{ n: 2_000_000 }]);
     const stages = await sql(
       s,
       `SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE '%${id.replace(/-/g, '')}%'`,

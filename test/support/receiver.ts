@@ -14,6 +14,8 @@ export class Receiver {
   readonly received: Received[] = [];
   /** Statuses to answer with per path (without the query string), one per request. */
   readonly replies = new Map<string, number[]>();
+  /** Paths whose requests are recorded and never answered (a delivery left in flight). */
+  readonly held = new Set<string>();
   private server: Server | undefined;
   url = '';
 
@@ -24,6 +26,7 @@ export class Receiver {
       request.on('end', () => {
         this.received.push({ path: request.url ?? '', headers: request.headers, body });
         const path = (request.url ?? '').split('?')[0] ?? '';
+        if (this.held.has(path)) return;
         response.writeHead(this.replies.get(path)?.shift() ?? 200).end();
       });
     });
@@ -33,6 +36,7 @@ export class Receiver {
   }
 
   async stop(): Promise<void> {
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 }
