@@ -132,6 +132,17 @@ describe('object-storage pipes from S3 (s3rver)', () => {
       'logs/2026/01/a.ndjson',
       'logs/2026/02/b.ndjson',
     ]);
+    // `**` inside a segment matches across `/`, as the engine and S3 tools read it.
+    const inside = resolveLocation(`${s3.endpoint}/data/logs/**.ndjson`, {
+      localFilesDir: '/none',
+      hasKeys: true,
+    });
+    expect((await listFiles(inside, { limit: 100, credentials: S3_KEY })).map((f) => f.key)).toEqual([
+      'logs/2026/01/a.ndjson',
+      'logs/2026/02/b.ndjson',
+      'logs/e.ndjson',
+      'logs/x/2026/d1.ndjson',
+    ]);
     const id = await createPipe(
       s,
       s3Pipe('globbed', `${s3.endpoint}/data/logs/**/*.ndjson`, { format: 'JSONEachRow' }),
