@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AZURITE_KEY, startAzurite } from './support/azurite.js';
+import { AZURITE_KEY } from './support/azurite.js';
 import {
   ALL_SECRETS,
   azurePipe,
@@ -10,9 +10,9 @@ import {
   kinesisPipe,
   objectStoragePipe,
   postgresPipe,
+  sourcesForSampleBodies,
 } from './support/pipes.js';
 import { type RunningPostgres, startPostgres } from './support/postgres.js';
-import { sql } from './support/runtime.js';
 import { startSluice } from './support/sluice.js';
 
 const run = promisify(execFile);
@@ -56,11 +56,9 @@ describe('durability on PGlite', () => {
   it('a restart on the same data directory keeps everything, and no secret is readable on disk or in the logs', async () => {
     const first = await startSluice();
     const dataDir = first.dataDir;
-    const azurite = await startAzurite(['container']);
+    // Create checks run against real sources (test/support/pipes.ts).
+    const azurite = await sourcesForSampleBodies(first);
     try {
-      // Create checks run against real sources: an Azure with a file, the unmanaged kinesis table.
-      await azurite.put('container', 'logs/a.csv', 'line\nx\n');
-      await sql(first, 'CREATE TABLE default.clicks (url String) ENGINE = MergeTree ORDER BY url');
       const bodies = [
         objectStoragePipe(),
         azurePipe(azurite.connectionString),

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AZURITE_KEY, type RunningAzurite, startAzurite } from './support/azurite.js';
-import { azurePipe, kafkaPipe, kinesisPipe, objectStoragePipe, postgresPipe } from './support/pipes.js';
-import { sql } from './support/runtime.js';
+import { AZURITE_KEY, type RunningAzurite } from './support/azurite.js';
+import {
+  azurePipe,
+  kafkaPipe,
+  kinesisPipe,
+  objectStoragePipe,
+  postgresPipe,
+  sourcesForSampleBodies,
+} from './support/pipes.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 const RECORD_KEYS = [
@@ -41,10 +47,8 @@ describe('create pipe: the exact shape of the response (spec, "Create pipe")', (
   let azurite: RunningAzurite;
   beforeAll(async () => {
     s = await startSluice();
-    // Create checks run against real sources: an Azure with a file, the unmanaged kinesis table.
-    azurite = await startAzurite(['container']);
-    await azurite.put('container', 'logs/a.csv', 'line\nx\n');
-    await sql(s, 'CREATE TABLE default.clicks (url String) ENGINE = MergeTree ORDER BY url');
+    // Create checks run against real sources (test/support/pipes.ts).
+    azurite = await sourcesForSampleBodies(s);
   });
   afterAll(async () => {
     await azurite?.stop();

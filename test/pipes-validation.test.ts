@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningAzurite, startAzurite } from './support/azurite.js';
-import { azurePipe, kafkaPipe, kinesisPipe, objectStoragePipe, postgresPipe } from './support/pipes.js';
-import { sql } from './support/runtime.js';
+import type { RunningAzurite } from './support/azurite.js';
+import {
+  azurePipe,
+  kafkaPipe,
+  kinesisPipe,
+  objectStoragePipe,
+  postgresPipe,
+  sourcesForSampleBodies,
+} from './support/pipes.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 type Body = any;
@@ -580,10 +586,8 @@ describe('create pipe: validation rules of reference/pipes.md', () => {
   let s: TestSluice;
   beforeAll(async () => {
     s = await startSluice();
-    azurite = await startAzurite(['container']);
-    await azurite.put('container', 'logs/a.csv', 'line\nx\n');
-    // Create checks run: the unmanaged kinesis table exists (clicks).
-    await sql(s, 'CREATE TABLE default.clicks (url String) ENGINE = MergeTree ORDER BY url');
+    // Create checks run against real sources (test/support/pipes.ts).
+    azurite = await sourcesForSampleBodies(s);
   });
   afterAll(async () => {
     await azurite?.stop();

@@ -1,3 +1,7 @@
+import { type RunningAzurite, startAzurite } from './azurite.js';
+import { sql } from './runtime.js';
+import type { TestSluice } from './sluice.js';
+
 /** Valid create bodies, one per source kind, each with secrets and request-only fields to strip. */
 export function objectStoragePipe(overrides: Record<string, unknown> = {}) {
   return {
@@ -206,3 +210,15 @@ export const ALL_SECRETS = [
   'KINESIS-SECRET-never-returned',
   'POSTGRES-SECRET-never-returned',
 ];
+
+/**
+ * What the sample bodies above read from when create checks run (the runtime is on): an Azure
+ * (azurite) whose container holds the azure pipe's file, and the unmanaged kinesis table `clicks`.
+ * Pass the returned connection string to azurePipe; stop the azurite after the test.
+ */
+export async function sourcesForSampleBodies(s: TestSluice): Promise<RunningAzurite> {
+  const azurite = await startAzurite(['container']);
+  await azurite.put('container', 'logs/a.csv', 'line\nx\n');
+  await sql(s, 'CREATE TABLE default.clicks (url String) ENGINE = MergeTree ORDER BY url');
+  return azurite;
+}
