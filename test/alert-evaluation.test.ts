@@ -48,7 +48,11 @@ describe('alert evaluation against a real embedded service', () => {
   };
 
   beforeAll(async () => {
-    s = await startSluice({ clock: () => now, env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    s = await startSluice({
+      clock: () => now,
+      alertTimer: true,
+      env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' },
+    });
     await sql('CREATE DATABASE IF NOT EXISTS app');
     await sql(
       "CREATE TABLE app.requests (ts DateTime('UTC'), status UInt16, host String) ENGINE = MergeTree ORDER BY ts",

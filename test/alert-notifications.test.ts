@@ -80,7 +80,11 @@ describe('webhook notifications of alert state changes (a local receiver)', () =
   beforeAll(async () => {
     receiver = new Receiver();
     await receiver.start();
-    s = await startSluice({ clock: () => now, env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    s = await startSluice({
+      clock: () => now,
+      alertTimer: true,
+      env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' },
+    });
     await sql('CREATE DATABASE IF NOT EXISTS app');
   });
   afterAll(async () => {
@@ -162,7 +166,12 @@ describe('webhook notifications of alert state changes (a local receiver)', () =
     expect(to('restart')).toHaveLength(0);
     const dataDir = s.dataDir;
     await s.close({ keepData: true });
-    s = await startSluice({ dataDir, clock: () => now, env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    s = await startSluice({
+      dataDir,
+      clock: () => now,
+      alertTimer: true,
+      env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' },
+    });
     await s.sluice.notifier.idle(); // the start sends what is due, with no call of ours
     expect(to('restart')).toHaveLength(1);
     await rm(dataDir, { recursive: true, force: true }).catch(() => {});
@@ -176,6 +185,7 @@ describe('reminders (SLUICE_ALERT_REMINDER)', () => {
     let now = new Date('2026-11-22T11:00:00Z');
     const s = await startSluice({
       clock: () => now,
+      alertTimer: true,
       env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true', SLUICE_ALERT_REMINDER: '10m' },
     });
     try {

@@ -55,8 +55,13 @@ export async function startSluice(
     env?: Record<string, string>;
     /** Run pipes; off for the control-plane tests, which check the API alone. */
     runtime?: boolean;
-    /** The clock of alert evaluation; tests tick `sluice.evaluator` by hand. */
+    /** The clock of alert evaluation; tests may also tick `sluice.evaluator` by hand. */
     clock?: () => Date;
+    /**
+     * Run the alert timer, as a user's server does (every SLUICE_ALERT_TICK_SECONDS, 1 s unless
+     * given). Ticks never overlap and a window is evaluated once, so a test's own ticks stay exact.
+     */
+    alertTimer?: boolean;
   } = {},
 ): Promise<TestSluice> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')));
@@ -68,6 +73,7 @@ export async function startSluice(
     SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
     SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
     SLUICE_BOOTSTRAP_ACCESS_TOKEN: BOOTSTRAP_TOKEN,
+    SLUICE_ALERT_TICK_SECONDS: '1',
     ...(options.databaseUrl ? { SLUICE_DATABASE_URL: options.databaseUrl } : {}),
     ...options.env,
   });
@@ -81,7 +87,7 @@ export async function startSluice(
   const sluice = await createSluice(config, {
     logger: createLogger('info', sink),
     runtime: options.runtime ?? true,
-    alertTimer: false,
+    alertTimer: options.alertTimer ?? false,
     webhookBackoffMs: 50,
     ...(options.clock ? { clock: options.clock } : {}),
   });
