@@ -105,10 +105,17 @@ describe('the alerts area under /api/v2', () => {
       version: 'v2',
       user: { id: expect.any(String), name: 'admin', team: expect.any(String) },
     });
-    for (const auth of [null, 'Bearer nope', 'Basic abc']) {
+    for (const [auth, hint] of [
+      [null, 'send Authorization: Bearer <access token>'],
+      ['Basic abc', 'send Authorization: Bearer <access token>'],
+      ['Bearer nope', 'the access token is wrong or was revoked'],
+    ] as const) {
       const response = await call('GET', '/api/v2/alerts', undefined, auth);
       expect(response.statusCode).toBe(401);
-      expect(response.json).toEqual({ message: 'Unauthorized' });
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="sluice"');
+      expect(Object.keys(response.json)).toEqual(['message']);
+      expect(response.json.message).toMatch(/^Unauthorized: /);
+      expect(response.json.message).toContain(hint);
     }
   });
 
@@ -310,7 +317,7 @@ describe('the alerts area under /api/v2', () => {
     const good = await call('POST', '/api/v2/dashboards', {
       name: 'lucene',
       tiles: [
-        tile('t', { aggFn: 'count', where: 'level:error AND status:[500 TO 599]', whereLanguage: 'lucene' }),
+        tile('t', { aggFn: 'count', where: 'path:/api* AND status:[500 TO 599]', whereLanguage: 'lucene' }),
       ],
     });
     expect(good.statusCode).toBe(200);

@@ -1,7 +1,7 @@
 export { AlertsService } from './alerts-service.js';
 export { AreaNotFoundError, type Page, type TeamScope } from './context.js';
 export { DashboardsService } from './dashboards-service.js';
-export { AlertEvaluator } from './evaluation/evaluator.js';
+export { AlertEvaluator } from './evaluation/index.js';
 export { luceneToSql } from './lucene.js';
 export { render, WebhookNotifier } from './notifier.js';
 export * as alertSchemas from './schemas.js';

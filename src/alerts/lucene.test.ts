@@ -20,6 +20,10 @@ describe('luceneToSql', () => {
     ['trace:*', '`trace` IS NOT NULL'],
     ['latency:[100 TO 500]', "(`latency` >= '100' AND `latency` <= '500')"],
     ['latency:{100 TO *}', "(`latency` > '100')"],
+    ['temp:>30', "`temp` > '30'"],
+    ['temp:>=30', "`temp` >= '30'"],
+    ['temp:<30.5', "`temp` < '30.5'"],
+    ['temp:<=-4 AND host:a', "(`temp` <= '-4' AND `host` = 'a')"],
     ['', '1'],
   ])('%s', (query, sql) => {
     expect(luceneToSql(query)).toBe(sql);

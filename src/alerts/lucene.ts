@@ -11,7 +11,7 @@ type Token =
 /**
  * Translates the Lucene subset of tile filters to a ClickHouse boolean expression (issue #5):
  * `field:value`, quoted phrases, wildcards `*` and `?`, ranges `[a TO b]` and `{a TO b}` (with `*`
- * for an open end), AND / OR / NOT (and `-`), parentheses, and implicit AND between terms. Every
+ * for an open end), comparisons `field:>30` (`>=`, `<`, `<=`), AND / OR / NOT (and `-`), parentheses, and implicit AND between terms. Every
  * value becomes a quoted literal and every field a quoted identifier, so nothing reaches the SQL
  * unescaped.
  */
@@ -121,6 +121,9 @@ class Parser {
     const value = this.tokens[this.at];
     if (!value || value.kind === 'op') throw new LuceneError(`${field.text}: expected a value`);
     this.at += 1;
+    // field:>30, field:>=30, field:<30, field:<=30 (the original's search syntax has them).
+    const comparison = value.kind === 'word' ? /^(>=|<=|>|<)(.+)$/.exec(value.text) : null;
+    if (comparison) return `${column} ${comparison[1]} ${literal(comparison[2] as string)}`;
     if (value.kind === 'word' && /[*?]/.test(value.text)) {
       if (value.text === '*') return `${column} IS NOT NULL`;
       return `toString(${column}) LIKE ${literal(likePattern(value.text))}`;

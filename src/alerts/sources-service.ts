@@ -1,13 +1,22 @@
-import { describeTable, type EngineRegistry, expressionProblem, fragmentProblem } from '../engine/index.js';
+import {
+  describeTable,
+  EngineError,
+  type EngineRegistry,
+  expressionProblem,
+  fragmentProblem,
+} from '../engine/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import { checker } from '../schema/index.js';
 import type { SourceRow, Store } from '../store/index.js';
 import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
+import { checkQueries } from './evaluation/index.js';
 import { isId, newId } from './ids.js';
 import { SourceBody, type SourceRecord } from './schemas.js';
 
 const checkBody = checker(SourceBody);
+/** Longest a create-time check of an expression may run in the engine (it reads no rows). */
+const CHECK_TIMEOUT_MS = 10_000;
 
 /** Sources: a table of one of the team organization's services, and its timestamp expression. */
 export class SourcesService {
@@ -60,6 +69,21 @@ export class SourcesService {
     return expressionProblem(this.engines.engineFor(service), text);
   }
 
+  /**
+   * Why a query that reads no rows (evaluation's checkQueries) fails on the source's table, or
+   * undefined: it runs read-only, with a time limit, on the source's service.
+   */
+  async checkProblem(scope: TeamScope, serviceId: string, sql: string): Promise<string | undefined> {
+    const service = await this.identity.getService(scope.organizationId, serviceId);
+    try {
+      await this.engines.engineFor(service).query(sql, { readonly: true, timeoutMs: CHECK_TIMEOUT_MS });
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof EngineError) || error.code === undefined) throw error;
+      return `does not run on the source's table: ${error.message.replace(/\s*:\s*In scope[\s\S]*$/, '')}`;
+    }
+  }
+
   async delete(scope: TeamScope, id: string): Promise<void> {
     const existing = await this.require(scope, id);
     await this.store.repos.alerts.deleteSource(existing.id);
@@ -95,6 +119,13 @@ export class SourcesService {
         },
       ]);
     }
+    const [[field, sql] = ['', '']] = checkQueries({
+      databaseName,
+      tableName,
+      timestampExpression: source.timestampValueExpression,
+    });
+    const problem = await this.checkProblem(scope, source.serviceId, sql);
+    if (problem) throw new ValidationError([{ path: field, message: problem }]);
     return source;
   }
 }

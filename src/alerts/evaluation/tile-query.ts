@@ -23,14 +23,13 @@ export function tileQuery(
   groupBy: string | undefined,
   range: { start: Date; end: Date; intervalSeconds: number },
 ): string {
-  const ts = `toDateTime(${expression(source.timestampExpression)}, 'UTC')`;
+  const ts = timestampOf(source.timestampExpression);
   const conditions = [
     `${ts} >= toDateTime(${Math.floor(range.start.getTime() / 1000)}, 'UTC')`,
     `${ts} < toDateTime(${Math.floor(range.end.getTime() / 1000)}, 'UTC')`,
   ];
-  if (select.where?.trim()) {
-    conditions.push(expression(select.whereLanguage === 'lucene' ? luceneToSql(select.where) : select.where));
-  }
+  const filter = whereOf(select);
+  if (filter) conditions.push(expression(filter));
   const columns = [
     `toUnixTimestamp(toStartOfInterval(${ts}, INTERVAL ${range.intervalSeconds} SECOND)) AS bucket`,
     ...(groupBy ? [`toString(${expression(groupBy)}) AS ${ident('group')}`] : []),
@@ -38,6 +37,40 @@ export function tileQuery(
   ];
   return `SELECT ${columns.join(', ')} FROM ${tableName(source.databaseName, source.tableName)}
     WHERE ${conditions.join(' AND ')} GROUP BY bucket${groupBy ? `, ${ident('group')}` : ''} ORDER BY bucket`;
+}
+
+/** A source's timestamp as the tile queries read it. */
+function timestampOf(text: string): string {
+  return `toDateTime(${expression(text)}, 'UTC')`;
+}
+
+/** A select's filter as SQL (a Lucene filter translated with every value escaped), if it has one. */
+function whereOf(select: TileSelect): string | undefined {
+  if (!select.where?.trim()) return undefined;
+  return select.whereLanguage === 'lucene' ? luceneToSql(select.where) : select.where;
+}
+
+/**
+ * Queries that read no rows, one for each expression of a source or tile, run at create on the
+ * source's table: an unknown column or a type that does not fit is a 400 then, not a history row
+ * at the next tick. Each names the field it checks, relative to the tile's config (or `timestamp`).
+ */
+export function checkQueries(
+  source: Pick<SourceRow, 'databaseName' | 'tableName' | 'timestampExpression'>,
+  tile?: { select: TileSelect[]; groupBy?: string | undefined },
+): [field: string, sql: string][] {
+  const from = tableName(source.databaseName, source.tableName);
+  const none = (columns: string, where = '') => `SELECT ${columns} FROM ${from}${where} LIMIT 0`;
+  if (!tile) return [['timestampValueExpression', none(timestampOf(source.timestampExpression))]];
+  const queries: [string, string][] = [];
+  if (tile.groupBy) queries.push(['groupBy', none(`toString(${expression(tile.groupBy)})`)]);
+  tile.select.forEach((select, i) => {
+    if (select.valueExpression)
+      queries.push([`select[${i}].valueExpression`, none(`toFloat64(${aggregate(select)})`)]);
+    const filter = whereOf(select);
+    if (filter) queries.push([`select[${i}].where`, none('1', ` WHERE ${expression(filter)}`)]);
+  });
+  return queries;
 }
 
 function aggregate(select: TileSelect): string {

@@ -11,10 +11,18 @@ declare module 'fastify' {
 
 /** The onRequest hook of /api/v2: `Authorization: Bearer <access token>` of a user of a team. */
 export function bearerAuth(identity: IdentityService) {
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     const user = match?.[1] ? await identity.authenticateToken(match[1]) : undefined;
-    if (!user) throw new UnauthorizedError('Unauthorized');
+    if (!user) {
+      reply.header('WWW-Authenticate', 'Bearer realm="sluice"');
+      // "Unauthorized" first, as the original API answers, then how to do it right.
+      throw new UnauthorizedError(
+        match
+          ? 'Unauthorized: the access token is wrong or was revoked'
+          : 'Unauthorized: send Authorization: Bearer <access token> (make one with POST /v1/organizations/{organizationId}/teams/{teamId}/tokens or `sluice tokens create --user <name>`)',
+      );
+    }
     request.user = user;
   };
 }

@@ -1,0 +1,2 @@
+export { AlertEvaluator } from './evaluator.js';
+export { checkQueries, type TileSelect, tileQuery } from './tile-query.js';
