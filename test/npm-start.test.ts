@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+/** Whether something accepts connections on the port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * `npm start` as a user (or a process manager) runs it: SIGTERM to the npm process stops Sluice,
+ * closing its port and releasing the data directory's lock (the start script execs the server).
+ */
+describe('npm start', () => {
+  const dirs: string[] = [];
+  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+  it('SIGTERM to the npm start process stops the server: port closed, lock released', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-npm-start-'));
+    dirs.push(dataDir);
+    const npm = spawn('npm', ['start'], {
+      cwd: REPO,
+      env: { ...process.env, SLUICE_DATA_DIR: dataDir, SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`npm start did not start:\n${output}`)), 120_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk;
+        const match = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      };
+      npm.stdout.on('data', onData);
+      npm.stderr.on('data', onData);
+    });
+    expect(await listening(port)).toBe(true);
+    expect(existsSync(join(dataDir, 'sluice.lock'))).toBe(true);
+    const exited = new Promise((resolve) => npm.once('exit', resolve));
+    npm.kill('SIGTERM');
+    await exited;
+    // The server closes its port and removes its lock on the way out.
+    const deadline = Date.now() + 15_000;
+    while ((await listening(port)) || existsSync(join(dataDir, 'sluice.lock'))) {
+      if (Date.now() > deadline) throw new Error(`Sluice still runs after npm start ended:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }, 150_000);
+});
