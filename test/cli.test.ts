@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,30 @@ describe('the sluice command', () => {
     expect(result.stderr).toContain('SLUICE_PORT (--port) must be an integer from 0 to 65535, got "eighty"');
     expect(result.stderr).toContain('SLUICE_LOG_LEVEL (--log-level) must be one of');
     expect(result.stderr).toContain('SLUICE_MASTER_KEY (--master-key) must be 32 bytes');
+  });
+
+  it('explains each command, and names a mistake in the command line before touching the data', async () => {
+    const untouched = join(dataDir, 'never-created');
+    const fresh = { ...env, SLUICE_DATA_DIR: untouched };
+    const help = await sluiceCli(['keys', '--help'], fresh);
+    expect(help.stdout).toContain('sluice keys create --role admin|developer|read-only');
+    expect((await sluiceCli(['query', '--help'], fresh)).stdout).toContain('Runs one statement on a service');
+    const cases: [string[], string][] = [
+      [['bogus'], 'unknown command "bogus": one of serve, orgs, services, keys, teams, tokens, query'],
+      [['keys', 'frob'], 'keys: unknown action "frob": one of list, create, revoke'],
+      [['query'], 'query: give the SQL to run, as in: sluice query "SELECT 1"'],
+      [
+        ['keys', 'create', '--role', 'owner'],
+        '--role: "owner" is not a role: one of admin, developer, read-only',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = await sluiceCli(args, fresh);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).not.toContain('undefined');
+    }
+    expect(existsSync(untouched)).toBe(false);
   });
 
   it('works on the data directory itself while no server runs', async () => {

@@ -9,7 +9,7 @@ import { LocalBackend } from './local-backend.js';
 import { printRow, printRows } from './output.js';
 import { serve } from './serve.js';
 
-const USAGE = `Usage: sluice <command> [options]
+const USAGE = `Usage: sluice <command> [options]   (sluice <command> --help explains one command)
 
   serve                                  run the API (flags below override SLUICE_* variables)
   orgs list | create <name>
@@ -29,6 +29,52 @@ Options:
     .map(([flag, variable]) => `--${flag} (${variable})`)
     .join(', ')}
 `;
+
+/** Each command: its actions and what `sluice <command> --help` says of it. */
+const COMMANDS: Record<string, { actions: string[]; help: string }> = {
+  serve: {
+    actions: [],
+    help: 'sluice serve [flags]\n\n  Runs the API and the pipe runtime on the data directory (flags override SLUICE_* variables).',
+  },
+  orgs: {
+    actions: ['list', 'create'],
+    help: 'sluice orgs list\nsluice orgs create <name>\n\n  Organizations: each holds services, keys and teams.',
+  },
+  services: {
+    actions: ['list', 'create'],
+    help: 'sluice services list [--org O]\nsluice services create <name> [--kind embedded] [--org O]\n\n  Database services of an organization (embedded ClickHouse by default).',
+  },
+  keys: {
+    actions: ['list', 'create', 'revoke'],
+    help: 'sluice keys list [--org O]\nsluice keys create --role admin|developer|read-only [--name N] [--org O]\nsluice keys revoke <key id> [--org O]\n\n  API keys (Basic auth of /v1); the secret is shown once, at create.',
+  },
+  teams: {
+    actions: ['list', 'create'],
+    help: "sluice teams list [--org O]\nsluice teams create <name> [--org O]\n\n  Teams own the alerts area's objects.",
+  },
+  tokens: {
+    actions: ['list', 'create', 'revoke'],
+    help: "sluice tokens list [--team T] [--org O]\nsluice tokens create --user <name> [--name N] [--team T]\nsluice tokens revoke <token id> [--team T]\n\n  Bearer access tokens of a team's users (/api/v2); the token is shown once, at create.",
+  },
+  query: {
+    actions: [],
+    help: 'sluice query [--service <name or id>] [--org O] "<sql>"\n\n  Runs one statement on a service (default: "default") and prints its rows (--json for JSON).',
+  },
+};
+const ROLES = ['admin', 'developer', 'read-only'];
+
+/** Mistakes in the command line itself, found before any credentials are asked for. */
+function commandLineProblem(command: string, action: string | undefined, values: Record<string, unknown>) {
+  const known = COMMANDS[command];
+  if (!known) return `unknown command "${command}": one of ${Object.keys(COMMANDS).join(', ')}`;
+  if (command === 'query' && !action) return `query: give the SQL to run, as in: sluice query "SELECT 1"`;
+  if (known.actions.length > 0 && !known.actions.includes(action ?? ''))
+    return `${command}: ${action ? `unknown action "${action}"` : 'give an action'}: one of ${known.actions.join(', ')}`;
+  const role = values.role;
+  if (typeof role === 'string' && !ROLES.includes(role))
+    return `--role: "${role}" is not a role: one of ${ROLES.join(', ')}`;
+  return undefined;
+}
 
 export async function main(argv: string[]): Promise<void> {
   try {
@@ -52,10 +98,19 @@ export async function main(argv: string[]): Promise<void> {
       },
     });
     const [command, action, argument] = positionals;
-    if (values.help || !command) {
+    if (!command || (values.help && !COMMANDS[command])) {
       console.log(USAGE);
       return;
     }
+    if (values.help) {
+      console.log(COMMANDS[command]?.help);
+      return;
+    }
+    const problem = commandLineProblem(command, action, values);
+    if (problem)
+      throw new CliError(
+        `${problem}\n\nRun sluice ${COMMANDS[command] ? `${command} ` : ''}--help for more.`,
+      );
     const config = loadConfig(process.env, values as unknown as Record<string, string | undefined>);
     if (command === 'serve') return await serve(config);
     const backend = await openBackend(config.dataDir, values, config);
@@ -123,7 +178,7 @@ async function runCommand(
   const json = values.json === true;
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
   const need = (value: string | undefined, what: string): string => {
-    if (!value) throw new CliError(`${command} ${action}: give ${what}`);
+    if (!value) throw new CliError(`${[command, action].filter(Boolean).join(' ')}: give ${what}`);
     return value;
   };
   const org = async () =>
