@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import {
   AlertEvaluator,
+  AlertMetrics,
   AlertsService,
   DashboardsService,
   SourcesService,
@@ -93,6 +94,11 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     const sources = new SourcesService(store, identity, engines);
     const dashboards = new DashboardsService(store, sources);
     dashboards.onAlertsDeleted({ alertsDeleted: (ids) => alerts.forget(ids) });
+    // Set once the server listens; notifications link to it unless SLUICE_PUBLIC_URL says otherwise.
+    let listeningUrl = '';
+    const metrics = createMetricsRegistry();
+    registerPipeMetrics(metrics, store);
+    const alertMetrics = new AlertMetrics(metrics);
     const evaluator = new AlertEvaluator({
       store,
       engines,
@@ -103,6 +109,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       queryTimeoutMs: QUERY_TIMEOUT_MS,
       concurrency: 4,
       reminderMs: config.alertReminderMs,
+      metrics: alertMetrics,
+      baseUrl: () => config.publicUrl ?? listeningUrl,
     });
     const notifier = new WebhookNotifier({
       store,
@@ -111,9 +119,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       allowPrivate: config.allowPrivateWebhooks,
       clock: options.clock ?? (() => new Date()),
       ...(options.webhookBackoffMs === undefined ? {} : { backoffMs: options.webhookBackoffMs }),
+      metrics: alertMetrics,
     });
-    const metrics = createMetricsRegistry();
-    registerPipeMetrics(metrics, store);
     const server = await buildServer({
       logger,
       store,
@@ -166,6 +173,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       async listen() {
         const address = await server.listen({ host: config.host, port: config.port });
         const url = address.replace('[::1]', 'localhost');
+        listeningUrl = url;
         await lock.setUrl(url);
         return url;
       },

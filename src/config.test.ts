@@ -21,6 +21,15 @@ describe('loadConfig', () => {
     expect(config.host).toBe('0.0.0.0');
   });
 
+  it('takes SLUICE_PUBLIC_URL as an http(s) URL without its trailing slash', () => {
+    expect(loadConfig({ SLUICE_PUBLIC_URL: 'https://sluice.example.com/' }).publicUrl).toBe(
+      'https://sluice.example.com',
+    );
+    expect(() => loadConfig({ SLUICE_PUBLIC_URL: 'sluice.example.com' })).toThrow(
+      'SLUICE_PUBLIC_URL (--public-url) must be an http(s) URL, got "sluice.example.com"',
+    );
+  });
+
   it('reports every bad value at once', () => {
     let error: ConfigError | undefined;
     try {

@@ -21,6 +21,8 @@ export interface Config {
   allowPrivateSources: boolean;
   /** While an alert stays ALERT, remind its webhook at most this often (ms); undefined: never. */
   alertReminderMs: number | undefined;
+  /** Where users reach this server (links in notifications); else the listening address. */
+  publicUrl: string | undefined;
   /** Seconds between alert evaluation ticks. */
   alertTickSeconds: number;
   /** Webhooks may target private, loopback and link-local addresses (off by default). */
@@ -62,6 +64,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'alert-tick-seconds': 'SLUICE_ALERT_TICK_SECONDS',
   'allow-private-sources': 'SLUICE_ALLOW_PRIVATE_SOURCES',
   'alert-reminder': 'SLUICE_ALERT_REMINDER',
+  'public-url': 'SLUICE_PUBLIC_URL',
 };
 
 export function loadConfig(
@@ -141,6 +144,10 @@ export function loadConfig(
   const alertReminderMs = reminderMatch
     ? Number(reminderMatch[1]) * (unitMs[reminderMatch[2] as string] ?? 0)
     : undefined;
+  const publicUrl = value('public-url')?.replace(/\/+$/, '');
+  if (publicUrl !== undefined && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(publicUrl)) {
+    problems.push(`SLUICE_PUBLIC_URL (--public-url) must be an http(s) URL, got "${publicUrl}"`);
+  }
   const dataDir = resolve(value('data-dir') ?? './data');
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
@@ -150,6 +157,7 @@ export function loadConfig(
     allowPrivateSources,
     alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
     alertReminderMs,
+    publicUrl,
     localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,
     masterKey,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Receiver } from './support/receiver.js';
 import { sql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
 
@@ -108,5 +109,61 @@ describe('alerts that tell you what is wrong', () => {
     expect(history.json.data).toEqual([
       expect.objectContaining({ windowStart: '2026-11-22T10:00:00.000Z', state: 'ALERT', value: 2 }),
     ]);
+  });
+});
+
+describe('alerting you can watch: metrics, delivery log lines, absolute links', () => {
+  it('counts windows, decisions and deliveries, logs each delivery, and links to SLUICE_PUBLIC_URL', async () => {
+    const receiver = new Receiver();
+    await receiver.start();
+    const now = new Date('2026-11-22T10:06:00Z');
+    const s = await startSluice({
+      clock: () => now,
+      env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true', SLUICE_PUBLIC_URL: 'https://sluice.example.com/' },
+    });
+    try {
+      const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
+      const post = async (url: string, body: unknown) =>
+        (await s.request({ method: 'POST', url: `/api/v2${url}`, body, auth })).json.data;
+      await sql(s, "CREATE TABLE default.pings (ts DateTime('UTC')) ENGINE = MergeTree ORDER BY ts");
+      await sql(s, "INSERT INTO default.pings VALUES ('2026-11-22 10:01:00'), ('2026-11-22 10:02:00')");
+      const source = await post('/sources', {
+        name: 'pings',
+        kind: 'log',
+        serviceId: s.serviceId,
+        from: { databaseName: 'default', tableName: 'pings' },
+        timestampValueExpression: 'ts',
+      });
+      const config = { displayType: 'number', sourceId: source.id, select: [{ aggFn: 'count' }] };
+      const dashboard = await post('/dashboards', {
+        name: 'p',
+        tiles: [{ name: 'n', x: 0, y: 0, w: 1, h: 1, config }],
+      });
+      const webhook = await post('/webhooks', { name: 'w', url: `${receiver.url}/hook` });
+      const alert = await post('/alerts', {
+        threshold: 1,
+        interval: '5m',
+        thresholdType: 'above',
+        source: 'tile',
+        dashboardId: dashboard.id,
+        tileId: dashboard.tiles[0].id,
+        channel: { type: 'webhook', webhookId: webhook.id },
+      });
+      await s.sluice.evaluator.tick();
+      await s.sluice.notifier.deliverDue();
+      const [sent] = receiver.received.map((r) => JSON.parse(r.body));
+      expect(sent.link).toBe(`https://sluice.example.com/api/v2/alerts/${alert.id}`);
+      const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+      expect(metrics).toContain('sluice_alert_windows_evaluated_total{outcome="evaluated"} 1');
+      expect(metrics).toContain('sluice_alert_decisions_total{state="ALERT"} 1');
+      expect(metrics).toContain('sluice_webhook_deliveries_total{outcome="delivered"} 1');
+      const delivered = s.logs
+        .map((line) => JSON.parse(line))
+        .find((l) => l.msg === 'webhook notification delivered');
+      expect(delivered).toMatchObject({ alertId: alert.id, status: 200, attempt: 1 });
+    } finally {
+      await s.close();
+      await receiver.stop();
+    }
   });
 });

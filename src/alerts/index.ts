@@ -3,6 +3,7 @@ export { AreaNotFoundError, type Page, type TeamScope } from './context.js';
 export { DashboardsService } from './dashboards-service.js';
 export { AlertEvaluator } from './evaluation/index.js';
 export { luceneToSql } from './lucene.js';
+export { AlertMetrics } from './metrics.js';
 export { render, WebhookNotifier } from './notifier.js';
 export * as alertSchemas from './schemas.js';
 export { SourcesService } from './sources-service.js';

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { mapLimited } from '../concurrency.js';
 import { privateHostProblem } from '../net/index.js';
 import type { OutboxRow, Store } from '../store/index.js';
+import type { AlertMetrics } from './metrics.js';
 import type { WebhooksService } from './webhooks-service.js';
 
 export interface NotifierOptions {
@@ -12,6 +13,8 @@ export interface NotifierOptions {
   clock: () => Date;
   /** First delay between attempts; it doubles, with 0-500 ms of jitter, up to 10 s. */
   backoffMs?: number;
+  /** Counts for /metrics. */
+  metrics?: AlertMetrics;
 }
 
 const ATTEMPTS = 3;
@@ -64,27 +67,31 @@ export class WebhookNotifier {
     let delay = this.options.backoffMs ?? 1000;
     for (;;) {
       attempts += 1;
+      const about = { alertId: row.alertId, webhookId: row.webhookId, attempt: attempts };
       try {
-        await this.send(row);
+        const status = await this.send(row);
         await store.repos.outbox.delivered(row.id, attempts, new Date());
+        this.options.metrics?.deliveries.inc({ outcome: 'delivered' });
+        this.options.logger.info({ ...about, status }, 'webhook notification delivered');
         return;
       } catch (error) {
         const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), true);
         if (!failure.retry || attempts >= ATTEMPTS) {
           await store.repos.outbox.failed(row.id, attempts, failure.message, new Date());
-          this.options.logger.warn(
-            { alertId: row.alertId, webhookId: row.webhookId, error: failure.message },
-            'webhook notification failed',
-          );
+          this.options.metrics?.deliveries.inc({ outcome: 'failed' });
+          this.options.logger.warn({ ...about, error: failure.message }, 'webhook notification failed');
           return;
         }
+        this.options.metrics?.deliveries.inc({ outcome: 'retried' });
+        this.options.logger.info({ ...about, error: failure.message }, 'webhook notification retried');
         await new Promise((resolve) => setTimeout(resolve, delay + Math.floor(Math.random() * 500)));
         delay = Math.min(delay * 2, MAX_BACKOFF_MS);
       }
     }
   }
 
-  private async send(row: OutboxRow): Promise<void> {
+  /** One call of the webhook; its HTTP status when it took the notification. */
+  private async send(row: OutboxRow): Promise<number> {
     const webhook = await this.options.webhooks.forDelivery(row.teamId, row.webhookId);
     if (!webhook) throw new DeliveryError('the webhook no longer exists', false);
     const url = new URL(webhook.url);
@@ -110,7 +117,7 @@ export class WebhookNotifier {
       throw new DeliveryError(`the request failed: ${(error as Error).message}`, true);
     }
     await response.arrayBuffer().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return;
+    if (response.status >= 200 && response.status < 300) return response.status;
     if (response.status >= 300 && response.status < 400) {
       throw new DeliveryError(`the webhook answered ${response.status}: redirects are refused`, false);
     }

@@ -5,6 +5,7 @@ import type { EngineRegistry } from '../../engine/index.js';
 import type { IdentityService } from '../../identity/index.js';
 import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
 import type { AlertsService } from '../alerts-service.js';
+import type { AlertMetrics } from '../metrics.js';
 import { exceeds } from './decide.js';
 import { type TileSelect, tileQuery } from './tile-query.js';
 import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
@@ -37,7 +38,7 @@ interface Notice {
  * The notification's variables (for the webhook's body template) and its idempotency key, derived
  * from (alert, window, state) so a receiver can drop repeats.
  */
-function outboxRow(alert: EvaluatedAlert, notice: Notice) {
+function outboxRow(alert: EvaluatedAlert, notice: Notice, baseUrl: string) {
   const eventId = createHash('sha256')
     .update(`${alert.id}:${notice.window.start.toISOString()}:${notice.state}:${notice.kind}`)
     .digest('hex')
@@ -55,7 +56,7 @@ function outboxRow(alert: EvaluatedAlert, notice: Notice) {
       title: `${name} is ${verb}`,
       body:
         alert.message ?? `${alert.thresholdType} ${alert.threshold}${range}: the value is ${notice.value}`,
-      link: `/api/v2/alerts/${alert.id}`,
+      link: `${baseUrl}/api/v2/alerts/${alert.id}`,
       state: notice.state,
       startTime: notice.window.start.toISOString(),
       endTime: notice.window.end.toISOString(),
@@ -80,6 +81,10 @@ export interface EvaluatorOptions {
   concurrency: number;
   /** While an alert stays ALERT, remind at most this often (none when undefined). */
   reminderMs?: number | undefined;
+  /** Counts for /metrics. */
+  metrics?: AlertMetrics;
+  /** Where users reach this server, for the absolute `link` of notifications ('' before known). */
+  baseUrl?: () => string;
 }
 
 const HISTORY_DAYS = 30;
@@ -170,12 +175,15 @@ export class AlertEvaluator {
     }
     // Every decision of the group in one transaction: a store write per alert would dominate a tick.
     const decisions = members.map(({ alert, windows }) => this.decide(alert, windows, buckets, now));
+    for (const { windows } of members)
+      this.options.metrics?.windows.inc({ outcome: 'evaluated' }, windows.length);
     await this.options.store.transaction(async (repos) => {
       // Alerts deleted meanwhile keep no history and send nothing.
       const present = await repos.evaluation.setEvaluatedMany(
         decisions.map((d) => ({ id: d.alertId, state: d.state, until: d.until })),
       );
       const kept = decisions.filter((d) => present.has(d.alertId));
+      for (const decision of kept) this.options.metrics?.decisions.inc({ state: decision.state });
       await repos.evaluation.addHistory(kept.flatMap((d) => d.history));
       for (const decision of kept) {
         if (decision.notices.length === 0) continue;
@@ -235,7 +243,9 @@ export class AlertEvaluator {
       state,
       until: last.end,
       history,
-      notices: silenced ? [] : notices.map((notice) => outboxRow(alert, notice)),
+      notices: silenced
+        ? []
+        : notices.map((notice) => outboxRow(alert, notice, this.options.baseUrl?.() ?? '')),
       notifiedAt: new Date(notifiedAt ?? last.end.getTime()),
     };
   }
@@ -254,6 +264,7 @@ export class AlertEvaluator {
       error: reason,
     }));
     await this.options.store.repos.evaluation.addHistory(rows);
+    this.options.metrics?.windows.inc({ outcome: 'failed' }, windows.length);
     this.options.logger.warn(
       { alertId: alert.id, error: reason },
       'alert query failed; the windows are retried next tick',
