@@ -66,7 +66,7 @@ export interface SluiceOptions {
 }
 
 export async function createSluice(config: Config, options: SluiceOptions = {}): Promise<Sluice> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const lock = await DataDirLock.acquire(config.dataDir);
   let store: Store | undefined;
   try {
@@ -77,7 +77,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     const identity = new IdentityService(store, masterKey);
     const bootstrap = await identity.bootstrap(config.bootstrap);
     const engines = new EngineRegistry(config.dataDir);
-    const pipes = new PipesService(store, identity, secretBox);
+    const pipes = new PipesService(store, identity, secretBox, logger);
     const supervisor = new PipeSupervisor({
       store,
       pipes,

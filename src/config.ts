@@ -13,6 +13,8 @@ export interface Config {
   /** 32-byte key (hex or base64) for secrets at rest; undefined means a key file in dataDir. */
   masterKey: string | undefined;
   logLevel: LogLevel;
+  /** json, pretty (lines for a person), or auto: pretty on a terminal. */
+  logFormat: LogFormat;
   /** Requests per 10 seconds per API key or token; 0 turns the limit off. */
   rateLimit: number;
   /** Largest request body accepted, in bytes. */
@@ -38,6 +40,8 @@ export interface Config {
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Generous enough that nobody working locally meets it; still stops a runaway script. */
 export const DEFAULT_RATE_LIMIT = 1000;
@@ -57,6 +61,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'database-url': 'SLUICE_DATABASE_URL',
   'master-key': 'SLUICE_MASTER_KEY',
   'log-level': 'SLUICE_LOG_LEVEL',
+  'log-format': 'SLUICE_LOG_FORMAT',
   'rate-limit': 'SLUICE_RATE_LIMIT',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
@@ -94,6 +99,12 @@ export function loadConfig(
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(
       `SLUICE_LOG_LEVEL (--log-level) must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`,
+    );
+  }
+  const logFormat = (value('log-format') ?? 'auto') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) {
+    problems.push(
+      `SLUICE_LOG_FORMAT (--log-format) must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`,
     );
   }
   const databaseUrl = value('database-url');
@@ -162,6 +173,7 @@ export function loadConfig(
     databaseUrl,
     masterKey,
     logLevel,
+    logFormat,
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     bootstrap,

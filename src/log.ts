@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
-import type { LogLevel } from './config.js';
+import pinoPretty from 'pino-pretty';
+import type { LogFormat, LogLevel } from './config.js';
 
 /**
  * Structured JSON logs. Request logs carry `requestId`; anything that looks like a credential is
@@ -9,20 +10,35 @@ export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',
-  '*.password',
-  '*.secret',
-  '*.secretKey',
-  '*.privateKey',
-  '*.connectionString',
-  '*.serviceAccountKey',
-  '*.token',
-  '*.credentials',
-  '*.accessKey',
+  // Credential-looking fields, at the top of a log line and one level down.
+  ...['password', 'secret', 'secretKey', 'privateKey', 'connectionString', 'serviceAccountKey', 'token']
+    .concat(['credentials', 'accessKey'])
+    .flatMap((field) => [field, `*.${field}`]),
 ];
 
-export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
+/**
+ * JSON lines for machines, or lines a person reads on a terminal (pino-pretty, in this process: no
+ * worker thread). `auto` picks the readable form when stdout is a terminal. Redaction happens
+ * before either.
+ */
+export function createLogger(
+  level: LogLevel,
+  destination?: pino.DestinationStream,
+  format: LogFormat = 'json',
+): Logger {
+  const readable = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
+  const out = readable
+    ? pinoPretty({
+        colorize: destination === undefined && process.stdout.isTTY === true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname,service',
+        singleLine: true,
+        destination: destination ?? 1,
+        sync: true,
+      })
+    : destination;
   return pino(
     { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: 'sluice' } },
-    destination,
+    out,
   );
 }

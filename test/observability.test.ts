@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaPipe } from './support/pipes.js';
+import { waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 describe('health, metrics, logs and the OpenAPI document', () => {
   let s: TestSluice;
   beforeAll(async () => {
-    s = await startSluice();
+    s = await startSluice({ logLevel: 'debug' });
   });
   afterAll(() => s.close());
 
@@ -34,9 +35,21 @@ describe('health, metrics, logs and the OpenAPI document', () => {
       .filter(Boolean)
       .map((line) => JSON.parse(line));
     const mine = lines.filter((line) => line.requestId === id);
-    expect(mine.map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
-    for (const line of lines.filter((l) => l.req || l.res))
+    // One line per request (at debug level), with its request id.
+    expect(mine.map((line) => line.msg)).toEqual(['request completed']);
+    expect(mine[0]).toMatchObject({ level: 20, method: 'POST', statusCode: 200 });
+    for (const line of lines.filter((l) => l.msg === 'request completed'))
       expect(line.requestId).toEqual(expect.any(String));
+    // One line for every state change of a pipe, with the reason.
+    await waitForState(s, created.json.result.id, 'Failed');
+    const changes = s.logs
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.pipeId === created.json.result.id);
+    expect(changes.map((line) => line.msg)).toContain(
+      'pipe orders from kafka is Failed: kafka pipes are not supported yet',
+    );
     const text = s.logs.join('');
     expect(text).not.toContain('KAFKA-SECRET-never-returned');
     expect(text).not.toContain(s.admin.slice(6));
@@ -95,5 +108,29 @@ describe('health, metrics, logs and the OpenAPI document', () => {
     const record = create.responses['200'].content['application/json'].schema.properties.result;
     expect(record.properties.source.properties.kafka.properties.credentials).toBeUndefined();
     expect(create.responses['400']).toBeDefined();
+  });
+});
+
+describe('logs a person can read', () => {
+  it('SLUICE_LOG_FORMAT=pretty writes one readable line per event, redacted as the JSON is', async () => {
+    const { Writable } = await import('node:stream');
+    const { createLogger } = await import('../src/log.js');
+    const { loadConfig } = await import('../src/config.js');
+    let text = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    });
+    const logger = createLogger('info', sink, loadConfig({ SLUICE_LOG_FORMAT: 'pretty' }).logFormat);
+    logger.info({ pipeId: 'p1', credentials: 'hunter2' }, 'pipe events is Running: ingesting');
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: pipe events is Running: ingesting/);
+    expect(text).toContain('"pipeId":"p1"');
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toMatch(/^\{/);
+    expect(() => loadConfig({ SLUICE_LOG_FORMAT: 'xml' })).toThrow(
+      'SLUICE_LOG_FORMAT (--log-format) must be one of auto, json, pretty',
+    );
   });
 });

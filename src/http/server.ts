@@ -34,7 +34,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: () => randomUUID(),
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // Request lines at debug level (SLUICE_LOG_LEVEL=debug asks for them), logged below.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
@@ -48,6 +49,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Set when the request arrives (a callback hook: no promise per request on the hot path).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
+  });
+  // One line per request, at debug level: a server's log is for what its pipes and alerts do.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.log.level === 'debug' || request.log.level === 'trace') {
+      request.log.debug(
+        { method: request.method, url: request.url, statusCode: reply.statusCode, ms: reply.elapsedTime },
+        'request completed',
+      );
+    }
     done();
   });
   installErrorHandling(app);

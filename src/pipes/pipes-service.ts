@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { SecretBox } from '../crypto/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
@@ -101,6 +102,8 @@ export class PipesService {
     private readonly store: Store,
     private readonly identity: IdentityService,
     private readonly secretBox: SecretBox,
+    /** One line for every state change, with its reason. */
+    private readonly logger?: Logger,
   ) {
     this.cache = store.singleWriter ? new WriteThroughCache() : undefined;
   }
@@ -247,7 +250,10 @@ export class PipesService {
       await repos.pipes.update(updated);
       return updated;
     });
-    if (next) this.cache?.written(next.id, next);
+    if (next) {
+      this.cache?.written(next.id, next);
+      this.logger?.info({ pipeId, to, reason }, `pipe ${next.name} is ${to}: ${reason}`);
+    }
     return next !== undefined;
   }
 
@@ -333,6 +339,10 @@ export class PipesService {
           reason: transition.reason,
           at: now,
         });
+        this.logger?.info(
+          { pipeId: row.id, from: next.state, to: transition.to, reason: transition.reason },
+          `pipe ${next.name} is ${transition.to}: ${transition.reason}`,
+        );
         next.state = transition.to;
         next.stateReason = transition.reason;
       }

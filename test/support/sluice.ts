@@ -62,6 +62,8 @@ export async function startSluice(
      * given). Ticks never overlap and a window is evaluated once, so a test's own ticks stay exact.
      */
     alertTimer?: boolean;
+    /** Level of the logs the test reads (`logs`); request lines are at debug. */
+    logLevel?: 'info' | 'debug';
   } = {},
 ): Promise<TestSluice> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')));
@@ -85,7 +87,7 @@ export async function startSluice(
     },
   });
   const sluice = await createSluice(config, {
-    logger: createLogger('info', sink),
+    logger: createLogger(options.logLevel ?? 'info', sink),
     runtime: options.runtime ?? true,
     alertTimer: options.alertTimer ?? false,
     webhookBackoffMs: 50,
