@@ -10,11 +10,11 @@ import {
   WebhookNotifier,
   WebhooksService,
 } from './alerts/index.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
 import { EngineRegistry } from './engine/index.js';
-import { buildServer, createMetricsRegistry } from './http/index.js';
+import { buildServer, createMetricsRegistry, readTls, type TlsMaterial } from './http/index.js';
 import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipesService } from './pipes/index.js';
@@ -46,6 +46,11 @@ export interface Sluice {
   bootstrap: BootstrapResult | undefined;
   /** Starts listening; returns the base URL. */
   listen(): Promise<string>;
+  /**
+   * Reads SLUICE_TLS_CERT and SLUICE_TLS_KEY again and serves new connections with them; open
+   * connections keep theirs (SIGHUP). A file that cannot be read leaves the current ones in place.
+   */
+  reloadTls(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,6 +72,12 @@ export interface SluiceOptions {
 
 export async function createSluice(config: Config, options: SluiceOptions = {}): Promise<Sluice> {
   const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  // Before anything opens: a certificate that cannot be read stops the start with its name.
+  const tls = config.tls
+    ? await readTls(config.tls).catch((error: Error) => {
+        throw new ConfigError([error.message]);
+      })
+    : undefined;
   const lock = await DataDirLock.acquire(config.dataDir);
   let store: Store | undefined;
   try {
@@ -135,6 +146,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       rateLimit: config.rateLimit,
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,
+      tls,
     });
     const opened = store;
     if (options.runtime !== false) await supervisor.start();
@@ -170,6 +182,14 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       notifier,
       server,
       bootstrap,
+      async reloadTls() {
+        if (!config.tls) return;
+        const fresh = await readTls(config.tls);
+        (server.server as unknown as { setSecureContext(options: TlsMaterial): void }).setSecureContext(
+          fresh,
+        );
+        logger.info({ cert: config.tls.certFile }, 'TLS certificate and key reloaded');
+      },
       async listen() {
         const address = await server.listen({ host: config.host, port: config.port });
         const url = address.replace('[::1]', 'localhost');

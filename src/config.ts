@@ -25,6 +25,8 @@ export interface Config {
   alertReminderMs: number | undefined;
   /** Where users reach this server (links in notifications); else the listening address. */
   publicUrl: string | undefined;
+  /** PEM files to serve HTTPS with (both or neither); SIGHUP reads them again. */
+  tls: { certFile: string; keyFile: string } | undefined;
   /** Seconds between alert evaluation ticks. */
   alertTickSeconds: number;
   /** Webhooks may target private, loopback and link-local addresses (off by default). */
@@ -70,6 +72,8 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'allow-private-sources': 'SLUICE_ALLOW_PRIVATE_SOURCES',
   'alert-reminder': 'SLUICE_ALERT_REMINDER',
   'public-url': 'SLUICE_PUBLIC_URL',
+  'tls-cert': 'SLUICE_TLS_CERT',
+  'tls-key': 'SLUICE_TLS_KEY',
 };
 
 export function loadConfig(
@@ -159,6 +163,13 @@ export function loadConfig(
   if (publicUrl !== undefined && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(publicUrl)) {
     problems.push(`SLUICE_PUBLIC_URL (--public-url) must be an http(s) URL, got "${publicUrl}"`);
   }
+  const [tlsCert, tlsKey] = [value('tls-cert'), value('tls-key')];
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    problems.push(
+      'SLUICE_TLS_CERT (--tls-cert) and SLUICE_TLS_KEY (--tls-key) go together: give both PEM files, or neither',
+    );
+  }
+  const tls = tlsCert && tlsKey ? { certFile: resolve(tlsCert), keyFile: resolve(tlsKey) } : undefined;
   const dataDir = resolve(value('data-dir') ?? './data');
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
@@ -169,6 +180,7 @@ export function loadConfig(
     alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
     alertReminderMs,
     publicUrl,
+    tls,
     localFilesDir: resolve(value('local-files-dir') ?? join(dataDir, 'files')),
     databaseUrl,
     masterKey,

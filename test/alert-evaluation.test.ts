@@ -141,10 +141,23 @@ describe('alert evaluation against a real embedded service', () => {
     await tickAt('2026-11-22T11:10:05Z');
     expect(await stateOf(id)).toBe('OK');
     const [failure] = (await v2('GET', `/alerts/${id}/history`)).data;
-    expect(failure).toMatchObject({ windowStart: '2026-11-22T11:05:00.000Z', state: null, value: null });
+    expect(failure).toMatchObject({
+      windowStart: '2026-11-22T11:05:00.000Z',
+      state: null,
+      value: null,
+      attempts: 1,
+    });
     expect(failure.error).toContain('doomed');
+    // Failing again on later ticks: still one row for the window, its attempts counted.
+    await tickAt('2026-11-22T11:10:07Z');
+    await tickAt('2026-11-22T11:10:09Z');
+    const again = (await v2('GET', `/alerts/${id}/history`)).data;
+    expect(again).toHaveLength(1);
+    expect(again[0]).toMatchObject({ windowStart: '2026-11-22T11:05:00.000Z', state: null, attempts: 3 });
     await sql("CREATE TABLE app.doomed (ts DateTime('UTC'), status UInt16) ENGINE = MergeTree ORDER BY ts");
-    await tickAt('2026-11-22T11:10:06Z');
+    await tickAt('2026-11-22T11:10:10Z');
     expect(await stateOf(id)).toBe('ALERT'); // count 0 >= 0: the same window, evaluated this time
+    const after = (await v2('GET', `/alerts/${id}/history`)).data;
+    expect(after.map((row: { state: string | null }) => row.state)).toEqual(['ALERT', null]);
   });
 });

@@ -95,6 +95,8 @@ export class AlertsService {
         value: row.value,
         threshold: row.threshold,
         error: row.error,
+        attempts: row.attempts ?? 1,
+        evaluatedAt: row.createdAt.toISOString(),
       })),
       meta: { total, limit, offset },
     };

@@ -15,6 +15,14 @@ export async function serve(config: Config): Promise<void> {
     await sluice.close();
     process.exit(0);
   };
+  // SIGHUP: new certificate files (a renewal) without dropping a connection.
+  process.on('SIGHUP', () => {
+    sluice
+      .reloadTls()
+      .catch((error: Error) =>
+        sluice.logger.error({ err: error }, 'TLS reload failed; serving the previous certificate'),
+      );
+  });
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
@@ -32,6 +40,8 @@ function printBanner(
   config: Config,
 ): void {
   const lines = [`Sluice is listening on ${url}`];
+  if (config.tls)
+    lines.push(`  (HTTPS with ${config.tls.certFile}; for a self-signed one, add --cacert to curl)`);
   if (bootstrap) {
     lines.push(
       '',

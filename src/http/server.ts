@@ -11,6 +11,7 @@ import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
 import { installRateLimit } from './rate-limit.js';
+import type { TlsMaterial } from './tls.js';
 import { v1Routes } from './v1/index.js';
 import { v2Routes } from './v2/index.js';
 
@@ -28,10 +29,13 @@ export interface ServerDeps {
   rateLimit: number;
   bodyLimitBytes: number;
   version: string;
+  /** Serve HTTPS with this certificate and key. */
+  tls?: TlsMaterial | undefined;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     // Request lines at debug level (SLUICE_LOG_LEVEL=debug asks for them), logged below.

@@ -11,6 +11,8 @@ export interface HistoryRow {
   threshold: number;
   error: string | null;
   createdAt: Date;
+  /** How many ticks tried this window and failed (1 for an evaluated row). */
+  attempts?: number;
 }
 
 /** Alert evaluation: the alerts to check, their history, their state after each window. */
@@ -66,6 +68,27 @@ export class EvaluationRepo {
     }
   }
 
+  /**
+   * A failed evaluation of a window: a window that failed before and has not been evaluated since
+   * keeps one row, whose error and attempts are brought up to date; otherwise a new row. Returns
+   * the windows failing for the first time.
+   */
+  async recordFailures(rows: HistoryRow[]): Promise<HistoryRow[]> {
+    const first: HistoryRow[] = [];
+    for (const row of rows) {
+      const updated = await this.db.query<{ id: string }>(
+        `with latest as (
+           select id, state from alert_history where alert_id = $1 and window_start = $2 order by id desc limit 1)
+         update alert_history h set error = $3, attempts = h.attempts + 1, created_at = $4
+           from latest where h.id = latest.id and latest.state is null returning h.id`,
+        [row.alertId, row.windowStart, row.error, row.createdAt],
+      );
+      if (updated.length === 0) first.push(row);
+    }
+    await this.addHistory(first);
+    return first;
+  }
+
   /** States after the windows evaluated, for many alerts in one statement; returns the ids still there. */
   async setEvaluatedMany(rows: { id: string; state: string; until: Date }[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
@@ -90,7 +113,7 @@ export class EvaluationRepo {
   async history(alertId: string, limit: number, offset: number): Promise<HistoryRow[]> {
     return this.db.query<HistoryRow>(
       `select alert_id as "alertId", window_start as "windowStart", window_end as "windowEnd", group_key as "groupKey",
-              state, value, threshold, error, created_at as "createdAt"
+              state, value, threshold, error, created_at as "createdAt", attempts
          from alert_history where alert_id = $1 order by window_start desc, id desc limit $2 offset $3`,
       [alertId, limit, offset],
     );

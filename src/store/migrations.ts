@@ -228,6 +228,13 @@ export const MIGRATIONS: Migration[] = [
       create index alert_outbox_due on alert_outbox (next_attempt_at) where delivered_at is null and failed_at is null;
     `,
   },
+  {
+    version: 7,
+    name: 'alert history: one row per failing window, with its attempts',
+    sql: `
+      alter table alert_history add column attempts integer not null default 1;
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

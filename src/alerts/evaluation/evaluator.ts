@@ -263,10 +263,13 @@ export class AlertEvaluator {
       value: null,
       error: reason,
     }));
-    await this.options.store.repos.evaluation.addHistory(rows);
+    // A window that keeps failing keeps one history row and one warning; its attempts count up.
+    const first = await this.options.store.repos.evaluation.recordFailures(rows);
     this.options.metrics?.windows.inc({ outcome: 'failed' }, windows.length);
-    this.options.logger.warn(
-      { alertId: alert.id, error: reason },
+    const log = first.length > 0 ? this.options.logger.warn : this.options.logger.debug;
+    log.call(
+      this.options.logger,
+      { alertId: alert.id, error: reason, windows: windows.length },
       'alert query failed; the windows are retried next tick',
     );
   }

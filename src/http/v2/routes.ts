@@ -155,6 +155,10 @@ export function alertsAreaRoutes(
               value: T.Union([T.Number(), T.Null()]),
               threshold: T.Number(),
               error: T.Union([T.String(), T.Null()]),
+              attempts: T.Integer({
+                description: 'Ticks that tried this window and failed (1 when evaluated)',
+              }),
+              evaluatedAt: T.String(),
             }),
           ),
           ...ERRORS,
