@@ -5,6 +5,7 @@ import { createSluice } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { EmbeddedEngine, literal } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
+import { benchIdleFootprint } from './footprint.js';
 import { printTable } from './support.js';
 
 const TARGET_BYTES = Number(process.env.BENCH_MEMORY_BYTES ?? 1024 ** 3);
@@ -17,6 +18,7 @@ const ROW_BYTES = 110;
  * should stay near zero; the engine's is the cost of parsing and merging.
  */
 export async function benchMemory(): Promise<void> {
+  await benchIdleFootprint();
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-mem-'));
   const files = join(dir, 'data/files');
   await mkdir(files, { recursive: true });

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { LogFormat, LogLevel } from './config.js';
 
 /**
@@ -28,7 +29,7 @@ export function createLogger(
 ): Logger {
   const readable = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
   const out = readable
-    ? pinoPretty({
+    ? prettyStream()({
         colorize: destination === undefined && process.stdout.isTTY === true,
         translateTime: 'SYS:HH:MM:ss.l',
         ignore: 'pid,hostname,service',
@@ -41,4 +42,9 @@ export function createLogger(
     { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: 'sluice' } },
     out,
   );
+}
+
+/** pino-pretty loads only when a person reads the logs: a server logging JSON never holds it. */
+function prettyStream(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }

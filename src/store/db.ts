@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
+import type { Pool } from 'pg';
+import { initPgliteDirectory, keepPgliteOnBaselineCompiler, PGLITE_START_PARAMS } from './pglite-memory.js';
 
 /** Anything that runs one SQL statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -21,7 +22,9 @@ export interface Db extends Queryable {
 
 export async function openPglite(dir: string): Promise<Db> {
   await mkdir(dir, { recursive: true });
-  const db = await PGlite.create(dir);
+  await initPgliteDirectory(dir);
+  keepPgliteOnBaselineCompiler();
+  const db = await PGlite.create(dir, { startParams: PGLITE_START_PARAMS });
   return {
     kind: 'pglite',
     async query<T>(sql: string, params: unknown[] = []) {
@@ -46,7 +49,9 @@ export async function openPglite(dir: string): Promise<Db> {
 }
 
 export async function openPostgres(url: string): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Loaded only when a PostgreSQL URL is configured (it weighs on the embedded default's footprint).
+  const { default: pg } = await import('pg');
+  const pool: Pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its connection emits 'error'; without a listener that would crash
   // the process. The next query gets a fresh connection.
   pool.on('error', () => {});

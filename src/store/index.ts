@@ -79,11 +79,17 @@ export async function openStore(options: {
   dataDir: string;
   databaseUrl?: string | undefined;
 }): Promise<Store> {
-  const db = options.databaseUrl
-    ? await openPostgres(options.databaseUrl)
-    : await openPglite(join(options.dataDir, 'metadata'));
+  const open = () =>
+    options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(join(options.dataDir, 'metadata'));
+  let db = await open();
   try {
-    await migrate(db);
+    const applied = await migrate(db);
+    if (applied.length > 0 && db.kind === 'pglite') {
+      // Migrating touches far more of PGlite's memory than serving does, and that memory is never
+      // given back: a fresh instance keeps the idle footprint of the first start like a restart's.
+      await db.close();
+      db = await open();
+    }
   } catch (error) {
     await db.close();
     throw error;

@@ -1,4 +1,3 @@
-import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import type { Credentials } from './listing.js';
 
 /** Refresh assumed-role credentials this long before they expire. */
@@ -27,6 +26,8 @@ async function assumeRole(roleArn: string, organizationId: string): Promise<Cred
   const key = `${roleArn}\n${organizationId}`;
   const cached = assumed.get(key);
   if (cached && cached.expires - REFRESH_MARGIN_MS > Date.now()) return cached.credentials;
+  // Loaded on first use, like the storage SDKs (listing.ts).
+  const { fromTemporaryCredentials } = await import('@aws-sdk/credential-providers');
   const provider = fromTemporaryCredentials({
     params: {
       RoleArn: roleArn,

@@ -1,7 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { BlobServiceClient } from '@azure/storage-blob';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Location } from './location.js';
 
 /** One file to ingest: its key (path relative to the location), size and modification time. */
@@ -42,8 +41,17 @@ export function globPrefix(pattern: string): string {
   return wildcard < 0 ? pattern : pattern.slice(0, wildcard);
 }
 
-export function s3Client(location: Extract<Location, { kind: 's3' }>, credentials?: Credentials): S3Client {
-  return new S3Client({
+// The AWS and Azure SDKs load on first use (tens of megabytes each): a node that lists neither
+// store never holds them (the idle footprint, `npm run bench -- memory`).
+async function s3Client(
+  location: Extract<Location, { kind: 's3' }>,
+  credentials?: Credentials,
+): Promise<{
+  client: S3Client;
+  ListObjectsV2Command: typeof import('@aws-sdk/client-s3').ListObjectsV2Command;
+}> {
+  const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({
     endpoint: location.endpoint,
     region: location.region === 'auto' ? 'us-east-1' : location.region,
     forcePathStyle: location.pathStyle,
@@ -58,6 +66,7 @@ export function s3Client(location: Extract<Location, { kind: 's3' }>, credential
     ...(credentials ? {} : { signer: { sign: async (request: unknown) => request } as never }),
     maxAttempts: 3,
   });
+  return { client, ListObjectsV2Command };
 }
 
 /**
@@ -93,6 +102,7 @@ async function listAzure(
   location: Extract<Location, { kind: 'azure' }>,
   options: ListOptions,
 ): Promise<SourceFile[]> {
+  const { BlobServiceClient } = await import('@azure/storage-blob');
   const container = BlobServiceClient.fromConnectionString(location.connectionString, {
     retryOptions: { maxTries: 3, retryDelayInMs: 200, maxRetryDelayInMs: 2000 },
   }).getContainerClient(location.container);
@@ -128,7 +138,7 @@ async function listS3(
   location: Extract<Location, { kind: 's3' }>,
   options: ListOptions,
 ): Promise<SourceFile[]> {
-  const client = s3Client(location, options.credentials);
+  const { client, ListObjectsV2Command } = await s3Client(location, options.credentials);
   const matches = globMatcher(location.pattern);
   const prefix = globPrefix(location.pattern);
   const files: SourceFile[] = [];
