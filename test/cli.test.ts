@@ -34,7 +34,7 @@ describe('the sluice command', () => {
     expect(help.stdout).toContain('sluice keys create --role admin|developer|read-only');
     expect((await sluiceCli(['query', '--help'], fresh)).stdout).toContain('Runs one statement on a service');
     const cases: [string[], string][] = [
-      [['bogus'], 'unknown command "bogus": one of serve, orgs, services, keys, teams, tokens, query'],
+      [['bogus'], 'unknown command "bogus": one of serve, orgs, services, keys, teams, tokens, pipes, query'],
       [['keys', 'frob'], 'keys: unknown action "frob": one of list, create, revoke'],
       [['query'], 'query: give the SQL to run, as in: sluice query "SELECT 1"'],
       [

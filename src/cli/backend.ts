@@ -20,5 +20,17 @@ export interface Backend {
   createToken(org: string, team: string, body: { user: string; name?: string }): Promise<Row>;
   revokeToken(org: string, team: string, tokenId: string): Promise<void>;
   query(org: string, service: string, sql: string): Promise<{ columns: { name: string }[]; rows: Row[] }>;
+  /** Only through a running server: pipes run there (the data directory alone has no runtime). */
+  pipes?: PipesApi;
   close(): Promise<void>;
+}
+
+/** The /v1 pipe endpoints of one service. */
+export interface PipesApi {
+  list(org: string, service: string): Promise<Row[]>;
+  get(org: string, service: string, pipe: string): Promise<Row>;
+  status(org: string, service: string, pipe: string): Promise<Row>;
+  create(org: string, service: string, body: unknown): Promise<Row>;
+  command(org: string, service: string, pipe: string, command: 'start' | 'stop'): Promise<Row>;
+  remove(org: string, service: string, pipe: string): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { Backend, Row } from './backend.js';
+import type { Backend, PipesApi, Row } from './backend.js';
 
 export class CliError extends Error {}
 
@@ -60,5 +60,23 @@ export class HttpBackend implements Backend {
       `${this.org(org)}/services/${encodeURIComponent(service)}/query`,
       { sql },
     );
+  pipes: PipesApi = {
+    list: (org, service) => this.call<Row[]>('GET', this.pipesOf(org, service)),
+    get: (org, service, pipe) =>
+      this.call<Row>('GET', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}`),
+    status: (org, service, pipe) =>
+      this.call<Row>('GET', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}/status`),
+    create: (org, service, body) => this.call<Row>('POST', this.pipesOf(org, service), body),
+    command: (org, service, pipe, command) =>
+      this.call<Row>('PATCH', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}/state`, { command }),
+    remove: async (org, service, pipe) => {
+      await this.call('DELETE', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}`);
+    },
+  };
+
+  private pipesOf(org: string, service: string) {
+    return `${this.org(org)}/services/${encodeURIComponent(service)}/pipes`;
+  }
+
   close = async () => {};
 }

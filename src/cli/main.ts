@@ -7,6 +7,7 @@ import type { Backend } from './backend.js';
 import { CliError, HttpBackend } from './http-backend.js';
 import { LocalBackend } from './local-backend.js';
 import { printRow, printRows } from './output.js';
+import { PIPE_ACTIONS, PIPES_HELP, runPipesCommand } from './pipes-command.js';
 import { serve } from './serve.js';
 
 const USAGE = `Usage: sluice <command> [options]   (sluice <command> --help explains one command)
@@ -18,6 +19,7 @@ const USAGE = `Usage: sluice <command> [options]   (sluice <command> --help expl
   teams list | create <name>
   tokens list | create --user <name> [--name N] | revoke <token id>
   query [--service <name or id>] "<sql>"   run one statement on a service (default: "default")
+  pipes list | get | status | create <file.json> | stop | start | delete | errors <pipe>
 
 Options:
   --org <name or id>      organization (default: the key's own, or "default")
@@ -56,6 +58,7 @@ const COMMANDS: Record<string, { actions: string[]; help: string }> = {
     actions: ['list', 'create', 'revoke'],
     help: "sluice tokens list [--team T] [--org O]\nsluice tokens create --user <name> [--name N] [--team T]\nsluice tokens revoke <token id> [--team T]\n\n  Bearer access tokens of a team's users (/api/v2); the token is shown once, at create.",
   },
+  pipes: { actions: PIPE_ACTIONS, help: PIPES_HELP },
   query: {
     actions: [],
     help: 'sluice query [--service <name or id>] [--org O] "<sql>"\n\n  Runs one statement on a service (default: "default") and prints its rows (--json for JSON).',
@@ -93,6 +96,7 @@ export async function main(argv: string[]): Promise<void> {
         name: { type: 'string' },
         user: { type: 'string' },
         service: { type: 'string' },
+        limit: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -113,7 +117,7 @@ export async function main(argv: string[]): Promise<void> {
       );
     const config = loadConfig(process.env, values as unknown as Record<string, string | undefined>);
     if (command === 'serve') return await serve(config);
-    const backend = await openBackend(config.dataDir, values, config);
+    const backend = await openBackend(config.dataDir, values, config, command === 'pipes');
     try {
       await runCommand(backend, {
         command,
@@ -147,8 +151,13 @@ async function openBackend(
   dataDir: string,
   values: Record<string, unknown>,
   config: ReturnType<typeof loadConfig>,
+  needsServer: boolean,
 ): Promise<Backend> {
   const url = (values.url as string | undefined) ?? (await liveHolder(dataDir))?.url;
+  if (!url && needsServer)
+    throw new CliError(
+      `no Sluice server holds ${dataDir}. Pipes run in the server: start it (sluice serve, or npm start) and run this again, or give --url`,
+    );
   if (!url) return LocalBackend.open(config);
   const keyId =
     (values['key-id'] as string | undefined) ?? process.env.SLUICE_KEY_ID ?? config.bootstrap.keyId;
@@ -185,10 +194,22 @@ async function runCommand(
     resolveByName(await backend.listOrganizations(), text('org') ?? 'default', 'organization');
   const team = async (orgId: string) =>
     resolveByName(await backend.listTeams(orgId), text('team') ?? 'default', 'team');
+  const service = async (orgId: string) =>
+    resolveByName(await backend.listServices(orgId), text('service') ?? 'default', 'service');
+  if (command === 'pipes') {
+    const orgId = await org();
+    return runPipesCommand(backend, {
+      action: need(action, 'an action'),
+      argument,
+      json,
+      org: orgId,
+      service: await service(orgId),
+      limit: text('limit'),
+    });
+  }
   if (command === 'query') {
     const orgId = await org();
-    const service = resolveByName(await backend.listServices(orgId), text('service') ?? 'default', 'service');
-    const result = await backend.query(orgId, service, need(action, 'the SQL to run'));
+    const result = await backend.query(orgId, await service(orgId), need(action, 'the SQL to run'));
     return printRows(
       result.rows,
       result.columns.map((c) => c.name),

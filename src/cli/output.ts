@@ -33,11 +33,17 @@ export function printRow(row: Row, json: boolean): void {
     console.log(JSON.stringify(row, null, 2));
     return;
   }
-  const flat = Object.entries(row).flatMap(([key, value]) =>
-    value !== null && typeof value === 'object'
-      ? Object.entries(value as Row).map(([k, v]) => [`${key}.${k}`, v] as const)
-      : [[key, value] as const],
-  );
+  const flat = flatten(row, '');
   const width = Math.max(...flat.map(([key]) => key.length));
   for (const [key, value] of flat) console.log(`${`${key}:`.padEnd(width + 2)}${value ?? ''}`);
+}
+
+/** Nested objects as dotted keys (`source.objectStorage.url`); arrays as JSON on one line. */
+function flatten(row: Row, prefix: string): (readonly [string, unknown])[] {
+  return Object.entries(row).flatMap(([key, value]) => {
+    const path = `${prefix}${key}`;
+    if (Array.isArray(value)) return [[path, JSON.stringify(value)] as const];
+    if (value !== null && typeof value === 'object') return flatten(value as Row, `${path}.`);
+    return [[path, value] as const];
+  });
 }

@@ -25,6 +25,12 @@ export async function ensureErrorTable(engine: Engine, database: string, table: 
   );
 }
 
+/** The newest bad records of one pipe, as `sluice pipes errors` asks for them. */
+export function errorRowsQuery(database: string, table: string, pipeId: string, limit: number): string {
+  return `SELECT time, source, row, error, raw FROM ${tableName(database, errorTableName(table))}
+          WHERE pipe_id = ${literal(pipeId)} ORDER BY time DESC, row DESC LIMIT ${Math.trunc(limit)}`;
+}
+
 export async function insertBadRecords(engine: Engine, into: string, pipeId: string, records: BadRecord[]) {
   if (records.length === 0) return;
   const time = new Date().toISOString().replace('T', ' ').replace('Z', '');

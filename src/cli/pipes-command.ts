@@ -1,0 +1,148 @@
+import { readFile } from 'node:fs/promises';
+import { errorRowsQuery } from '../pipes/index.js';
+import type { Backend, PipesApi, Row } from './backend.js';
+import { CliError } from './http-backend.js';
+import { printRow, printRows } from './output.js';
+
+export const PIPES_HELP = `sluice pipes list [--service S] [--org O]
+sluice pipes get <pipe name or id>
+sluice pipes status <pipe name or id>
+sluice pipes create <file.json | ->        the body of POST .../pipes, from a file or standard input
+sluice pipes stop <pipe name or id>
+sluice pipes start <pipe name or id>
+sluice pipes delete <pipe name or id>
+sluice pipes errors <pipe name or id> [--limit N]   the newest bad records (default 20)
+
+  Pipes of a service (default: "default"), through the running server that runs them: start one
+  with \`sluice serve\` (or npm start) and give an admin API key (--key-id and --key-secret, or
+  SLUICE_KEY_ID and SLUICE_KEY_SECRET); --url for a server elsewhere. Tables on a terminal, JSON
+  with --json.`;
+
+export const PIPE_ACTIONS = ['list', 'get', 'status', 'create', 'stop', 'start', 'delete', 'errors'];
+
+interface PipesInvocation {
+  action: string;
+  argument: string | undefined;
+  json: boolean;
+  org: string;
+  service: string;
+  limit: string | undefined;
+}
+
+/** `sluice pipes ...`: the /v1 pipe endpoints, and the pipe's error table through /query. */
+export async function runPipesCommand(backend: Backend, call: PipesInvocation): Promise<void> {
+  const api = backend.pipes;
+  if (!api) throw new CliError('pipes: only through a running Sluice server (sluice serve, or --url)');
+  const { action, json, org, service } = call;
+  if (action === 'list') return printRows(await listWithRows(api, org, service), LIST_COLUMNS, json);
+  if (action === 'create')
+    return printRow(await api.create(org, service, await readBody(call.argument)), json);
+  const pipe = await resolvePipe(api, org, service, call.argument, action);
+  switch (action) {
+    case 'get':
+      return printRow(await api.get(org, service, pipe.id), json);
+    case 'status':
+      return printRow(await api.status(org, service, pipe.id), json);
+    case 'stop':
+    case 'start':
+      return printRow(summary(await api.command(org, service, pipe.id, action)), json);
+    case 'delete':
+      await api.remove(org, service, pipe.id);
+      return json ? printRow({ id: pipe.id, deleted: true }, true) : console.log(`deleted pipe ${pipe.id}`);
+    case 'errors':
+      return printErrors(backend, call, pipe);
+  }
+}
+
+const LIST_COLUMNS = ['id', 'name', 'state', 'source', 'table', 'rows'];
+
+/** One line a pipe: what it reads, where it writes, how many rows it wrote. */
+async function listWithRows(api: PipesApi, org: string, service: string): Promise<Row[]> {
+  const pipes = await api.list(org, service);
+  return Promise.all(
+    pipes.map(async (pipe) => ({
+      ...summary(pipe),
+      rows: (await api.status(org, service, String(pipe.id))).rowsWritten,
+    })),
+  );
+}
+
+function summary(pipe: Row): Row {
+  const destination = (pipe.destination ?? {}) as Row;
+  return {
+    id: pipe.id,
+    name: pipe.name,
+    state: pipe.state,
+    source: Object.keys((pipe.source ?? {}) as Row)[0] ?? '',
+    table: `${destination.database ?? 'default'}.${destination.table ?? ''}`,
+  };
+}
+
+async function resolvePipe(
+  api: PipesApi,
+  org: string,
+  service: string,
+  wanted: string | undefined,
+  action: string,
+): Promise<Row & { id: string }> {
+  if (!wanted)
+    throw new CliError(`pipes ${action}: give the pipe's name or id, as in: sluice pipes ${action} <pipe>`);
+  const pipes = await api.list(org, service);
+  const matches = pipes.filter((pipe) => pipe.id === wanted || pipe.name === wanted);
+  if (matches.length === 0) throw new CliError(`no pipe named or with id "${wanted}" in this service`);
+  if (matches.length > 1)
+    throw new CliError(
+      `${matches.length} pipes are named "${wanted}": give its id (sluice pipes list shows them)`,
+    );
+  return matches[0] as Row & { id: string };
+}
+
+async function readBody(file: string | undefined): Promise<unknown> {
+  if (!file)
+    throw new CliError('pipes create: give a JSON file with the pipe, or - to read it from standard input');
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`pipes create: cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CliError(`pipes create: ${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function printErrors(backend: Backend, call: PipesInvocation, pipe: Row & { id: string }) {
+  const limit = call.limit === undefined ? 20 : Number(call.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw new CliError(`--limit: "${call.limit}" is not a whole number from 1 to 10000`);
+  const destination = (pipe.destination ?? {}) as Row;
+  const sql = errorRowsQuery(
+    String(destination.database ?? 'default'),
+    String(destination.table),
+    pipe.id,
+    limit,
+  );
+  // A pipe that never set a record aside may have no error table yet: nothing to ask for then.
+  const status = await (backend.pipes as PipesApi).status(call.org, call.service, pipe.id);
+  const rows =
+    Number(status.badRecords ?? 0) > 0 ? (await backend.query(call.org, call.service, sql)).rows : [];
+  if (call.json) return printRows(rows, [], true);
+  printRows(
+    rows.map((row) => ({ ...row, raw: clip(String(row.raw ?? ''), 60) })),
+    ['time', 'source', 'row', 'error', 'raw'],
+    false,
+  );
+}
+
+function clip(text: string, width: number): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
