@@ -116,5 +116,15 @@ describe('sluice pipes', () => {
 
     expect((await cli(['pipes', 'delete', 'clicks'])).stdout).toContain(`deleted pipe ${created.id}`);
     expect((await cli(['pipes', 'list'])).stdout.trim()).toBe('(none)');
+
+    const piped = await sluiceCli(
+      ['pipes', 'create', '-', '--json'],
+      withKey,
+      JSON.stringify({ ...PIPE, name: 'piped', destination: { ...PIPE.destination, table: 'piped' } }),
+    );
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(JSON.parse((await cli(['pipes', 'list', '--json'])).stdout)).toEqual([
+      expect.objectContaining({ name: 'piped' }),
+    ]);
   }, 120_000);
 });
