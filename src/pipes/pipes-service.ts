@@ -262,10 +262,7 @@ export class PipesService {
     await this.requireService(scope);
     const row = await this.requirePipe(this.store.repos, scope, pipeId);
     const progress = await this.store.repos.progress.get(row.id);
-    const claimed = (await this.store.repos.progress.openBatches(row.id)).reduce(
-      (n, b) => n + b.files.length,
-      0,
-    );
+    const claimed = (await this.store.repos.progress.openBatches(row.id)).reduce((n, b) => n + b.files, 0);
     return {
       id: row.id,
       state: row.state,

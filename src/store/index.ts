@@ -25,7 +25,7 @@ export { IdentityRepo, ROLES } from './identity-repo.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export type { PipeRow, StateTransition } from './pipes-repo.js';
 export { PipesRepo } from './pipes-repo.js';
-export type { Batch, BatchFile, PipeProgress } from './progress-repo.js';
+export type { Batch, Claim, Json, PipeProgress } from './progress-repo.js';
 export { ProgressRepo } from './progress-repo.js';
 
 /** The repositories bound to one connection or one transaction. */

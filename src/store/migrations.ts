@@ -235,6 +235,21 @@ export const MIGRATIONS: Migration[] = [
       alter table alert_history add column attempts integer not null default 1;
     `,
   },
+  {
+    version: 8,
+    name: 'pipe progress for every source kind: a batch claims a range, a pipe keeps a cursor',
+    sql: `
+      alter table pipe_batches rename column files to range;
+      update pipe_batches set range = jsonb_build_object('files', range);
+      alter table pipe_batches add column files_count bigint not null default 0;
+      alter table pipe_batches add column bytes bigint not null default 0;
+      update pipe_batches b set files_count = jsonb_array_length(b.range->'files'),
+        bytes = coalesce((select sum((f->>'size')::bigint) from jsonb_array_elements(b.range->'files') f), 0);
+      alter table pipe_progress add column cursor jsonb;
+      update pipe_progress set cursor = to_jsonb(last_key) where last_key is not null;
+      alter table pipe_progress drop column last_key;
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -1,32 +1,43 @@
 import type { Queryable } from './db.js';
 
-export interface BatchFile {
-  key: string;
-  size: number;
-}
+/** A JSON value: how a source describes a range it reads and where it has got to. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
 /**
- * A batch of files claimed by one worker slot, recorded before it is read (DESIGN.md,
- * "Checkpoints and exactly-once"): `staged` turns true once the whole batch sits in the slot's
- * staging tables, so recovery knows whether to read the batch again or only to move what is staged.
- * The row goes when the batch is committed.
+ * A batch claimed by one worker slot, recorded before it is read (README, "How a pipe runs"): its
+ * range says exactly what it reads, in the source's own terms (files; offsets per partition;
+ * sequence numbers per shard), so a batch read again after a crash reads the same records.
+ * `staged` turns true once the whole batch sits in the slot's staging tables, so recovery knows
+ * whether to read it again or only to move what is staged. The row goes when the batch commits.
  */
 export interface Batch {
   pipeId: string;
   seq: number;
   slot: number;
-  files: BatchFile[];
-  /** Files the engine could not read at all: set aside (into the error table), not retried. */
+  range: Json;
+  /** What the batch adds to the pipe's totals when it commits. */
+  files: number;
+  bytes: number;
+  /** Parts of the range the engine could not read at all: set aside (into the error table), not retried. */
   skipped: { key: string; error: string }[];
   staged: boolean;
   rows: number;
   badRecords: number;
 }
 
+/** What a source claims: the range, what it counts, and the cursor after it. */
+export interface Claim {
+  range: Json;
+  files: number;
+  bytes: number;
+  skipped: Batch['skipped'];
+  cursor: Json;
+}
+
 export interface PipeProgress {
   pipeId: string;
-  /** The last key claimed: listing resumes after it. */
-  lastKey: string | null;
+  /** Where the source resumes claiming (the last key listed; the next offset of each partition). */
+  cursor: Json | null;
   filesDone: number;
   /** Files found after the cursor at the last listing (capped by the listing's page of work). */
   filesPending: number;
@@ -38,12 +49,12 @@ export interface PipeProgress {
   lastErrorAt: Date | null;
 }
 
-const PROGRESS = `pipe_id as "pipeId", last_key as "lastKey", files_done::float8 as "filesDone",
+const PROGRESS = `pipe_id as "pipeId", cursor, files_done::float8 as "filesDone",
   files_pending::float8 as "filesPending", rows_written::float8 as "rowsWritten",
   bytes_written::float8 as "bytesWritten", bad_records::float8 as "badRecords",
   last_insert_at as "lastInsertAt", last_error as "lastError", last_error_at as "lastErrorAt"`;
-const BATCH = `pipe_id as "pipeId", seq::float8 as seq, slot, files, skipped, staged, rows::float8 as rows,
-  bad_records::float8 as "badRecords"`;
+const BATCH = `pipe_id as "pipeId", seq::float8 as seq, slot, range, files_count::float8 as files,
+  bytes::float8 as bytes, skipped, staged, rows::float8 as rows, bad_records::float8 as "badRecords"`;
 
 /** Where each pipe is: its claim cursor, its open batches and its counters. */
 export class ProgressRepo {
@@ -76,11 +87,11 @@ export class ProgressRepo {
     return rows[0];
   }
 
-  /** The progress row of a pipe, created at `startAfter` on first use. */
-  async ensure(pipeId: string, startAfter: string | null): Promise<PipeProgress> {
+  /** The progress row of a pipe, created at the source's first cursor on first use. */
+  async ensure(pipeId: string, cursor: Json | null): Promise<PipeProgress> {
     await this.db.query(
-      'insert into pipe_progress (pipe_id, last_key, updated_at) values ($1, $2, $3) on conflict (pipe_id) do nothing',
-      [pipeId, startAfter, new Date()],
+      'insert into pipe_progress (pipe_id, cursor, updated_at) values ($1, $2::jsonb, $3) on conflict (pipe_id) do nothing',
+      [pipeId, JSON.stringify(cursor), new Date()],
     );
     return (await this.get(pipeId)) as PipeProgress;
   }
@@ -93,25 +104,35 @@ export class ProgressRepo {
   }
 
   /**
-   * Claims files for a slot: the batch is recorded and the claim cursor moves past its last key
-   * together, so no two slots ever read the same file. Call inside a transaction.
+   * Claims a range for a slot: the batch is recorded and the cursor moves past it together, so no
+   * two slots ever read the same records. Call inside a transaction.
    */
-  async claim(pipeId: string, slot: number, files: BatchFile[], skipped: Batch['skipped']): Promise<Batch> {
+  async claim(pipeId: string, slot: number, claim: Claim): Promise<Batch> {
     const rows = await this.db.query<{ seq: number }>(
       'select coalesce(max(seq), 0)::float8 + 1 as seq from pipe_batches where pipe_id = $1',
       [pipeId],
     );
     const seq = rows[0]?.seq ?? 1;
     await this.db.query(
-      'insert into pipe_batches (pipe_id, seq, slot, files, skipped) values ($1, $2, $3, $4::jsonb, $5::jsonb)',
-      [pipeId, seq, slot, JSON.stringify(files), JSON.stringify(skipped)],
+      `insert into pipe_batches (pipe_id, seq, slot, range, files_count, bytes, skipped)
+       values ($1, $2, $3, $4::jsonb, $5, $6, $7::jsonb)`,
+      [
+        pipeId,
+        seq,
+        slot,
+        JSON.stringify(claim.range),
+        claim.files,
+        claim.bytes,
+        JSON.stringify(claim.skipped),
+      ],
     );
-    await this.db.query('update pipe_progress set last_key = $2, updated_at = $3 where pipe_id = $1', [
+    await this.db.query('update pipe_progress set cursor = $2::jsonb, updated_at = $3 where pipe_id = $1', [
       pipeId,
-      files[files.length - 1]?.key ?? null,
+      JSON.stringify(claim.cursor),
       new Date(),
     ]);
-    return { pipeId, seq, slot, files, skipped, staged: false, rows: 0, badRecords: 0 };
+    const { range, files, bytes, skipped } = claim;
+    return { pipeId, seq, slot, range, files, bytes, skipped, staged: false, rows: 0, badRecords: 0 };
   }
 
   async setSkipped(batch: Batch): Promise<void> {
@@ -131,7 +152,6 @@ export class ProgressRepo {
 
   /** The batch is in the destination: count it and forget it. Call inside a transaction. */
   async commit(batch: Batch, at: Date): Promise<void> {
-    const bytes = batch.files.reduce((sum, file) => sum + file.size, 0);
     await this.db.query('delete from pipe_batches where pipe_id = $1 and seq = $2', [
       batch.pipeId,
       batch.seq,
@@ -140,7 +160,7 @@ export class ProgressRepo {
       `update pipe_progress set files_done = files_done + $2, rows_written = rows_written + $3,
          bytes_written = bytes_written + $4, bad_records = bad_records + $5, last_insert_at = $6, updated_at = $6
        where pipe_id = $1`,
-      [batch.pipeId, batch.files.length, batch.rows, bytes, batch.badRecords, at],
+      [batch.pipeId, batch.files, batch.rows, batch.bytes, batch.badRecords, at],
     );
   }
 

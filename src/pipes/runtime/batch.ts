@@ -1,17 +1,6 @@
-import { mapLimited } from '../../concurrency.js';
-import {
-  countRows,
-  describeTable,
-  type Engine,
-  EngineError,
-  isTransientEngineError,
-  literal,
-  SCHEMA_CODES,
-  tableName,
-} from '../../engine/index.js';
-import type { Batch, BatchFile, Store } from '../../store/index.js';
-import { type BadRecord, insertBadRecords } from './bad-records.js';
-import { PermanentError } from './errors.js';
+import { countRows, describeTable, type Engine, literal, tableName } from '../../engine/index.js';
+import type { Batch, Store } from '../../store/index.js';
+import { type BadRecord, insertBadRecords, PermanentError, UnreadablePartError } from '../records/index.js';
 
 /** Staging tables live apart from the user's databases. */
 export const STAGING_DATABASE = '_sluice_staging';
@@ -24,18 +13,8 @@ export interface Destination {
   staged: boolean;
 }
 
-/** A file the engine could not read at all (corrupt, wrong format): set aside, not retried. */
-export class BadFileError extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Reads one file into `into`; returns the records the engine had to skip. */
-export type FileInserter = (into: string, file: BatchFile, index: number) => Promise<BadRecord[]>;
+/** Reads exactly a batch's range (without its skipped parts) into `into`; returns its bad records. */
+export type RangeReader = (batch: Batch, into: string) => Promise<BadRecord[]>;
 
 /** The staging tables of one worker slot of a pipe (each slot stages its own batch). */
 export function stageNames(pipeId: string, slot: number) {
@@ -83,8 +62,7 @@ export async function completeBatch(
   context: { engine: Engine; store: Store },
   destination: Destination,
   claimed: Batch,
-  insert: FileInserter,
-  concurrency: number,
+  read: RangeReader,
 ): Promise<void> {
   const { engine, store } = context;
   const batch = { ...claimed };
@@ -96,12 +74,11 @@ export async function completeBatch(
       await engine.execute(`TRUNCATE TABLE ${stage(names.data)}`);
       await engine.execute(`TRUNCATE TABLE ${stage(names.errors)}`);
     }
-    const files = batch.files.filter((file) => !batch.skipped.some((s) => s.key === file.key));
     try {
       const into = destination.staged
         ? stage(names.data)
         : tableName(destination.database, destination.table);
-      const bad = (await mapLimited(files, concurrency, (file, index) => insert(into, file, index))).flat();
+      const bad = await read(batch, into);
       bad.push(...batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' })));
       const errorsInto = destination.staged
         ? stage(names.errors)
@@ -112,7 +89,7 @@ export async function completeBatch(
       batch.staged = true;
       await store.repos.progress.setStaged(batch);
     } catch (error) {
-      if (!(error instanceof BadFileError)) throw error;
+      if (!(error instanceof UnreadablePartError)) throw error;
       batch.skipped = [...batch.skipped, { key: error.key, error: error.message }];
       await store.repos.progress.setSkipped(batch);
     }
@@ -145,14 +122,4 @@ export async function dropStages(engine: Engine, pipeId: string): Promise<void> 
   for (const row of tables.rows) {
     await engine.execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, String(row.name))}`);
   }
-}
-
-/** Turns an engine failure on one file into a set-aside file, unless it may pass on a retry. */
-export function asBadFile(error: unknown, key: string, redact: (text: string) => string): unknown {
-  if (error instanceof EngineError && error.code !== undefined && SCHEMA_CODES.has(error.code)) {
-    // The destination no longer fits the pipe: no file is to blame, and retrying will not help.
-    return new PermanentError(`the destination table no longer fits the pipe: ${redact(error.message)}`);
-  }
-  if (isTransientEngineError(error)) return error;
-  return new BadFileError(key, redact(error instanceof Error ? error.message : String(error)));
 }

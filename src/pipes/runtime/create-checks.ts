@@ -11,89 +11,27 @@ import {
   typeProblem,
 } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
-import { privateHostProblem } from '../../net/index.js';
-import type { PipeConfig } from '../model.js';
-import { storageCredentials, withoutCredentials } from '../sources/object-storage/credentials.js';
-import { listFiles, type SourceFile } from '../sources/object-storage/listing.js';
-import {
-  type Location,
-  LocationError,
-  locationHost,
-  sourceLocation,
-} from '../sources/object-storage/location.js';
-import { fileReader, managedTableSpec, unsupportedObjectStorage } from './object-storage-worker.js';
-
-const LIST_TIMEOUT_MS = 15_000;
+import { type PipeConfig, sourceKindOf } from '../model.js';
+import { type CheckContext, connectorFor } from '../sources/index.js';
+import { managedTableSpec } from './destination.js';
 
 /**
- * What create checks beyond the rules, against the real source and engine: the location can be
- * listed or read (reference/pipes.md: connectivity failures are 400s), an unsupported option is
- * named, and the destination table is usable (issue #3: a managed table must not already hold
- * rows; an unmanaged one must exist with every mapped column).
+ * What create checks beyond the rules, against the real engine and source: the destination table
+ * is usable (a managed table must not already hold rows; an unmanaged one must exist with every
+ * mapped column), and the source's connector checks the source itself (reference/pipes.md:
+ * connectivity failures are 400s).
  */
-export async function createProblems(
-  config: PipeConfig,
-  engines: { service: Engine; sourceReader: Engine },
-  options: {
-    localFilesDir: string;
-    validateSamples: boolean;
-    allowPrivateSources: boolean;
-    organizationId: string;
-  },
-): Promise<Problem[]> {
-  const engine = engines.service;
+export async function createProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
+  const engine = context.service;
   const problems = await definitionProblems(config.destination, engine);
   if (problems.length > 0) return problems;
   if (config.source.postgres === undefined) problems.push(...(await destinationProblems(config, engine)));
-  const storage = config.source.objectStorage;
-  if (!storage) return problems;
-  const unsupported = unsupportedObjectStorage(storage);
-  if (unsupported)
-    return [{ path: `source.objectStorage.${unsupported.field}`, message: unsupported.message }];
-  let location: Location;
-  let first: SourceFile | undefined;
-  try {
-    location = sourceLocation(storage, options.localFilesDir);
-    const host = options.allowPrivateSources ? undefined : locationHost(location);
-    const problem = host ? await privateHostProblem(host, 'SLUICE_ALLOW_PRIVATE_SOURCES') : undefined;
-    if (problem) return [...problems, { path: 'source.objectStorage.url', message: problem }];
-    [first] = await withTimeout(
-      listFiles(location, {
-        limit: 1,
-        credentials: await storageCredentials(storage, options.organizationId),
-      }),
-      LIST_TIMEOUT_MS,
-    );
-  } catch (error) {
-    const reason =
-      error instanceof LocationError ? error.message : `cannot list or read the files: ${describe(error)}`;
-    return [...problems, { path: 'source.objectStorage.url', message: reason }];
-  }
-  // A one-off pipe on nothing would only ever report that it ingested every file of none.
-  if (!first && storage.isContinuous !== true) {
-    return [
-      ...problems,
-      {
-        path: storage.url === undefined ? 'source.objectStorage.path' : 'source.objectStorage.url',
-        message: `${storage.url ?? storage.path ?? 'the location'} matches no file: a one-off pipe needs files to ingest (use isContinuous: true to wait for them)`,
-      },
-    ];
-  }
-  if (options.validateSamples && problems.length === 0) {
-    const problem = await sampleProblem(
-      config,
-      engines.sourceReader,
-      location,
-      storage,
-      first,
-      options.organizationId,
-    );
-    if (problem) problems.push(problem);
-  }
-  return problems;
+  const connector = connectorFor(sourceKindOf(config.source));
+  if (!connector) return problems;
+  // Samples are read only into a destination that passed its own checks.
+  const validateSamples = context.validateSamples && problems.length === 0;
+  return [...problems, ...(await connector.createProblems(config, { ...context, validateSamples }))];
 }
-
-const SAMPLE_RECORDS = 10;
 
 /**
  * Column types and the table's expressions are read by the service's engine before anything is
@@ -154,43 +92,6 @@ function tableProblem(
   })();
 }
 
-/**
- * validateSamples: the first records of the first matching file, parsed with the declared format
- * and mapped as the pipe will map them; any failure names the file, the record and the reason.
- */
-async function sampleProblem(
-  config: PipeConfig,
-  engine: Engine,
-  location: Location,
-  storage: NonNullable<PipeConfig['source']['objectStorage']>,
-  first: SourceFile | undefined,
-  organizationId: string,
-): Promise<Problem | undefined> {
-  const path = 'source.validateSamples';
-  if (!first) return { path, message: 'no file matches the URL yet, so there is no sample to validate' };
-  const credentials = await storageCredentials(storage, organizationId);
-  const reader = fileReader(config, location, storage, credentials);
-  try {
-    const result = await engine.query(`${reader.select(first.key)} LIMIT ${SAMPLE_RECORDS}`, {
-      // Parse only the sample: one thread, blocks of the sample's size.
-      settings: {
-        ...reader.settings,
-        max_threads: 1,
-        input_format_parallel_parsing: 0,
-        max_block_size: SAMPLE_RECORDS,
-      },
-      timeoutMs: LIST_TIMEOUT_MS,
-    });
-    if (result.rows.length === 0) return { path, message: `${first.key} holds no records to validate` };
-    return undefined;
-  } catch (error) {
-    const message = withoutCredentials(error instanceof Error ? error.message : String(error), credentials);
-    const record = /\(at row (\d+)\)/.exec(message)?.[1];
-    const reason = message.replace(/\s*:\s*While executing[\s\S]*$/, '').replace(/[\s:]*\(at row \d+\)/, '');
-    return { path, message: `${first.key}${record ? `, record ${record}` : ''}: ${reason}` };
-  }
-}
-
 async function destinationProblems(config: PipeConfig, engine: Engine): Promise<Problem[]> {
   const database = config.destination.database ?? 'default';
   const table = config.destination.table ?? '';
@@ -222,38 +123,4 @@ async function destinationProblems(config: PipeConfig, engine: Engine): Promise<
       path: `fieldMappings[${index}].destinationField`,
       message: `${database}.${table} has no column "${mapping.destinationField}"`,
     }));
-}
-
-function describe(error: unknown): string {
-  const named = error as {
-    name?: string;
-    message?: string;
-    Code?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  if (named.name === 'NoSuchBucket') return 'the bucket does not exist';
-  if ((error as { code?: string }).code === 'ContainerNotFound') return 'the container does not exist';
-  const code = (error as { code?: string }).code;
-  if (code === 'AuthenticationFailed' || (error as { statusCode?: number }).statusCode === 403) {
-    return `access denied (${code ?? '403'})`;
-  }
-  if (
-    named.name === 'AccessDenied' ||
-    named.name === 'InvalidAccessKeyId' ||
-    named.name === 'SignatureDoesNotMatch'
-  ) {
-    return `access denied (${named.name}${named.message ? `: ${named.message}` : ''})`;
-  }
-  const cause = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-  if (cause === 'ENOTFOUND' || cause === 'EAI_AGAIN') return 'the host is unknown';
-  if (cause === 'ECONNREFUSED') return 'the connection was refused';
-  return named.message ?? String(error);
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

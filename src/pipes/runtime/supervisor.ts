@@ -1,16 +1,16 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { sleep } from '../../concurrency.js';
 import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipeRuntime, PipesService } from '../pipes-service.js';
-import { LocationError } from '../sources/object-storage/location.js';
+import { PermanentError } from '../records/index.js';
+import { connectorFor } from '../sources/index.js';
 import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
-import { PermanentError } from './errors.js';
-import { runObjectStoragePipe } from './object-storage-worker.js';
-import { sleep } from './sleep.js';
+import { runPipe } from './runner.js';
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Running', 'Degraded', 'Resync'];
@@ -66,11 +66,9 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
-    const engines = {
+    const problems = await createProblems(config, {
       service: this.deps.engines.engineFor(service),
       sourceReader: this.deps.engines.sourceReader(),
-    };
-    const problems = await createProblems(config, engines, {
       localFilesDir: this.deps.localFilesDir,
       validateSamples: options.validateSamples,
       allowPrivateSources: this.deps.allowPrivateSources,
@@ -130,7 +128,8 @@ export class PipeSupervisor implements PipeRuntime {
     const { pipes, store, logger } = this.deps;
     const view = await pipes.runtimeView(pipeId);
     if (!view || !RUNNING_STATES.includes(view.row.state)) return 'done';
-    if (view.row.sourceKind !== 'objectStorage') {
+    const connector = connectorFor(view.row.sourceKind);
+    if (!connector) {
       await pipes.runtimeTransition(
         pipeId,
         'Failed',
@@ -140,7 +139,7 @@ export class PipeSupervisor implements PipeRuntime {
       return 'done';
     }
     try {
-      await runObjectStoragePipe({
+      await runPipe(connector, {
         pipeId,
         config: view.config,
         engine: this.deps.engines.engineFor(view.service),
@@ -159,7 +158,7 @@ export class PipeSupervisor implements PipeRuntime {
       if (signal.aborted) return 'done';
       const message = this.hidePaths(view.redact(error instanceof Error ? error.message : String(error)));
       await store.repos.progress.recordError(pipeId, message);
-      if (error instanceof PermanentError || error instanceof LocationError || isDefinitionError(error)) {
+      if (error instanceof PermanentError || isDefinitionError(error)) {
         await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
         return 'done';
       }
@@ -180,7 +179,9 @@ export class PipeSupervisor implements PipeRuntime {
 
   private async dropStage(pipeId: string): Promise<void> {
     const view = await this.deps.pipes.runtimeView(pipeId);
-    if (view?.row.sourceKind !== 'objectStorage') return;
-    await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch(() => {});
+    if (!view || !connectorFor(view.row.sourceKind)) return;
+    await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch((error: unknown) =>
+      this.deps.logger.warn({ pipeId, err: error }, 'could not drop the staging tables of a deleted pipe'),
+    );
   }
 }

@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PermanentError } from '../../records/index.js';
 
 /** Where an object-storage pipe's files are, resolved from its `url`. */
 export type Location =
@@ -8,7 +9,8 @@ export type Location =
   | { kind: 'file'; root: string; pattern: string }
   | { kind: 'azure'; connectionString: string; container: string; pattern: string };
 
-export class LocationError extends Error {}
+/** A URL or path that cannot name a location: retrying will not make it one. */
+export class LocationError extends PermanentError {}
 
 const WILDCARD = /[*?]/;
 

@@ -1,8 +1,5 @@
 import { ident, literal } from '../../engine/index.js';
 
-/** Columns every object-storage read offers besides the file's own fields (reference/pipes.md). */
-export const OBJECT_STORAGE_VIRTUAL_COLUMNS = ['_path', '_file', '_size', '_time'] as const;
-
 export interface InsertPlan {
   /** The structure the engine reads the file with: `name Type, ...`. */
   structure: string;

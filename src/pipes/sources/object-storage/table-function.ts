@@ -1,6 +1,6 @@
-import { literal } from '../../engine/index.js';
-import type { Credentials } from '../sources/object-storage/listing.js';
-import { type Location, objectUrl } from '../sources/object-storage/location.js';
+import { literal } from '../../../engine/index.js';
+import type { Credentials } from './listing.js';
+import { type Location, objectUrl } from './location.js';
 
 /** The engine's names for the compressions a pipe may declare. */
 const COMPRESSION: Record<string, string> = {

@@ -1,0 +1,14 @@
+// What every source and the runtime share about records: how fields map to columns, where bad
+// records go, and the failures that decide between retrying, setting aside and failing.
+export {
+  type BadRecord,
+  ERROR_RETENTION_DAYS,
+  ensureErrorTable,
+  errorRowsQuery,
+  errorTableName,
+  explainSkippedRows,
+  insertBadRecords,
+  readSkippedRows,
+} from './bad-records.js';
+export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
+export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';

@@ -1,0 +1,44 @@
+import {
+  createTableSql,
+  describeTable,
+  type Engine,
+  ensureDatabase,
+  type TableSpec,
+  tableEngine,
+} from '../../engine/index.js';
+import type { PipeConfig } from '../model.js';
+import { ensureErrorTable, errorTableName, PermanentError } from '../records/index.js';
+import { type Destination, STAGING_DATABASE } from './batch.js';
+
+/** The table a managed destination defines, or undefined when Sluice does not manage it. */
+export function managedTableSpec(destination: Partial<PipeConfig['destination']>): TableSpec | undefined {
+  const definition = destination.tableDefinition;
+  if (destination.managedTable === false || !definition) return undefined;
+  return {
+    database: destination.database ?? 'default',
+    table: destination.table ?? '',
+    columns: destination.columns ?? [],
+    engine: definition.engine,
+    ...(definition.sortingKey ? { sortingKey: definition.sortingKey } : {}),
+    ...(definition.partitionBy ? { partitionBy: definition.partitionBy } : {}),
+    ...(definition.primaryKey ? { primaryKey: definition.primaryKey } : {}),
+  };
+}
+
+/** The destination, its error table and the staging database, made when missing. */
+export async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Destination> {
+  const { destination } = config;
+  const database = destination.database ?? 'default';
+  const table = destination.table ?? '';
+  await ensureDatabase(engine, database);
+  const spec = managedTableSpec(destination);
+  if (spec) {
+    await engine.execute(createTableSql(spec, { ifNotExists: true }));
+  } else if (!(await describeTable(engine, database, table))) {
+    throw new PermanentError(`the destination table ${database}.${table} does not exist`);
+  }
+  await ensureErrorTable(engine, database, table);
+  await ensureDatabase(engine, STAGING_DATABASE);
+  const staged = (await tableEngine(engine, database, table)) !== 'Null';
+  return { database, table, errorTable: errorTableName(table), staged };
+}

@@ -1,0 +1,104 @@
+import { sleep } from '../../concurrency.js';
+import type { Batch } from '../../store/index.js';
+import type { RunContext, SourceConnector } from '../sources/index.js';
+import { completeBatch } from './batch.js';
+import { prepareDestination } from './destination.js';
+
+export interface RunnerContext extends RunContext {
+  /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
+  setState(to: 'Running' | 'Completed', reason: string, from: string[]): Promise<boolean>;
+}
+
+/**
+ * Runs one pipe on its source's connector with the exactly-once protocol (batch.ts): up to
+ * `scaling.replicas` batches in flight, each in a worker slot with staging tables of its own.
+ * Batches claimed before a stop or a crash are finished first; then the connector is asked for
+ * the next range after the cursor, until it says a one-off source is complete or the pipe stops.
+ */
+export async function runPipe(connector: SourceConnector, context: RunnerContext): Promise<void> {
+  const { config, engine, store, pipeId, signal } = context;
+  const source = await connector.open(context);
+  try {
+    // First, so a failure of anything below is recorded where the status shows it (lastError).
+    await store.repos.progress.ensure(pipeId, source.firstCursor);
+    const destination = await prepareDestination(engine, config);
+    const replicas = config.scaling.replicas ?? 1;
+    const slots = new Slots();
+    const run = (batch: Batch) =>
+      slots.run(batch.slot, () => completeBatch({ engine, store }, destination, batch, source.read));
+    try {
+      for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
+      await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);
+      while (!signal.aborted) {
+        // A pipe deleted under a running worker (a race with a PATCH) stops claiming work.
+        if (!(await store.repos.pipes.getById(pipeId))) return;
+        let answer: 'claimed' | 'idle' | 'complete' = 'idle';
+        for (let slot = slots.free(replicas); slot !== undefined; slot = slots.free(replicas)) {
+          const cursor = (await store.repos.progress.get(pipeId))?.cursor ?? null;
+          const next = await source.next(cursor);
+          if (next === 'idle' || next === 'complete') {
+            if (answer !== 'claimed') answer = next;
+            break;
+          }
+          run(await store.transaction((repos) => repos.progress.claim(pipeId, slot, next)));
+          answer = 'claimed';
+        }
+        if (slots.busy()) {
+          await slots.next();
+          continue;
+        }
+        if (answer === 'claimed') continue;
+        if (answer === 'complete') {
+          await context.setState('Completed', 'every file ingested', ['Running']);
+          return;
+        }
+        await sleep(source.pollMs, signal);
+      }
+    } finally {
+      // No batch may outlive its worker: a restarted worker would run it twice at once.
+      await slots.settle();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+/** The worker slots of a pipe: which run a batch, and the first failure among them. */
+class Slots {
+  private readonly running = new Map<number, Promise<void>>();
+  private failure: unknown;
+
+  run(slot: number, work: () => Promise<void>): void {
+    const done = work()
+      .catch((error) => {
+        this.failure ??= error;
+      })
+      .finally(() => this.running.delete(slot));
+    this.running.set(slot, done);
+  }
+
+  /** The lowest slot below `count` that runs nothing, or undefined when all are busy. */
+  free(count: number): number | undefined {
+    this.rethrow();
+    for (let slot = 0; slot < count; slot += 1) if (!this.running.has(slot)) return slot;
+    return undefined;
+  }
+
+  busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  /** Waits for any slot to finish; throws the first failure of any. */
+  async next(): Promise<void> {
+    await Promise.race(this.running.values());
+    this.rethrow();
+  }
+
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.running.values());
+  }
+
+  private rethrow(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
