@@ -21,7 +21,10 @@ describe('migration 8: batches claim ranges, pipes keep a cursor', () => {
       );
       for (const migration of MIGRATIONS.filter((m) => m.version <= 7)) {
         await db.exec(migration.sql);
-        await db.query('insert into sluice_migrations values ($1, $2, now())', [migration.version, migration.name]);
+        await db.query('insert into sluice_migrations values ($1, $2, now())', [
+          migration.version,
+          migration.name,
+        ]);
       }
       const [org] = await db.query<{ id: string }>(
         "insert into organizations (id, name, created_at) values (gen_random_uuid(), 'o', now()) returning id",
@@ -36,9 +39,10 @@ describe('migration 8: batches claim ranges, pipes keep a cursor', () => {
         [org?.id, service?.id],
       );
       const pipeId = pipe?.id as string;
-      await db.query("insert into pipe_progress (pipe_id, last_key, updated_at) values ($1, 'logs/b.ndjson', now())", [
-        pipeId,
-      ]);
+      await db.query(
+        "insert into pipe_progress (pipe_id, last_key, updated_at) values ($1, 'logs/b.ndjson', now())",
+        [pipeId],
+      );
       await db.query(
         `insert into pipe_batches (pipe_id, seq, slot, files, staged)
          values ($1, 1, 0, '[{"key": "logs/a.ndjson", "size": 10}, {"key": "logs/b.ndjson", "size": 32}]'::jsonb, true)`,
@@ -50,7 +54,12 @@ describe('migration 8: batches claim ranges, pipes keep a cursor', () => {
       expect((await progress.get(pipeId))?.cursor).toBe('logs/b.ndjson');
       const [batch] = await progress.openBatches(pipeId);
       expect(batch).toMatchObject({
-        range: { files: [{ key: 'logs/a.ndjson', size: 10 }, { key: 'logs/b.ndjson', size: 32 }] },
+        range: {
+          files: [
+            { key: 'logs/a.ndjson', size: 10 },
+            { key: 'logs/b.ndjson', size: 32 },
+          ],
+        },
         files: 2,
         bytes: 42,
         staged: true,
