@@ -82,7 +82,12 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
   let store: Store | undefined;
   try {
     const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
-    store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    store = await openStore({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      onConnectionError: (error) =>
+        logger.warn({ err: error }, 'an idle metadata database connection failed; the next query reconnects'),
+    });
     const secretBox = new SecretBox(masterKey);
     await checkMasterKey(secretBox, store.repos.identity);
     const identity = new IdentityService(store, masterKey);

@@ -166,3 +166,35 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     expect(await store.repos.identity.listTeams(org.id)).toHaveLength(20);
   });
 });
+
+describe('metadata store on PostgreSQL, when the server drops a connection', () => {
+  it('reports the idle connection that failed, and the next query reconnects', async () => {
+    const failures: Error[] = [];
+    const store = await openStore({
+      dataDir: '/nonexistent',
+      databaseUrl: await postgres.createDatabase(`drop${Date.now()}`),
+      onConnectionError: (error) => failures.push(error),
+    });
+    try {
+      const [{ pid }] = (await store.db.query<{ pid: number }>('select pg_backend_pid() as pid')) as [
+        { pid: number },
+      ];
+      // Another session ends the pool's idle connection, as a server restart or a proxy would.
+      const other = await openStore({
+        dataDir: '/nonexistent',
+        databaseUrl: await postgres.createDatabase(`k${Date.now()}`),
+      });
+      try {
+        await other.db.query('select pg_terminate_backend($1)', [pid]);
+      } finally {
+        await other.close();
+      }
+      for (let i = 0; failures.length === 0 && i < 100; i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(failures[0]?.message).toMatch(/terminat/i);
+      expect(await store.db.query('select 1 as one')).toEqual([{ one: 1 }]);
+    } finally {
+      await store.close();
+    }
+  });
+});

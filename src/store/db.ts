@@ -48,13 +48,13 @@ export async function openPglite(dir: string): Promise<Db> {
   };
 }
 
-export async function openPostgres(url: string): Promise<Db> {
+export async function openPostgres(url: string, onIdleError: (error: Error) => void): Promise<Db> {
   // Loaded only when a PostgreSQL URL is configured (it weighs on the embedded default's footprint).
   const { default: pg } = await import('pg');
   const pool: Pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its connection emits 'error'; without a listener that would crash
-  // the process. The next query gets a fresh connection.
-  pool.on('error', () => {});
+  // the process. It is reported, and the next query gets a fresh connection.
+  pool.on('error', onIdleError);
   await pool.query('select 1');
   return {
     kind: 'postgres',

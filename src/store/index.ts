@@ -78,9 +78,16 @@ export class Store {
 export async function openStore(options: {
   dataDir: string;
   databaseUrl?: string | undefined;
+  /** An idle PostgreSQL connection that failed (the next query opens another). */
+  onConnectionError?: (error: Error) => void;
 }): Promise<Store> {
+  const onIdleError =
+    options.onConnectionError ??
+    ((error: Error) => console.error(`sluice: a metadata database connection failed: ${error.message}`));
   const open = () =>
-    options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(join(options.dataDir, 'metadata'));
+    options.databaseUrl
+      ? openPostgres(options.databaseUrl, onIdleError)
+      : openPglite(join(options.dataDir, 'metadata'));
   let db = await open();
   try {
     const applied = await migrate(db);
