@@ -62,20 +62,20 @@ export class HttpBackend implements Backend {
     );
   pipes: PipesApi = {
     list: (org, service) => this.call<Row[]>('GET', this.pipesOf(org, service)),
-    get: (org, service, pipe) =>
-      this.call<Row>('GET', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}`),
-    status: (org, service, pipe) =>
-      this.call<Row>('GET', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}/status`),
+    get: (org, service, pipe) => this.call<Row>('GET', this.pipesOf(org, service, pipe)),
+    status: (org, service, pipe) => this.call<Row>('GET', `${this.pipesOf(org, service, pipe)}/status`),
     create: (org, service, body) => this.call<Row>('POST', this.pipesOf(org, service), body),
     command: (org, service, pipe, command) =>
-      this.call<Row>('PATCH', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}/state`, { command }),
+      this.call<Row>('PATCH', `${this.pipesOf(org, service, pipe)}/state`, { command }),
     remove: async (org, service, pipe) => {
-      await this.call('DELETE', `${this.pipesOf(org, service)}/${encodeURIComponent(pipe)}`);
+      await this.call('DELETE', this.pipesOf(org, service, pipe));
     },
   };
 
-  private pipesOf(org: string, service: string) {
-    return `${this.org(org)}/services/${encodeURIComponent(service)}/pipes`;
+  /** The pipes of a service, or one of them. */
+  private pipesOf(org: string, service: string, pipe?: string) {
+    const base = `${this.org(org)}/services/${encodeURIComponent(service)}/pipes`;
+    return pipe === undefined ? base : `${base}/${encodeURIComponent(pipe)}`;
   }
 
   close = async () => {};

@@ -7,6 +7,13 @@ import { checker } from '../schema/index.js';
 import { type PipeRow, type Repos, type Service, type Store, WriteThroughCache } from '../store/index.js';
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
+import {
+  type PipeRuntime,
+  type PipeStatus,
+  type RuntimeView,
+  redactAll,
+  secretValues,
+} from './runtime-port.js';
 import type { SourceKind } from './schema/enums.js';
 import {
   CreatePipeBody,
@@ -20,57 +27,6 @@ import {
 import { joinSecrets, splitSecrets } from './secrets.js';
 import { type PipeState, type Transition, transitionsFor } from './state.js';
 import { applyUpdate } from './update.js';
-
-/** The runtime as the pipes service sees it: told of changes, asked to stop a pipe's worker. */
-export interface PipeRuntime {
-  changed(pipeId: string): void;
-  /** Problems of a new pipe found against its real source and destination. */
-  createProblems(
-    config: PipeConfig,
-    service: Service,
-    options: { validateSamples: boolean },
-  ): Promise<Problem[]>;
-  /** Problems of column types and table expressions, read by the service's engine. */
-  definitionProblems(
-    destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
-    service: Service,
-  ): Promise<Problem[]>;
-  /** The configuration changed: a running worker restarts with it. */
-  reload(pipeId: string): Promise<void>;
-  stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
-}
-
-export interface RuntimeView {
-  row: PipeRow;
-  config: PipeConfig;
-  service: Service;
-  redact(text: string): string;
-}
-
-export interface PipeStatus {
-  id: string;
-  state: string;
-  reason: string | null;
-  filesDone: number;
-  filesPending: number;
-  rowsWritten: number;
-  bytesWritten: number;
-  badRecords: number;
-  lastInsertAt: string | null;
-  lastError: string | null;
-  lastErrorAt: string | null;
-}
-
-function redactAll(text: string, secrets: string[]): string {
-  return secrets.reduce((out, value) => out.split(value).join('[redacted]'), text);
-}
-
-/** Every string inside a secrets object (passwords, keys, connection strings). */
-function secretValues(value: unknown): string[] {
-  if (typeof value === 'string') return value.length >= 4 ? [value] : [];
-  if (value && typeof value === 'object') return Object.values(value).flatMap(secretValues);
-  return [];
-}
 
 /** The service a pipe request addresses, already checked to belong to the caller's organization. */
 export interface ServiceScope {

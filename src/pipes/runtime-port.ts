@@ -1,0 +1,56 @@
+import type { Problem } from '../errors.js';
+import type { PipeRow, Service } from '../store/index.js';
+import type { PipeConfig } from './model.js';
+
+// What the pipes service and the pipe runtime say to each other, and the status a pipe reports.
+
+/** The runtime as the pipes service sees it: told of changes, asked to stop a pipe's worker. */
+export interface PipeRuntime {
+  changed(pipeId: string): void;
+  /** Problems of a new pipe found against its real source and destination. */
+  createProblems(
+    config: PipeConfig,
+    service: Service,
+    options: { validateSamples: boolean },
+  ): Promise<Problem[]>;
+  /** Problems of column types and table expressions, read by the service's engine. */
+  definitionProblems(
+    destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
+    service: Service,
+  ): Promise<Problem[]>;
+  /** The configuration changed: a running worker restarts with it. */
+  reload(pipeId: string): Promise<void>;
+  stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
+}
+
+export interface RuntimeView {
+  row: PipeRow;
+  config: PipeConfig;
+  service: Service;
+  redact(text: string): string;
+}
+
+export interface PipeStatus {
+  id: string;
+  state: string;
+  reason: string | null;
+  filesDone: number;
+  filesPending: number;
+  rowsWritten: number;
+  bytesWritten: number;
+  badRecords: number;
+  lastInsertAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+}
+
+export function redactAll(text: string, secrets: string[]): string {
+  return secrets.reduce((out, value) => out.split(value).join('[redacted]'), text);
+}
+
+/** Every string inside a secrets object (passwords, keys, connection strings). */
+export function secretValues(value: unknown): string[] {
+  if (typeof value === 'string') return value.length >= 4 ? [value] : [];
+  if (value && typeof value === 'object') return Object.values(value).flatMap(secretValues);
+  return [];
+}
