@@ -113,12 +113,15 @@ describe('alert evaluation against a real embedded service', () => {
       select: [{ aggFn: 'count', where: 'status:[500 TO 599]', whereLanguage: 'lucene' }],
       groupBy: 'host',
     };
-    const id = await alertOn(grouped, { threshold: 4, thresholdType: 'above' });
+    // Data first and the clock set before the alert exists: the alert timer ticks every second,
+    // and any tick, its or the test's, must evaluate this window with these rows in it.
     await requests('2026-11-22 11:00:00', [
       ['b', 500, 5],
       ['c', 502, 1],
       ['c', 200, 9],
     ]);
+    now = new Date('2026-11-22T11:05:01Z');
+    const id = await alertOn(grouped, { threshold: 4, thresholdType: 'above' });
     await tickAt('2026-11-22T11:05:01Z');
     expect(await stateOf(id)).toBe('ALERT');
     const rows = (await v2('GET', `/alerts/${id}/history`)).data;

