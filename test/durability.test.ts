@@ -21,7 +21,7 @@ const MASTER_KEY = 'a'.repeat(64);
 /** grep -r over a directory: the files in which the text occurs, byte for byte. */
 async function filesContaining(dir: string, text: string): Promise<string[]> {
   try {
-    const { stdout } = await run('grep', ['-rlaF', text, dir]);
+    const { stdout } = await run('grep', ['-rlaF', '-e', text, '--', dir]);
     return stdout.split('\n').filter(Boolean);
   } catch (error) {
     if ((error as { code?: number }).code === 1) return [];

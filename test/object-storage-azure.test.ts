@@ -86,7 +86,7 @@ describe('object-storage pipes from Azure Blob Storage (azurite)', () => {
       await sql(s, 'SELECT count() AS n, sum(id) AS ids, uniqExact(blob) AS blobs FROM azure.days'),
     ).toEqual([{ n: FIXTURE_ROWS, ids: FIXTURE_ID_SUM, blobs: 4 }]);
     // The account key is never written to the data directory (pipes' secrets are sealed).
-    const found = await run('grep', ['-rlaF', AZURITE_KEY, s.dataDir]).then(
+    const found = await run('grep', ['-rlaF', '-e', AZURITE_KEY, '--', s.dataDir]).then(
       (r) => r.stdout,
       () => '',
     );
