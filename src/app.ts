@@ -101,6 +101,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       localFilesDir: config.localFilesDir,
       dataDir: config.dataDir,
       allowPrivateSources: config.allowPrivateSources,
+      allowPlaintextKafka: config.allowPlaintextKafka,
       logger,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);

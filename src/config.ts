@@ -21,6 +21,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
   allowPrivateSources: boolean;
+  /** Kafka pipes may talk to brokers without TLS (local networks, tests; off by default). */
+  allowPlaintextKafka: boolean;
   /** While an alert stays ALERT, remind its webhook at most this often (ms); undefined: never. */
   alertReminderMs: number | undefined;
   /** Where users reach this server (links in notifications); else the listening address. */
@@ -70,6 +72,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
   'alert-tick-seconds': 'SLUICE_ALERT_TICK_SECONDS',
   'allow-private-sources': 'SLUICE_ALLOW_PRIVATE_SOURCES',
+  'allow-plaintext-kafka': 'SLUICE_ALLOW_PLAINTEXT_KAFKA',
   'alert-reminder': 'SLUICE_ALERT_REMINDER',
   'public-url': 'SLUICE_PUBLIC_URL',
   'tls-cert': 'SLUICE_TLS_CERT',
@@ -148,6 +151,7 @@ export function loadConfig(
   };
   const allowPrivateWebhooks = boolean('allow-private-webhooks');
   const allowPrivateSources = boolean('allow-private-sources');
+  const allowPlaintextKafka = boolean('allow-plaintext-kafka');
   const reminder = value('alert-reminder');
   const reminderMatch = reminder === undefined ? undefined : /^(\d+)([mhd])$/.exec(reminder);
   if (reminder !== undefined && !reminderMatch) {
@@ -177,6 +181,7 @@ export function loadConfig(
     dataDir,
     allowPrivateWebhooks,
     allowPrivateSources,
+    allowPlaintextKafka,
     alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
     alertReminderMs,
     publicUrl,

@@ -30,12 +30,17 @@ function kafkaRules(kafka: Record<string, unknown>, path: string, problems: Prob
       ? ['connectionString']
       : KAFKA_CREDENTIALS[authentication];
   const credentials = asObject(kafka.credentials);
+  // A local broker without TLS (plaintext://, SLUICE_ALLOW_PLAINTEXT_KAFKA) may have no SASL either.
+  const plaintext =
+    typeof kafka.brokers === 'string' &&
+    kafka.brokers.split(',').every((broker) => broker.trim().toLowerCase().startsWith('plaintext://'));
   if (wanted && wanted.length > 0) {
     if (!credentials) {
-      problems.push({
-        path: `${path}.credentials`,
-        message: `Required for ${authentication}: give ${wanted.join(' and ')}`,
-      });
+      if (!(plaintext && authentication !== 'MUTUAL_TLS'))
+        problems.push({
+          path: `${path}.credentials`,
+          message: `Required for ${authentication}: give ${wanted.join(' and ')}`,
+        });
     } else {
       for (const field of wanted) {
         if (credentials[field] === undefined) {

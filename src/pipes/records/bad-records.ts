@@ -10,7 +10,6 @@ export interface BadRecord {
 
 /** How long bad records are kept in the error table. */
 export const ERROR_RETENTION_DAYS = 30;
-const MAX_EXPLAINED = 100;
 
 export function errorTableName(table: string): string {
   return `${table}_pipes_error`;
@@ -92,13 +91,17 @@ export async function explainSkippedRows(
   for (const [index, skip] of skipped.entries()) {
     const raw = skip.raw || lines.get(skip.row + options.headerLines) || '';
     let error = skip.error.replace(/<LINE FEED>/g, '\\n').trim();
-    if (!error && index < MAX_EXPLAINED) error = await reasonOf(engine, options.parseOne(raw));
+    if (!error && index < MAX_EXPLAINED) error = await whyRecordFails(engine, options.parseOne(raw));
     records.push({ source: options.source, row: skip.row, error: error || 'the record does not parse', raw });
   }
   return records;
 }
 
-async function reasonOf(engine: Engine, sql: string): Promise<string> {
+/** How many skipped records of one read are parsed again on their own to learn why. */
+export const MAX_EXPLAINED = 100;
+
+/** Why one record fails: the engine's own message for parsing it alone (`sql` parses it). */
+export async function whyRecordFails(engine: Engine, sql: string): Promise<string> {
   try {
     await engine.query(sql);
     return 'the record does not fit the destination columns';

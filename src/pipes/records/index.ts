@@ -8,7 +8,10 @@ export {
   errorTableName,
   explainSkippedRows,
   insertBadRecords,
+  MAX_EXPLAINED,
   readSkippedRows,
+  whyRecordFails,
 } from './bad-records.js';
 export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';
+export { loadThroughReader, type SkippedRow } from './load.js';

@@ -25,11 +25,22 @@ interface Mapping {
 export function insertPlan(
   mappings: Mapping[],
   columns: { name: string; type: string }[],
-  options: { positional: boolean; virtualColumns: readonly string[]; wholeRecord?: boolean },
+  options: {
+    positional: boolean;
+    virtualColumns: readonly string[];
+    wholeRecord?: boolean;
+    /**
+     * Virtual columns written into each record as fields (Kafka's, beside the message's own),
+     * read with these types; the others come from the table function (`_path`, `_file`).
+     */
+    virtualTypes?: Readonly<Record<string, string>>;
+  },
 ): InsertPlan {
   const typeOf = new Map(columns.map((column) => [column.name, column.type]));
   const fields = new Map<string, string>();
   for (const mapping of mappings) {
+    const virtualType = options.virtualTypes?.[mapping.sourceField];
+    if (virtualType !== undefined) fields.set(mapping.sourceField, virtualType);
     if (options.virtualColumns.includes(mapping.sourceField)) continue;
     // JSONAsObject reads each record whole, as one value of type JSON (the engine allows no other).
     const type = options.wholeRecord ? 'JSON' : (typeOf.get(mapping.destinationField) ?? 'String');

@@ -25,7 +25,10 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     const replicas = config.scaling.replicas ?? 1;
     const slots = new Slots();
     const run = (batch: Batch) =>
-      slots.run(batch.slot, () => completeBatch({ engine, store }, destination, batch, source.read));
+      slots.run(batch.slot, async () => {
+        await completeBatch({ engine, store }, destination, batch, (b, into) => source.read(b, into));
+        await source.committed?.(batch);
+      });
     try {
       for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
       await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);

@@ -40,6 +40,7 @@ export class PipeSupervisor implements PipeRuntime {
       /** The data directory, whose absolute path no message to a user shows. */
       dataDir: string;
       allowPrivateSources: boolean;
+      allowPlaintextKafka: boolean;
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
     },
@@ -73,6 +74,7 @@ export class PipeSupervisor implements PipeRuntime {
       localFilesDir: this.deps.localFilesDir,
       validateSamples: options.validateSamples,
       allowPrivateSources: this.deps.allowPrivateSources,
+      allowPlaintextKafka: this.deps.allowPlaintextKafka,
       organizationId: service.organizationId,
     });
     return problems.map((problem) => ({ ...problem, message: this.hidePaths(problem.message) }));
@@ -148,6 +150,7 @@ export class PipeSupervisor implements PipeRuntime {
         store,
         localFilesDir: this.deps.localFilesDir,
         allowPrivateSources: this.deps.allowPrivateSources,
+        allowPlaintextKafka: this.deps.allowPlaintextKafka,
         organizationId: view.row.organizationId,
         logger,
         signal,

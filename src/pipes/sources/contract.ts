@@ -42,6 +42,8 @@ export interface SourceRun {
    * UnreadablePartError, and the runtime reads the batch again without that part.
    */
   read(batch: Batch, into: string): Promise<BadRecord[]>;
+  /** After the store committed a batch (a stream tells its own bookkeeping, like Kafka's group). */
+  committed?(batch: Batch): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,8 @@ export interface CheckContext {
   localFilesDir: string;
   validateSamples: boolean;
   allowPrivateSources: boolean;
+  /** Kafka brokers may be reached without TLS (SLUICE_ALLOW_PLAINTEXT_KAFKA). */
+  allowPlaintextKafka: boolean;
   organizationId: string;
 }
 
@@ -64,6 +68,7 @@ export interface RunContext {
   store: Store;
   localFilesDir: string;
   allowPrivateSources: boolean;
+  allowPlaintextKafka: boolean;
   organizationId: string;
   logger: Logger;
   signal: AbortSignal;

@@ -1,11 +1,13 @@
 import type { SourceKind } from '../schema/enums.js';
 import type { SourceConnector } from './contract.js';
+import { kafkaConnector } from './kafka/index.js';
 import { objectStorageConnector } from './object-storage/index.js';
 
 export type { CheckContext, RunContext, SourceConnector, SourceRun } from './contract.js';
 
 /** Every kind of source that can run; a kind missing here is stored and then Failed as not supported yet. */
 const CONNECTORS: Partial<Record<SourceKind, SourceConnector>> = {
+  kafka: kafkaConnector,
   objectStorage: objectStorageConnector,
 };
 

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { mapLimited } from '../../../concurrency.js';
 import { literal, settingsClause } from '../../../engine/index.js';
 import { privateHostProblem } from '../../../net/index.js';
@@ -10,6 +9,7 @@ import {
   type BadRecord,
   explainSkippedRows,
   insertPlan,
+  loadThroughReader,
   PermanentError,
   POSITIONAL_FORMATS,
   readSkippedRows,
@@ -134,68 +134,39 @@ export function fileReader(
   };
 }
 
-/**
- * Reads one file into a table, isolating bad rows. The service's engine may reach nothing outside
- * the service (README, "Security"), so the source reader fetches, decompresses, parses and maps the
- * file with its table functions into a Native file in the service's scratch directory, and the
- * service's engine loads that file (FROM INFILE, read by chDB's client side) into the stage.
- */
+/** Reads one file into a table through the source reader (loadThroughReader), isolating bad rows. */
 function fileInserter(context: RunContext, location: Location, source: ObjectStorageConfig) {
   const { config, engine, sourceReader, pipeId } = context;
   return async (into: string, file: { key: string }, index: number): Promise<BadRecord[]> => {
     // Asked per file: assumed-role credentials are renewed before they expire.
     const credentials = await storageCredentials(source, context.organizationId);
     const reader = fileReader(config, location, source, credentials);
-    const { plan, read, settings: base } = reader;
-    const name = `${pipeId}-${index}-${randomUUID()}`;
-    // Uncompressed: compressing costs more time than the disk it saves (bench/object-storage.ts).
-    const [rows, errors] = [`${name}.native`, `${name}.errors.csv`];
+    const { plan, read, settings } = reader;
     try {
-      await sourceReader.execute(
-        `INSERT INTO FUNCTION file(${literal(engine.scratchPath(rows))}, 'Native') ${reader.namedSelect(file.key)}`,
+      const skipped = await loadThroughReader(
+        { engine, sourceReader },
         {
-          settings: {
-            ...base,
-            input_format_allow_errors_ratio: 1,
-            input_format_record_errors_file_path: engine.scratchPath(errors),
-          },
+          name: `${pipeId}-${index}-${randomUUID()}`,
+          from: read(file.key, source.format, plan.structure),
+          plan,
+          settings,
+          into,
         },
       );
-      // A file without a single record leaves no file behind.
-      if (await exists(engine.scratchPath(rows))) {
-        // Read as the source is (pread, blocks of bounded size), so memory stays flat for any size.
-        const blocks = settingsClause({
-          min_insert_block_size_bytes: base.min_insert_block_size_bytes,
-          storage_file_read_method: base.storage_file_read_method,
-        });
-        await engine.execute(
-          `INSERT INTO ${into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))}${blocks} FORMAT Native`,
-        );
-      }
-      const skipped = await readSkippedRows(sourceReader, engine.scratchPath(errors));
       if (skipped.length === 0) return [];
       return await explainSkippedRows(sourceReader, skipped, {
         source: file.key,
         linesFrom: read(file.key, 'LineAsString', 'line String'),
         headerLines: source.format.endsWith('WithNames') ? 1 : 0,
         parseOne: (raw) =>
-          `SELECT * FROM format(${source.format}, ${literal(plan.structure)}, ${literal(raw)})${settingsClause(base)}`,
+          `SELECT * FROM format(${source.format}, ${literal(plan.structure)}, ${literal(raw)})${settingsClause(settings)}`,
       });
     } catch (error) {
       throw asUnreadablePart(error, file.key, (text) =>
         withoutCredentials(context.redact(text), credentials),
       );
-    } finally {
-      await Promise.all([engine.removeScratch(rows), engine.removeScratch(errors)]);
     }
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }
 
 function checkSupported(source: ObjectStorageConfig): void {

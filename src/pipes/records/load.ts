@@ -1,0 +1,81 @@
+import { stat } from 'node:fs/promises';
+import { type Engine, literal, settingsClause } from '../../engine/index.js';
+import { readSkippedRows } from './bad-records.js';
+import type { InsertPlan } from './insert-plan.js';
+
+export interface SkippedRow {
+  row: number;
+  error: string;
+  raw: string;
+}
+
+type Settings = Record<string, string | number | boolean>;
+
+/**
+ * Loads what a table function reads into a table of the service, isolating bad rows (README,
+ * "Security"): the source reader, which may reach sources, parses and maps the records into a
+ * Native file in the service's scratch directory, and the service's confined engine loads that
+ * file (FROM INFILE, read by chDB's client side) into `into`. Returns the rows the engine skipped,
+ * numbered as the source counts them. `name` keeps the scratch files of concurrent loads apart.
+ * `recheck`, asked when rows were skipped and before anything is loaded, may change the source
+ * and answer 'again' to have it parsed anew (Kafka: a line that was not JSON at all).
+ */
+export async function loadThroughReader(
+  engines: { engine: Engine; sourceReader: Engine },
+  load: {
+    name: string;
+    from: string;
+    plan: InsertPlan;
+    settings: Settings;
+    into: string;
+    recheck?: (skipped: SkippedRow[]) => Promise<'load' | 'again'>;
+  },
+): Promise<SkippedRow[]> {
+  const { engine, sourceReader } = engines;
+  const { plan, settings } = load;
+  // Uncompressed: compressing costs more time than the disk it saves (bench/object-storage.ts).
+  const [rows, errors] = [`${load.name}.native`, `${load.name}.errors.csv`];
+  try {
+    let skipped: SkippedRow[];
+    for (;;) {
+      await Promise.all([engine.removeScratch(rows), engine.removeScratch(errors)]);
+      await sourceReader.execute(
+        `INSERT INTO FUNCTION file(${literal(engine.scratchPath(rows))}, 'Native') SELECT ${plan.namedSelectList} FROM ${load.from}`,
+        {
+          settings: {
+            ...settings,
+            input_format_allow_errors_ratio: 1,
+            input_format_record_errors_file_path: engine.scratchPath(errors),
+          },
+        },
+      );
+      skipped = await readSkippedRows(sourceReader, engine.scratchPath(errors));
+      if (skipped.length === 0 || !load.recheck || (await load.recheck(skipped)) === 'load') break;
+    }
+    // A source without a single record leaves no file behind.
+    if (await exists(engine.scratchPath(rows))) {
+      // Read as the source is (pread, blocks of bounded size), so memory stays flat for any size.
+      const blocks = settingsClause({
+        ...(settings.min_insert_block_size_bytes !== undefined
+          ? { min_insert_block_size_bytes: settings.min_insert_block_size_bytes }
+          : {}),
+        ...(settings.storage_file_read_method !== undefined
+          ? { storage_file_read_method: settings.storage_file_read_method }
+          : {}),
+      });
+      await engine.execute(
+        `INSERT INTO ${load.into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))}${blocks} FORMAT Native`,
+      );
+    }
+    return skipped;
+  } finally {
+    await Promise.all([engine.removeScratch(rows), engine.removeScratch(errors)]);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,152 @@
+import { Consumer } from '@platformatic/kafka';
+import { literal, settingsClause } from '../../../engine/index.js';
+import type { Problem } from '../../../errors.js';
+import { privateHostProblem } from '../../../net/index.js';
+import type { PipeConfig } from '../../model.js';
+import type { CheckContext } from '../contract.js';
+import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from './connection.js';
+import { fetchOnce } from './fetch.js';
+import { messagePlan } from './load.js';
+import type { KafkaConsumer } from './member.js';
+import { recordsText, type SourcedMessage } from './records-file.js';
+
+const CHECK_TIMEOUT_MS = 15_000;
+const SAMPLE_MESSAGES = 10;
+const PATH = 'source.kafka';
+
+/**
+ * The brokers are allowed and reachable, they accept the credentials, every topic exists, and
+ * with validateSamples the first messages parse as the pipe maps them (reference/pipes.md:
+ * connectivity failures are 400s). Messages name no secret: the client's errors carry none.
+ */
+export async function kafkaProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
+  const source = config.source.kafka;
+  if (!source) return [];
+  const unsupported = unsupportedKafka(source);
+  if (unsupported) return [{ path: `${PATH}.${unsupported.field}`, message: unsupported.message }];
+  let connection: ReturnType<typeof connectionOptions>;
+  try {
+    connection = connectionOptions(source, context.allowPlaintextKafka);
+    if (!context.allowPrivateSources) {
+      for (const broker of parseBrokers(source)) {
+        const problem = await privateHostProblem(broker.host, 'SLUICE_ALLOW_PRIVATE_SOURCES');
+        if (problem) return [{ path: `${PATH}.brokers`, message: problem }];
+      }
+    }
+  } catch (error) {
+    return [{ path: `${PATH}.brokers`, message: (error as Error).message }];
+  }
+  const consumer = new Consumer({
+    ...connection,
+    clientId: 'sluice-check',
+    groupId: source.consumerGroup ?? 'sluice-check',
+    retries: 1,
+    timeout: CHECK_TIMEOUT_MS,
+    connectTimeout: CHECK_TIMEOUT_MS,
+  }) as KafkaConsumer;
+  try {
+    const topics = topicNames(source);
+    let existing: Set<string>;
+    try {
+      existing = await listTopics(consumer, topics);
+    } catch (error) {
+      return [connectionProblem(error)];
+    }
+    const missing = topics.filter((topic) => !existing.has(topic));
+    if (missing.length > 0) {
+      return [{ path: `${PATH}.topics`, message: `no such topic on the brokers: ${missing.join(', ')}` }];
+    }
+    if (!context.validateSamples) return [];
+    const problem = await sampleProblem(config, context, consumer, topics);
+    return problem ? [problem] : [];
+  } finally {
+    await consumer.close().catch(() => undefined);
+  }
+}
+
+/** The topics that exist among those named (metadata names only what it was asked for). */
+async function listTopics(consumer: KafkaConsumer, topics: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const topic of topics) {
+    try {
+      const metadata = await consumer.metadata({ topics: [topic], forceUpdate: true });
+      if (metadata.topics.has(topic)) found.add(topic);
+    } catch (error) {
+      if (!codesOf(error).includes('PLT_KFK_RESPONSE')) throw error;
+    }
+  }
+  return found;
+}
+
+function connectionProblem(error: unknown): Problem {
+  const codes = codesOf(error);
+  if (codes.includes('PLT_KFK_AUTHENTICATION')) {
+    return { path: `${PATH}.credentials`, message: 'the brokers refused the credentials' };
+  }
+  const reason = messagesOf(error).find((m) => /certificate|TLS|SSL|handshake/i.test(m));
+  if (reason) return { path: `${PATH}.caCertificate`, message: `TLS with the brokers failed: ${reason}` };
+  return {
+    path: `${PATH}.brokers`,
+    message: `cannot reach the brokers: ${messagesOf(error).at(-1) ?? 'no answer'}`,
+  };
+}
+
+/** validateSamples: the first messages of the topics parse and map as the pipe will. */
+async function sampleProblem(
+  config: PipeConfig,
+  context: CheckContext,
+  consumer: KafkaConsumer,
+  topics: string[],
+): Promise<Problem | undefined> {
+  const starts = await consumer.listOffsets({ topics, timestamp: -2n });
+  const wants = [...starts].flatMap(([topic, offsets]) =>
+    offsets.map((offset, partition) => ({ topic, partition, offset })),
+  );
+  const samples: SourcedMessage[] = [];
+  for (const answer of await fetchOnce(consumer, topics, wants)) {
+    for (const message of answer.messages.slice(0, SAMPLE_MESSAGES - samples.length)) {
+      samples.push({ topic: answer.topic, partition: answer.partition, message });
+    }
+  }
+  const how = messagePlan(config);
+  for (const [index, sample] of samples.entries()) {
+    const where = `${sample.topic} partition ${sample.partition} offset ${sample.message.offset}`;
+    const text = recordsText(samples, how.virtual, [index]);
+    if (text.refused.length > 0) {
+      return { path: 'source.validateSamples', message: `${where}: ${text.refused[0]?.error}` };
+    }
+    const line = Buffer.concat(text.chunks).toString('utf8');
+    try {
+      await context.sourceReader.query(
+        `SELECT ${how.plan.selectList} FROM format(JSONEachRow, ${literal(how.plan.structure)}, ${literal(line)})${settingsClause(how.settings)}`,
+      );
+    } catch (error) {
+      const reason = (error as Error).message.replace(/\s*:\s*While executing[\s\S]*$/, '');
+      return { path: 'source.validateSamples', message: `${where}: ${reason}` };
+    }
+  }
+  return undefined;
+}
+
+function codesOf(error: unknown): string[] {
+  return flatten(error).flatMap((e) => [e.code, e.cause?.code].filter((c): c is string => !!c));
+}
+
+function messagesOf(error: unknown): string[] {
+  return flatten(error)
+    .flatMap((e) => [e.message, e.cause?.message])
+    .filter((m): m is string => !!m && !/^Multiple errors|^Performing/.test(m));
+}
+
+interface ClientError {
+  code?: string;
+  message?: string;
+  errors?: ClientError[];
+  cause?: ClientError;
+}
+
+function flatten(error: unknown): ClientError[] {
+  const e = error as ClientError;
+  if (!e || typeof e !== 'object') return [];
+  return [e, ...(e.errors ?? []).flatMap(flatten), ...(e.cause ? flatten(e.cause) : [])];
+}

@@ -1,0 +1,119 @@
+import type { PipeConfig } from '../../model.js';
+import { PermanentError } from '../../records/index.js';
+
+export type KafkaConfig = NonNullable<PipeConfig['source']['kafka']>;
+
+/** A broker without TLS is written `plaintext://host:port` and needs SLUICE_ALLOW_PLAINTEXT_KAFKA. */
+const PLAINTEXT = 'plaintext://';
+
+export interface Broker {
+  host: string;
+  port: number;
+  plaintext: boolean;
+}
+
+/** How @platformatic/kafka reaches a pipe's brokers (its BaseOptions' connection fields). */
+export interface ConnectionOptions {
+  bootstrapBrokers: string[];
+  tls?: { ca?: string; cert?: string; key?: string };
+  sasl?: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string };
+}
+
+/** `host:port` entries of the comma list; a missing port is Kafka's 9092 (9093 on Event Hubs). */
+export function parseBrokers(source: Pick<KafkaConfig, 'brokers' | 'type'>): Broker[] {
+  return source.brokers
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0)
+    .map((entry) => {
+      const plaintext = entry.toLowerCase().startsWith(PLAINTEXT);
+      const address = plaintext ? entry.slice(PLAINTEXT.length) : entry;
+      const match = /^(\[[^\]]+\]|[^:/\s]+)(?::(\d{1,5}))?$/.exec(address);
+      if (!match) throw new PermanentError(`"${entry}" is not a broker address: write host:port`);
+      const host = (match[1] ?? '').replace(/^\[|\]$/g, '');
+      const port = match[2] ? Number(match[2]) : source.type === 'azureeventhub' ? 9093 : 9092;
+      if (port < 1 || port > 65_535) throw new PermanentError(`"${entry}" has no valid port`);
+      return { host, port, plaintext };
+    });
+}
+
+/** Options that the API accepts and ingestion cannot honour yet (README, "What works today"). */
+export function unsupportedKafka(source: KafkaConfig): { field: string; message: string } | undefined {
+  if (source.format !== 'JSONEachRow') {
+    return {
+      field: 'format',
+      message: `format ${source.format} is not supported yet for Kafka pipes: use JSONEachRow`,
+    };
+  }
+  const authentication = source.authentication ?? 'PLAIN';
+  if (authentication === 'IAM_ROLE' || authentication === 'IAM_USER') {
+    return {
+      field: 'authentication',
+      message: `${authentication} (MSK IAM) authentication is not supported yet: use SCRAM or MUTUAL_TLS`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The connection a pipe's configuration asks for: TLS always (with the pipe's CA, and its client
+ * certificate for MUTUAL_TLS), SASL for PLAIN and SCRAM; plaintext only where the operator allowed
+ * it and the pipe spelled it out for every broker.
+ */
+export function connectionOptions(source: KafkaConfig, allowPlaintext: boolean): ConnectionOptions {
+  const brokers = parseBrokers(source);
+  if (brokers.length === 0) throw new PermanentError('brokers names no broker: write host:port, ...');
+  const plaintext = brokers.filter((broker) => broker.plaintext).length;
+  if (plaintext > 0 && plaintext < brokers.length) {
+    throw new PermanentError('brokers mixes plaintext:// and TLS brokers: a cluster is one or the other');
+  }
+  if (plaintext > 0 && !allowPlaintext) {
+    throw new PermanentError(
+      'plaintext:// brokers are refused: the server allows them only with SLUICE_ALLOW_PLAINTEXT_KAFKA=true',
+    );
+  }
+  const options: ConnectionOptions = {
+    bootstrapBrokers: brokers.map((b) => `${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}`),
+  };
+  const credentials = source.credentials ?? {};
+  const authentication = source.authentication ?? 'PLAIN';
+  if (plaintext === 0) {
+    options.tls = {
+      ...(source.caCertificate ? { ca: source.caCertificate } : {}),
+      ...(authentication === 'MUTUAL_TLS' && credentials.certificate && credentials.privateKey
+        ? { cert: credentials.certificate, key: credentials.privateKey }
+        : {}),
+    };
+  }
+  if (source.type === 'azureeventhub' && authentication === 'PLAIN' && credentials.connectionString) {
+    // Event Hubs' Kafka endpoint: SASL PLAIN whose user is literally $ConnectionString.
+    options.sasl = {
+      mechanism: 'PLAIN',
+      username: '$ConnectionString',
+      password: credentials.connectionString,
+    };
+  } else if (
+    (authentication === 'PLAIN' || authentication.startsWith('SCRAM-')) &&
+    credentials.username &&
+    credentials.password
+  ) {
+    options.sasl = {
+      mechanism: authentication as 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512',
+      username: credentials.username,
+      password: credentials.password,
+    };
+  }
+  return options;
+}
+
+/** The topics of the comma list, each once, in the order given. */
+export function topicNames(source: Pick<KafkaConfig, 'topics'>): string[] {
+  return [
+    ...new Set(
+      source.topics
+        .split(',')
+        .map((topic) => topic.trim())
+        .filter((topic) => topic.length > 0),
+    ),
+  ];
+}

@@ -1,0 +1,141 @@
+import type { Consumer } from '@platformatic/kafka';
+
+/** One message as a batch keeps it: the bytes as they came, never parsed here. */
+export interface KafkaMessage {
+  offset: bigint;
+  timestamp: bigint;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: [Buffer, Buffer][];
+}
+
+export interface FetchWant {
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+export interface Fetched {
+  topic: string;
+  partition: number;
+  /** Offsets from the wanted one, in order; control records (transaction markers) left out. */
+  messages: KafkaMessage[];
+  /** Where the next fetch starts: after the last batch, control batches included. */
+  next: bigint;
+  highWatermark: bigint;
+}
+
+/** Bit 5 of a record batch's attributes marks a control batch (commit and abort markers). */
+const CONTROL_BATCH = 0x20;
+const FETCH = { maxWaitMs: 500, partitionMaxBytes: 8 * 1024 * 1024, maxBytes: 32 * 1024 * 1024 };
+
+type AnyConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
+
+/**
+ * One round of Fetch requests, one per partition leader, for the wanted offsets. Whole record
+ * batches come back as the broker sent them (no object per message beyond the client's own), which
+ * is what lets a pipe read at the broker's speed (test/support/kafka/CLIENT-CHOICE.md).
+ */
+export async function fetchOnce(consumer: AnyConsumer, topics: string[], wants: FetchWant[]) {
+  const metadata = await consumer.metadata({ topics });
+  const byLeader = new Map<number, FetchWant[]>();
+  for (const want of wants) {
+    const leader = metadata.topics.get(want.topic)?.partitions[want.partition]?.leader;
+    if (leader === undefined || leader < 0) continue;
+    byLeader.set(leader, [...(byLeader.get(leader) ?? []), want]);
+  }
+  const answers = await Promise.all(
+    [...byLeader].map(([node, list]) => fetchFrom(consumer, metadata, node, list)),
+  );
+  return answers.flat();
+}
+
+async function fetchFrom(
+  consumer: AnyConsumer,
+  metadata: Awaited<ReturnType<AnyConsumer['metadata']>>,
+  node: number,
+  wants: FetchWant[],
+): Promise<Fetched[]> {
+  const topicNames = new Map<string, string>();
+  const requests = new Map<string, { partition: number; fetchOffset: bigint }[]>();
+  for (const want of wants) {
+    const id = metadata.topics.get(want.topic)?.id ?? '';
+    topicNames.set(id, want.topic);
+    requests.set(id, [...(requests.get(id) ?? []), { partition: want.partition, fetchOffset: want.offset }]);
+  }
+  const response = await consumer.fetch({
+    node,
+    maxWaitTime: FETCH.maxWaitMs,
+    minBytes: 1,
+    maxBytes: FETCH.maxBytes,
+    topics: [...requests].map(([topicId, partitions]) => ({
+      topicId,
+      partitions: partitions.map((p) => ({
+        ...p,
+        partitionMaxBytes: FETCH.partitionMaxBytes,
+        currentLeaderEpoch: -1,
+        lastFetchedEpoch: -1,
+      })),
+    })),
+  });
+  const fetched: Fetched[] = [];
+  for (const topicResponse of response.responses) {
+    const topic = topicNames.get(topicResponse.topicId) ?? '';
+    for (const answer of topicResponse.partitions) {
+      const from =
+        wants.find((w) => w.topic === topic && w.partition === answer.partitionIndex)?.offset ?? 0n;
+      const messages: KafkaMessage[] = [];
+      let next = from;
+      for (const batch of answer.records ?? []) {
+        const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+        if (last >= next) next = last + 1n;
+        if ((batch.attributes & CONTROL_BATCH) !== 0) continue;
+        for (const record of batch.records) {
+          const offset = batch.firstOffset + BigInt(record.offsetDelta);
+          // A batch may start before the offset asked for: the broker sends whole batches.
+          if (offset < from) continue;
+          messages.push({
+            offset,
+            timestamp: batch.firstTimestamp + record.timestampDelta,
+            key: record.key ?? null,
+            value: record.value ?? null,
+            headers: record.headers,
+          });
+        }
+      }
+      fetched.push({
+        topic,
+        partition: answer.partitionIndex,
+        messages,
+        next,
+        highWatermark: answer.highWatermark,
+      });
+    }
+  }
+  return fetched;
+}
+
+/**
+ * Exactly the messages of [from, to) of one partition, read again by offset (a batch claimed
+ * before a crash, whose messages are no longer in memory).
+ */
+export async function readRange(
+  consumer: AnyConsumer,
+  topics: string[],
+  range: { topic: string; partition: number; from: bigint; to: bigint },
+  signal: AbortSignal,
+): Promise<KafkaMessage[]> {
+  const messages: KafkaMessage[] = [];
+  let offset = range.from;
+  while (offset < range.to) {
+    signal.throwIfAborted();
+    const [answer] = await fetchOnce(consumer, topics, [{ ...range, offset }]);
+    if (!answer) throw new Error(`partition ${range.partition} of ${range.topic} has no leader now`);
+    for (const message of answer.messages) if (message.offset < range.to) messages.push(message);
+    // The end of the log before the range's end: the records were removed (retention) or never
+    // committed; what remains of the range is all there is.
+    if (answer.next <= offset && answer.highWatermark <= offset) break;
+    offset = answer.next > offset ? answer.next : offset;
+  }
+  return messages;
+}

@@ -1,0 +1,12 @@
+import type { SourceConnector } from '../contract.js';
+import { kafkaProblems } from './checks.js';
+import { openKafka } from './reader.js';
+import { KAFKA_VIRTUAL_COLUMNS } from './records-file.js';
+
+/** Kafka and every service that speaks its protocol (Redpanda, Confluent, MSK, Event Hubs, ...). */
+export const kafkaConnector: SourceConnector = {
+  kind: 'kafka',
+  virtualColumns: KAFKA_VIRTUAL_COLUMNS,
+  createProblems: kafkaProblems,
+  open: openKafka,
+};

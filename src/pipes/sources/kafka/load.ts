@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { type Engine, literal, settingsClause } from '../../../engine/index.js';
+import type { PipeConfig } from '../../model.js';
+import {
+  type BadRecord,
+  type InsertPlan,
+  insertPlan,
+  loadThroughReader,
+  MAX_EXPLAINED,
+  type SkippedRow,
+  whyRecordFails,
+} from '../../records/index.js';
+import {
+  KAFKA_VIRTUAL_COLUMNS,
+  KAFKA_VIRTUAL_TYPES,
+  type KafkaVirtualColumn,
+  recordsText,
+  type SourcedMessage,
+} from './records-file.js';
+
+/** How a pipe's messages become rows: the mapped fields and the virtual columns it uses. */
+export interface MessagePlan {
+  plan: InsertPlan;
+  virtual: KafkaVirtualColumn[];
+  settings: Record<string, string | number | boolean>;
+}
+
+export function messagePlan(config: PipeConfig): MessagePlan {
+  const virtual = KAFKA_VIRTUAL_COLUMNS.filter((column) =>
+    config.fieldMappings.some((mapping) => mapping.sourceField === column),
+  );
+  const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
+    positional: false,
+    virtualColumns: KAFKA_VIRTUAL_COLUMNS,
+    virtualTypes: KAFKA_VIRTUAL_TYPES,
+  });
+  const s = config.settings;
+  const settings = {
+    min_insert_block_size_bytes: s.engine_min_insert_block_size_bytes || 16 * 1024 * 1024,
+    storage_file_read_method: 'pread',
+    ...(s.engine_max_threads ? { max_threads: s.engine_max_threads } : {}),
+    ...(s.engine_max_insert_threads ? { max_insert_threads: s.engine_max_insert_threads } : {}),
+    input_format_skip_unknown_fields: 1,
+    date_time_input_format: 'best_effort',
+  };
+  return { plan, virtual, settings };
+}
+
+/**
+ * Loads a batch of messages into `into` through the source reader: the engine parses the bytes
+ * (records-file.ts), bad ones go back as bad records with their topic, partition and offset.
+ * A line that is not JSON at all can make the engine's parser read on into the next line, so
+ * when the engine skipped rows, lines that are not JSON are found (by the engine), set aside and
+ * the rest parsed again: every skipped row then is exactly one message.
+ */
+export async function loadMessages(
+  engines: { engine: Engine; sourceReader: Engine },
+  how: MessagePlan,
+  messages: readonly SourcedMessage[],
+  into: string,
+  name: string,
+): Promise<BadRecord[]> {
+  const { engine, sourceReader } = engines;
+  const file = `${name}-${randomUUID()}.json`;
+  const path = engine.scratchPath(file);
+  let text = recordsText(messages, how.virtual);
+  const bad = text.refused.map((r) => badRecord(messages[r.index] as SourcedMessage, r.error));
+  try {
+    await writeFile(path, text.chunks);
+    const skipped = await loadThroughReader(engines, {
+      name: file,
+      from: `file(${literal(path)}, 'JSONEachRow', ${literal(how.plan.structure)})`,
+      plan: how.plan,
+      settings: how.settings,
+      into,
+      recheck: async () => {
+        const invalid = await notJsonLines(sourceReader, path);
+        if (invalid.size === 0) return 'load';
+        const notJson = text.lines.filter((_, line) => invalid.has(line + 1));
+        for (const index of notJson) {
+          bad.push(badRecord(messages[index] as SourcedMessage, 'the message is not valid JSON'));
+        }
+        text = recordsText(
+          messages,
+          how.virtual,
+          text.lines.filter((_, line) => !invalid.has(line + 1)),
+        );
+        await writeFile(path, text.chunks);
+        return 'again';
+      },
+    });
+    bad.push(...(await explain(sourceReader, how, messages, text.lines, skipped)));
+    return bad;
+  } finally {
+    await engine.removeScratch(file);
+  }
+}
+
+/** Line numbers (from 1) of the lines that are not JSON, as the engine's own JSON reader says. */
+async function notJsonLines(engine: Engine, path: string): Promise<Set<number>> {
+  const result = await engine.query(
+    `SELECT n FROM (SELECT rowNumberInAllBlocks() + 1 AS n, isValidJSON(line) AS ok FROM file(${literal(path)}, 'LineAsString', 'line String')) WHERE NOT ok`,
+    { settings: { max_threads: 1 } },
+  );
+  return new Set(result.rows.map((row) => Number(row.n)));
+}
+
+async function explain(
+  engine: Engine,
+  how: MessagePlan,
+  messages: readonly SourcedMessage[],
+  lines: number[],
+  skipped: SkippedRow[],
+): Promise<BadRecord[]> {
+  const records: BadRecord[] = [];
+  for (const [count, skip] of skipped.entries()) {
+    const index = lines[skip.row - 1];
+    if (index === undefined) continue;
+    const sourced = messages[index] as SourcedMessage;
+    let error = skip.error.replace(/<LINE FEED>/g, '\\n').trim();
+    if (!error && count < MAX_EXPLAINED) {
+      const line = Buffer.concat(recordsText(messages, how.virtual, [index]).chunks).toString('utf8');
+      error = await whyRecordFails(
+        engine,
+        `SELECT * FROM format(JSONEachRow, ${literal(how.plan.structure)}, ${literal(line)})${settingsClause(how.settings)}`,
+      );
+    }
+    records.push(badRecord(sourced, error || 'the message does not parse'));
+  }
+  return records;
+}
+
+function badRecord(sourced: SourcedMessage, error: string): BadRecord {
+  const { topic, partition, message } = sourced;
+  return {
+    source: `${topic}:${partition}:${message.offset}`,
+    row: Number(message.offset),
+    error,
+    raw: message.value ? message.value.toString('utf8') : '',
+  };
+}

@@ -1,0 +1,133 @@
+import { Consumer } from '@platformatic/kafka';
+import type { Logger } from 'pino';
+import { sleep } from '../../../concurrency.js';
+import type { ConnectionOptions } from './connection.js';
+import { type FetchWant, fetchOnce, type KafkaMessage } from './fetch.js';
+
+export type KafkaConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
+
+/** What a pipe knows of one partition while it runs; it outlives a rebalance between members. */
+export class PartitionState {
+  owner: Member | undefined;
+  /** The next offset to fetch. */
+  position: bigint;
+  /** Fetched and not yet claimed, in offset order. */
+  messages: KafkaMessage[] = [];
+  bytes = 0;
+  /** When the oldest unclaimed message arrived (ms), for the flush by time. */
+  since: number | undefined;
+  highWatermark = -1n;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    /** Where the next claim starts: everything before it is claimed (the store's cursor). */
+    public claimedTo: bigint,
+  ) {
+    this.position = claimedTo;
+  }
+
+  get key(): string {
+    return partitionKey(this.topic, this.partition);
+  }
+
+  add(messages: KafkaMessage[], next: bigint, highWatermark: bigint): void {
+    for (const message of messages) this.bytes += message.value?.length ?? 0;
+    if (messages.length > 0) {
+      this.messages.push(...messages);
+      this.since ??= Date.now();
+    }
+    if (next > this.position) this.position = next;
+    this.highWatermark = highWatermark;
+  }
+}
+
+export const partitionKey = (topic: string, partition: number) => `${topic}:${partition}`;
+
+export function splitPartitionKey(key: string): [topic: string, partition: number] {
+  const at = key.lastIndexOf(':');
+  return [key.slice(0, at), Number(key.slice(at + 1))];
+}
+
+export interface MemberHost {
+  readonly topics: string[];
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  /** The partitions a member may fetch now (owned, with room under the memory budget). */
+  fetchable(member: Member): PartitionState[];
+  /** The group gave this member these partitions (after a join or a rebalance). */
+  assigned(member: Member, assignments: { topic: string; partitions: number[] }[]): Promise<void>;
+  /** A fetch failed for good (the client's own retries spent): the run stops with it. */
+  failed(error: unknown): void;
+}
+
+const IDLE_MS = 100;
+
+/**
+ * One of a pipe's `scaling.replicas` consumers in its consumer group: the group protocol spreads
+ * the partitions over the members, and each fetches its own into the partitions' buffers.
+ */
+export class Member {
+  readonly consumer: KafkaConsumer;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: MemberHost,
+    readonly index: number,
+    groupId: string,
+    connection: ConnectionOptions,
+  ) {
+    this.consumer = new Consumer({
+      ...connection,
+      clientId: `sluice-${groupId}-${index}`,
+      groupId,
+      // A member of a killed process leaves the group this long after: restarts rebalance soon.
+      sessionTimeout: 10_000,
+      rebalanceTimeout: 10_000,
+      heartbeatInterval: 1_000,
+      autocommit: false,
+    }) as KafkaConsumer;
+  }
+
+  async join(): Promise<void> {
+    this.consumer.topics.trackAll(...this.host.topics);
+    this.consumer.on('consumer:group:join', () => {
+      this.host.assigned(this, this.consumer.assignments ?? []).catch((error) => this.host.failed(error));
+    });
+    await this.consumer.joinGroup({});
+    await this.host.assigned(this, this.consumer.assignments ?? []);
+    this.loop = this.fetchLoop().catch((error) => this.host.failed(error));
+  }
+
+  private async fetchLoop(): Promise<void> {
+    while (!this.host.signal.aborted) {
+      const partitions = this.host.fetchable(this);
+      if (partitions.length === 0) {
+        await sleep(IDLE_MS, this.host.signal);
+        continue;
+      }
+      const wants: FetchWant[] = partitions.map((p) => ({
+        topic: p.topic,
+        partition: p.partition,
+        offset: p.position,
+      }));
+      const answers = await fetchOnce(this.consumer, this.host.topics, wants);
+      for (const answer of answers) {
+        const state = partitions.find((p) => p.topic === answer.topic && p.partition === answer.partition);
+        const asked = wants.find((w) => w.topic === answer.topic && w.partition === answer.partition);
+        // Moved to another member meanwhile, or read from elsewhere since: the answer is stale.
+        if (!state || !asked || state.owner !== this || state.position !== asked.offset) continue;
+        state.add(answer.messages, answer.next, answer.highWatermark);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.loop;
+    try {
+      await this.consumer.close();
+    } catch (error) {
+      this.host.logger.warn({ err: error }, 'a Kafka consumer did not close cleanly');
+    }
+  }
+}

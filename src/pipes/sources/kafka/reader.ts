@@ -1,0 +1,238 @@
+import type { Claim, Json } from '../../../store/index.js';
+import { PermanentError } from '../../records/index.js';
+import type { RunContext, SourceRun } from '../contract.js';
+import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
+import { readRange } from './fetch.js';
+import { loadMessages, messagePlan } from './load.js';
+import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
+import type { SourcedMessage } from './records-file.js';
+import { startOffsets } from './start.js';
+
+/** A batch's range: per partition, the offsets [from, to) it holds (decimal strings in JSON). */
+export interface KafkaRange {
+  partitions: { topic: string; partition: number; from: string; to: string }[];
+}
+
+/** The cursor: per `topic:partition`, the offset after the last claimed message. */
+type KafkaCursor = Record<string, string>;
+
+export const FLUSH = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
+const POLL_MS = 100;
+
+/**
+ * Kafka as a source: `scaling.replicas` members of the pipe's consumer group fetch the partitions
+ * the group gives them; a member's partitions are claimed as one batch when they hold 100,000
+ * messages, the byte budget, or have waited `streaming_max_insert_wait_ms`. The claim records each
+ * partition's offset range before anything is written, so a crash reads exactly that range again
+ * (by offset), and the store's cursor, not the group's offsets, says where each partition resumes.
+ * Offsets are committed to the group too after each batch commits, for lag tools.
+ */
+export async function openKafka(context: RunContext): Promise<SourceRun> {
+  const source = context.config.source.kafka;
+  if (!source) throw new PermanentError('the pipe has no kafka source');
+  const unsupported = unsupportedKafka(source);
+  if (unsupported) throw new PermanentError(unsupported.message);
+  const run = new KafkaRun(context, source);
+  await run.start();
+  return run;
+}
+
+class KafkaRun implements SourceRun, MemberHost {
+  readonly firstCursor: Json = {};
+  readonly pollMs = POLL_MS;
+  readonly topics: string[];
+  readonly logger;
+  private readonly stopping = new AbortController();
+  readonly signal: AbortSignal;
+  private readonly partitions = new Map<string, PartitionState>();
+  private readonly members: Member[] = [];
+  /** Messages of claimed batches not yet written, by range. */
+  private readonly payloads = new Map<string, SourcedMessage[]>();
+  private readonly flush: typeof FLUSH;
+  private readonly how;
+  private failure: { error: unknown } | undefined;
+  private turn = 0;
+
+  constructor(
+    private readonly context: RunContext,
+    private readonly source: KafkaConfig,
+  ) {
+    this.topics = topicNames(source);
+    this.logger = context.logger.child({ pipeId: context.pipeId });
+    this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
+    this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
+    this.how = messagePlan(context.config);
+  }
+
+  async start(): Promise<void> {
+    const connection = connectionOptions(this.source, this.context.allowPlaintextKafka);
+    const groupId = this.source.consumerGroup ?? `pipes-${this.context.pipeId}`;
+    const replicas = this.context.config.scaling.replicas ?? 1;
+    for (let index = 0; index < replicas; index += 1) {
+      this.members.push(new Member(this, index, groupId, connection));
+    }
+    try {
+      await Promise.all(this.members.map((member) => member.join()));
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  fetchable(member: Member): PartitionState[] {
+    const owned = [...this.partitions.values()].filter((p) => p.owner === member);
+    const buffered = owned.reduce((sum, p) => sum + p.bytes, 0);
+    // Backpressure: a member with a batch's worth waiting fetches no more until it is claimed.
+    if (buffered >= this.flush.bytes) return [];
+    return owned.filter((p) => p.messages.length < this.flush.rows);
+  }
+
+  async assigned(member: Member, assignments: { topic: string; partitions: number[] }[]): Promise<void> {
+    const given = new Set(assignments.flatMap((a) => a.partitions.map((p) => partitionKey(a.topic, p))));
+    for (const state of this.partitions.values()) {
+      if (state.owner === member && !given.has(state.key)) state.owner = undefined;
+    }
+    const fresh = [...given].filter((key) => !this.partitions.has(key));
+    for (const key of given) {
+      const state = this.partitions.get(key);
+      if (state) state.owner = member;
+    }
+    if (fresh.length === 0) return;
+    const starts = await startOffsets(this.context, this.source, member.consumer, fresh);
+    for (const [key, start] of starts) {
+      if (this.partitions.has(key)) continue;
+      const [topic, partition] = splitPartitionKey(key);
+      const state = new PartitionState(topic, partition, start);
+      state.owner = given.has(key) ? member : undefined;
+      this.partitions.set(key, state);
+    }
+    this.logger.info({ member: member.index, partitions: [...given] }, 'kafka partitions assigned');
+  }
+
+  failed(error: unknown): void {
+    if (this.signal.aborted) return;
+    this.failure ??= { error };
+  }
+
+  async next(cursor: Json | null): Promise<Claim | 'idle'> {
+    if (this.failure) throw this.failure.error;
+    for (let tried = 0; tried < this.members.length; tried += 1) {
+      const member = this.members[(this.turn + tried) % this.members.length] as Member;
+      const owned = [...this.partitions.values()].filter((p) => p.owner === member && p.messages.length > 0);
+      if (!this.ready(owned)) continue;
+      this.turn = (this.turn + tried + 1) % this.members.length;
+      return this.claim(owned, (cursor ?? {}) as KafkaCursor);
+    }
+    return 'idle';
+  }
+
+  private ready(owned: PartitionState[]): boolean {
+    if (owned.length === 0) return false;
+    const rows = owned.reduce((sum, p) => sum + p.messages.length, 0);
+    const bytes = owned.reduce((sum, p) => sum + p.bytes, 0);
+    const oldest = Math.min(...owned.map((p) => p.since ?? Number.POSITIVE_INFINITY));
+    return rows >= this.flush.rows || bytes >= this.flush.bytes || Date.now() - oldest >= this.flush.waitMs;
+  }
+
+  /** Takes the buffered messages of these partitions, up to the flush limits, as one range. */
+  private claim(owned: PartitionState[], cursor: KafkaCursor): Claim {
+    const range: KafkaRange = { partitions: [] };
+    const payload: SourcedMessage[] = [];
+    const next: KafkaCursor = { ...cursor };
+    let [rows, bytes] = [0, 0];
+    for (const state of owned) {
+      let taken = 0;
+      while (taken < state.messages.length && rows < this.flush.rows && bytes < this.flush.bytes) {
+        const message = state.messages[taken] as (typeof state.messages)[number];
+        payload.push({ topic: state.topic, partition: state.partition, message });
+        bytes += message.value?.length ?? 0;
+        rows += 1;
+        taken += 1;
+      }
+      if (taken === 0) continue;
+      const rest = state.messages.slice(taken);
+      const last = state.messages[taken - 1]?.offset ?? state.claimedTo;
+      const to = rest.length === 0 ? state.position : last + 1n;
+      range.partitions.push({
+        topic: state.topic,
+        partition: state.partition,
+        from: `${state.claimedTo}`,
+        to: `${to}`,
+      });
+      state.claimedTo = to;
+      state.messages = rest;
+      state.bytes = rest.reduce((sum, m) => sum + (m.value?.length ?? 0), 0);
+      state.since = rest.length > 0 ? Date.now() : undefined;
+      next[state.key] = `${to}`;
+    }
+    this.payloads.set(JSON.stringify(range), payload);
+    return { range: range as unknown as Json, files: 0, bytes, skipped: [], cursor: next };
+  }
+
+  async read(batch: { range: Json; slot: number }, into: string) {
+    const range = batch.range as unknown as KafkaRange;
+    const key = JSON.stringify(range);
+    const messages = this.payloads.get(key) ?? (await this.readAgain(range));
+    const bad = await loadMessages(
+      { engine: this.context.engine, sourceReader: this.context.sourceReader },
+      this.how,
+      messages,
+      into,
+      `${this.context.pipeId}-${batch.slot}`,
+    );
+    this.payloads.delete(key);
+    return bad;
+  }
+
+  /** A range claimed by an earlier run: its messages, read again by offset. */
+  private async readAgain(range: KafkaRange): Promise<SourcedMessage[]> {
+    const consumer = (this.members[0] as Member).consumer;
+    const messages: SourcedMessage[] = [];
+    for (const part of range.partitions) {
+      const read = await readRange(
+        consumer,
+        this.topics,
+        { topic: part.topic, partition: part.partition, from: BigInt(part.from), to: BigInt(part.to) },
+        this.signal,
+      );
+      for (const message of read) messages.push({ topic: part.topic, partition: part.partition, message });
+    }
+    return messages;
+  }
+
+  /** After the store committed a batch: its offsets go to the group too, for lag tools. */
+  async committed(batch: { range: Json }): Promise<void> {
+    const range = batch.range as unknown as KafkaRange;
+    const member = this.members[0];
+    if (!member || range.partitions.length === 0) return;
+    await member.consumer
+      .commit({
+        offsets: range.partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          offset: BigInt(p.to),
+          leaderEpoch: -1,
+        })),
+      })
+      .catch((error: unknown) => {
+        // The store holds the truth; the group's offsets only inform lag tools.
+        this.logger.warn({ err: error }, 'could not commit offsets to the consumer group');
+      });
+  }
+
+  /** Per partition: where the pipe is, the end of the log, and the difference. */
+  partitionStatus() {
+    return [...this.partitions.values()].map((p) => ({
+      topic: p.topic,
+      partition: p.partition,
+      offset: p.claimedTo.toString(),
+      highWatermark: p.highWatermark < 0n ? null : p.highWatermark.toString(),
+      lag: p.highWatermark < 0n ? null : (p.highWatermark - p.claimedTo).toString(),
+    }));
+  }
+
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await Promise.all(this.members.map((member) => member.close()));
+  }
+}

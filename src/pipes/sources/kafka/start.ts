@@ -1,0 +1,74 @@
+import type { RunContext } from '../contract.js';
+import type { KafkaConfig } from './connection.js';
+import { type KafkaConsumer, splitPartitionKey } from './member.js';
+
+/** ListOffsets' special timestamps: the first offset still in the log, and the end of the log. */
+const EARLIEST = -2n;
+const LATEST = -1n;
+
+/**
+ * Where each newly seen partition starts: the store's cursor when the pipe has claimed from it
+ * (the truth about what landed), else the consumer group's committed offset (a group the user
+ * brought), else `offset.strategy`: the log's start, its end, or the first message at or after
+ * `offset.timestamp`, resolved per partition by the broker.
+ */
+export async function startOffsets(
+  context: RunContext,
+  source: KafkaConfig,
+  consumer: KafkaConsumer,
+  keys: string[],
+): Promise<Map<string, bigint>> {
+  const cursor = ((await context.store.repos.progress.get(context.pipeId))?.cursor ?? {}) as Record<
+    string,
+    string
+  >;
+  const starts = new Map<string, bigint>();
+  const missing = keys.filter((key) => {
+    const stored = cursor[key];
+    if (stored !== undefined) starts.set(key, BigInt(stored));
+    return stored === undefined;
+  });
+  if (missing.length === 0) return starts;
+  const byTopic = groupByTopic(missing);
+  const committed = await consumer.listCommittedOffsets({
+    topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+  });
+  const fromStrategy: string[] = [];
+  for (const key of missing) {
+    const [topic, partition] = splitPartitionKey(key);
+    const offset = committed.get(topic)?.[partition];
+    if (offset !== undefined && offset >= 0n) starts.set(key, offset);
+    else fromStrategy.push(key);
+  }
+  if (fromStrategy.length === 0) return starts;
+  const topics = [...groupByTopic(fromStrategy).keys()];
+  const timestamp = strategyTimestamp(source);
+  const found = await consumer.listOffsets({ topics, timestamp });
+  const ends = timestamp >= 0n ? await consumer.listOffsets({ topics, timestamp: LATEST }) : found;
+  for (const key of fromStrategy) {
+    const [topic, partition] = splitPartitionKey(key);
+    const offset = found.get(topic)?.[partition] ?? -1n;
+    // No message at or after the time: start at the end, where the next one will be.
+    starts.set(key, offset >= 0n ? offset : (ends.get(topic)?.[partition] ?? 0n));
+  }
+  return starts;
+}
+
+function strategyTimestamp(source: KafkaConfig): bigint {
+  const strategy =
+    source.offset?.strategy ?? (source.offset?.timestamp ? 'from_timestamp' : 'from_beginning');
+  if (strategy === 'from_latest') return LATEST;
+  if (strategy === 'from_timestamp' && source.offset?.timestamp) {
+    return BigInt(Date.parse(`${source.offset.timestamp}:00Z`));
+  }
+  return EARLIEST;
+}
+
+function groupByTopic(keys: string[]): Map<string, number[]> {
+  const topics = new Map<string, number[]>();
+  for (const key of keys) {
+    const [topic, partition] = splitPartitionKey(key);
+    topics.set(topic, [...(topics.get(topic) ?? []), partition]);
+  }
+  return topics;
+}

@@ -1,0 +1,64 @@
+import { Producer } from '@platformatic/kafka';
+import type { KafkaConnectionOptions } from './kafka.js';
+
+// Helpers of the Kafka pipe tests: messages produced by a real producer, pipe bodies as a user
+// writes them.
+
+export interface TestMessage {
+  topic: string;
+  partition?: number;
+  key?: string;
+  value: string;
+  headers?: Record<string, string>;
+  timestamp?: bigint;
+}
+
+/** Produces with an idempotent producer (a retried batch cannot write a message twice). */
+export async function produce(options: KafkaConnectionOptions, messages: TestMessage[]): Promise<void> {
+  const producer = new Producer({ clientId: 'sluice-test-producer', ...options, idempotent: true });
+  try {
+    for (let at = 0; at < messages.length; at += 5_000) {
+      await producer.send({
+        messages: messages.slice(at, at + 5_000).map((m) => ({
+          topic: m.topic,
+          ...(m.partition !== undefined ? { partition: m.partition } : {}),
+          ...(m.key !== undefined ? { key: Buffer.from(m.key) } : {}),
+          ...(m.timestamp !== undefined ? { timestamp: m.timestamp } : {}),
+          value: Buffer.from(m.value),
+          ...(m.headers
+            ? {
+                headers: new Map(
+                  Object.entries(m.headers).map(([k, v]) => [Buffer.from(k), Buffer.from(v)] as const),
+                ),
+              }
+            : {}),
+        })),
+      });
+    }
+  } finally {
+    await producer.close();
+  }
+}
+
+/** A Kafka pipe into `kafka.<table>` with columns id UInt64 and name String, plus extra mappings. */
+export function kafkaPipe(
+  table: string,
+  kafka: Record<string, unknown>,
+  extra: { columns?: { name: string; type: string }[]; mappings?: Record<string, string> } = {},
+) {
+  const mappings = { id: 'id', name: 'name', ...(extra.mappings ?? {}) };
+  return {
+    name: table,
+    source: { kafka: { format: 'JSONEachRow', ...kafka } },
+    destination: {
+      database: 'kafka',
+      table,
+      tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+      columns: [{ name: 'id', type: 'UInt64' }, { name: 'name', type: 'String' }, ...(extra.columns ?? [])],
+    },
+    fieldMappings: Object.entries(mappings).map(([destinationField, sourceField]) => ({
+      sourceField,
+      destinationField,
+    })),
+  };
+}
