@@ -114,7 +114,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     // Set once the server listens; notifications link to it unless SLUICE_PUBLIC_URL says otherwise.
     let listeningUrl = '';
     const metrics = createMetricsRegistry();
-    registerPipeMetrics(metrics, store);
+    registerPipeMetrics(metrics, store, () => supervisor.sourceStatuses());
     const alertMetrics = new AlertMetrics(metrics);
     const evaluator = new AlertEvaluator({
       store,

@@ -117,4 +117,159 @@ describe('a Kafka pipe', () => {
     const status = await statusOf(s, id);
     expect(status).toMatchObject({ state: 'Running', rowsWritten: good, badRecords: bad.length });
   });
+
+  it('reads several topics into one table', async () => {
+    await kafka.createTopic('several-a', 2);
+    await kafka.createTopic('several-b', 1);
+    const messages = Array.from({ length: 300 }, (_, i) => ({
+      topic: i % 3 === 0 ? 'several-b' : 'several-a',
+      value: JSON.stringify({ id: i, name: `n${i}` }),
+    }));
+    await produce(kafka.connection('plaintext'), messages);
+    await createPipe(
+      s,
+      kafkaPipe(
+        'several',
+        { brokers: plaintext(), topics: 'several-a, several-b' },
+        { columns: [{ name: 'topic', type: 'String' }], mappings: { topic: '_topic' } },
+      ),
+    );
+    await waitForRows('several', 300);
+    expect(
+      await sql(
+        s,
+        'SELECT topic, count() AS n, uniqExact(id) AS ids FROM kafka.several GROUP BY topic ORDER BY topic',
+      ),
+    ).toEqual([
+      { topic: 'several-a', n: 200, ids: 200 },
+      { topic: 'several-b', n: 100, ids: 100 },
+    ]);
+  });
 });
+
+describe('Kafka authentication', () => {
+  const modes: [string, () => Record<string, unknown>][] = [
+    [
+      'SASL PLAIN over TLS',
+      () => ({
+        authentication: 'PLAIN',
+        brokers: kafka.bootstrap.saslSsl,
+        credentials: pick(kafka.users.plain),
+        caCertificate: kafka.caPem,
+      }),
+    ],
+    [
+      'SCRAM-SHA-256 over TLS',
+      () => ({
+        authentication: 'SCRAM-SHA-256',
+        brokers: kafka.bootstrap.saslSsl,
+        credentials: pick(kafka.users.scramSha256),
+        caCertificate: kafka.caPem,
+      }),
+    ],
+    [
+      'SCRAM-SHA-512 over TLS',
+      () => ({
+        authentication: 'SCRAM-SHA-512',
+        brokers: kafka.bootstrap.saslSsl,
+        credentials: pick(kafka.users.scramSha512),
+        caCertificate: kafka.caPem,
+      }),
+    ],
+    [
+      'MUTUAL_TLS',
+      () => ({
+        authentication: 'MUTUAL_TLS',
+        brokers: kafka.bootstrap.ssl,
+        credentials: { certificate: kafka.clientCertPem, privateKey: kafka.clientKeyPem },
+        caCertificate: kafka.caPem,
+      }),
+    ],
+  ];
+
+  it.each(modes)(
+    '%s: ingests, and no secret appears in the pipe, its status or the logs',
+    async (name, source) => {
+      const topic = `auth-${name.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}`;
+      const table = topic.replace(/-/g, '_');
+      await kafka.createTopic(topic, 1);
+      await produce(
+        kafka.connection('plaintext'),
+        Array.from({ length: 50 }, (_, i) => ({ topic, value: JSON.stringify({ id: i, name: `n${i}` }) })),
+      );
+      const config = source();
+      const id = await createPipe(s, kafkaPipe(table, { ...config, topics: topic }));
+      await waitForRows(table, 50);
+      const pipe = await s.request({ method: 'GET', url: `${s.pipesUrl}/${id}` });
+      const secrets = Object.values(config.credentials as Record<string, string>).filter(
+        (v) => !v.includes('BEGIN CERTIFICATE'),
+      );
+      for (const secret of secrets) {
+        expect(JSON.stringify(pipe.json)).not.toContain(secret);
+        expect(JSON.stringify(await statusOf(s, id))).not.toContain(secret);
+        expect(s.logs.join('\n')).not.toContain(secret);
+      }
+    },
+  );
+
+  it('refuses at create, naming the field: a wrong password, a missing topic, no CA for a private CA, plaintext without the setting', async () => {
+    await kafka.createTopic('checks', 1);
+    const base = {
+      brokers: kafka.bootstrap.saslSsl,
+      topics: 'checks',
+      authentication: 'SCRAM-SHA-256',
+      caCertificate: kafka.caPem,
+    };
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [
+        { ...base, credentials: { ...pick(kafka.users.scramSha256), password: 'wrong-password' } },
+        'source.kafka.credentials',
+        /refused the credentials/,
+      ],
+      [
+        { ...base, credentials: pick(kafka.users.scramSha256), topics: 'checks, nope-1, nope-2' },
+        'source.kafka.topics',
+        /nope-1, nope-2/,
+      ],
+      [
+        { ...base, credentials: pick(kafka.users.scramSha256), caCertificate: undefined },
+        'source.kafka.caCertificate',
+        /TLS/,
+      ],
+      [
+        { ...base, credentials: pick(kafka.users.scramSha256), format: 'Protobuf' },
+        'source.kafka.format',
+        /not supported yet/,
+      ],
+    ];
+    for (const [kafkaSource, path, message] of cases) {
+      const response = await s.request({
+        method: 'POST',
+        url: s.pipesUrl,
+        body: kafkaPipe('refused', kafkaSource),
+      });
+      expect(response.statusCode, JSON.stringify(response.json)).toBe(400);
+      expect(JSON.stringify(response.json)).toContain(path);
+      expect(JSON.stringify(response.json)).toMatch(message);
+      expect(JSON.stringify(response.json)).not.toContain('wrong-password');
+    }
+    const strict = await startSluice({ runtime: true });
+    try {
+      const response = await strict.request({
+        method: 'POST',
+        url: strict.pipesUrl,
+        body: kafkaPipe('refused', { brokers: plaintext(), topics: 'checks' }),
+      });
+      expect(response.statusCode).toBe(400);
+      expect(JSON.stringify(response.json)).toContain('SLUICE_ALLOW_PLAINTEXT_KAFKA');
+      const list = await strict.request({ method: 'GET', url: strict.pipesUrl });
+      expect(list.json.result).toEqual([]);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+function pick(user: { username: string; password: string }) {
+  return { username: user.username, password: user.password };
+}

@@ -231,6 +231,7 @@ export class PipesService {
       lastInsertAt: progress?.lastInsertAt?.toISOString() ?? null,
       lastError: progress?.lastError ?? null,
       lastErrorAt: progress?.lastErrorAt?.toISOString() ?? null,
+      ...(this.runtime?.sourceStatus(row.id) ?? {}),
     };
   }
 

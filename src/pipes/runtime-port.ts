@@ -1,6 +1,7 @@
 import type { Problem } from '../errors.js';
 import type { PipeRow, Service } from '../store/index.js';
 import type { PipeConfig } from './model.js';
+import type { PartitionStatus, SourceStatus } from './sources/index.js';
 
 // What the pipes service and the pipe runtime say to each other, and the status a pipe reports.
 
@@ -18,6 +19,8 @@ export interface PipeRuntime {
     destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
     service: Service,
   ): Promise<Problem[]>;
+  /** What a running pipe's source says of itself (Kafka: each partition's offset and lag). */
+  sourceStatus(pipeId: string): SourceStatus;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
   stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
@@ -42,6 +45,8 @@ export interface PipeStatus {
   lastInsertAt: string | null;
   lastError: string | null;
   lastErrorAt: string | null;
+  /** Streams: per partition, the next offset to claim, the log's end and the lag. */
+  partitions?: PartitionStatus[];
 }
 
 export function redactAll(text: string, secrets: string[]): string {

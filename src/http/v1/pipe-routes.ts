@@ -20,6 +20,18 @@ const PipeStatusSchema = T.Object({
   lastInsertAt: Nullable(T.String()),
   lastError: Nullable(T.String()),
   lastErrorAt: Nullable(T.String()),
+  partitions: T.Optional(
+    T.Array(
+      T.Object({
+        topic: T.String(),
+        partition: T.Number(),
+        offset: T.Number(),
+        highWatermark: Nullable(T.Number()),
+        lag: Nullable(T.Number()),
+      }),
+      { description: 'Kafka pipes while they run: per partition, the next offset, the log end and the lag' },
+    ),
+  ),
 });
 
 const BASE = '/v1/organizations/:organizationId/services/:serviceId/pipes';

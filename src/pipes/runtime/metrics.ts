@@ -1,12 +1,18 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Store } from '../../store/index.js';
+import type { SourceStatus } from '../sources/index.js';
 
 /**
  * Per-pipe progress as Prometheus gauges, read from the store at scrape time so every node reports
  * the same truth (the counters live in the store, not in a worker's memory). Labelled by pipe id
  * only: /metrics is unauthenticated, and pipe names are their organizations' business.
  */
-export function registerPipeMetrics(registry: Registry, store: Store): void {
+export function registerPipeMetrics(
+  registry: Registry,
+  store: Store,
+  sources: () => [pipeId: string, status: SourceStatus][] = () => [],
+): void {
+  registerPartitionMetrics(registry, sources);
   const counters = [
     ['sluice_pipe_files_done', 'Files a pipe has ingested', 'filesDone'],
     ['sluice_pipe_files_pending', 'Files a pipe has found and not yet ingested', 'filesPending'],
@@ -42,6 +48,36 @@ export function registerPipeMetrics(registry: Registry, store: Store): void {
     async collect() {
       state.reset();
       for (const pipe of await read()) state.set({ pipe_id: pipe.pipeId, state: pipe.state }, 1);
+    },
+  });
+}
+
+/** Per partition of the streams this node runs: the log's end, and how far behind the pipe is. */
+function registerPartitionMetrics(registry: Registry, sources: () => [string, SourceStatus][]): void {
+  const labelNames = ['pipe_id', 'topic', 'partition'];
+  const lag = new Gauge({
+    name: 'sluice_pipe_partition_lag',
+    help: 'Messages of a partition after the last one a pipe claimed',
+    labelNames,
+    registers: [registry],
+  });
+  const offset = new Gauge({
+    name: 'sluice_pipe_partition_offset',
+    help: 'The next offset of a partition a pipe will claim',
+    labelNames,
+    registers: [registry],
+  });
+  Object.assign(lag, {
+    collect() {
+      lag.reset();
+      offset.reset();
+      for (const [pipeId, status] of sources()) {
+        for (const p of status.partitions ?? []) {
+          const labels = { pipe_id: pipeId, topic: p.topic, partition: String(p.partition) };
+          offset.set(labels, p.offset);
+          if (p.lag !== null) lag.set(labels, p.lag);
+        }
+      }
     },
   });
 }

@@ -1,12 +1,14 @@
 import { sleep } from '../../concurrency.js';
 import type { Batch } from '../../store/index.js';
-import type { RunContext, SourceConnector } from '../sources/index.js';
+import type { RunContext, SourceConnector, SourceRun } from '../sources/index.js';
 import { completeBatch } from './batch.js';
 import { prepareDestination } from './destination.js';
 
 export interface RunnerContext extends RunContext {
   /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
   setState(to: 'Running' | 'Completed', reason: string, from: string[]): Promise<boolean>;
+  /** The source while it is open (its status joins the pipe's), undefined once closed. */
+  opened?(source: SourceRun | undefined): void;
 }
 
 /**
@@ -18,6 +20,7 @@ export interface RunnerContext extends RunContext {
 export async function runPipe(connector: SourceConnector, context: RunnerContext): Promise<void> {
   const { config, engine, store, pipeId, signal } = context;
   const source = await connector.open(context);
+  context.opened?.(source);
   try {
     // First, so a failure of anything below is recorded where the status shows it (lastError).
     await store.repos.progress.ensure(pipeId, source.firstCursor);
@@ -62,6 +65,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       await slots.settle();
     }
   } finally {
+    context.opened?.(undefined);
     await source.close();
   }
 }

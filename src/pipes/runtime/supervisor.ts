@@ -8,7 +8,7 @@ import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
-import { connectorFor } from '../sources/index.js';
+import { connectorFor, type SourceRun, type SourceStatus } from '../sources/index.js';
 import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
@@ -29,6 +29,8 @@ interface Worker {
  */
 export class PipeSupervisor implements PipeRuntime {
   private readonly workers = new Map<string, Worker>();
+  /** The open source of each running pipe, for its status. */
+  private readonly sources = new Map<string, SourceRun>();
   private closing = false;
 
   constructor(
@@ -86,6 +88,16 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
   ): Promise<Problem[]> {
     return definitionProblems(destination, this.deps.engines.engineFor(service));
+  }
+
+  /** What a running pipe's source says of itself (Kafka: partitions); {} when it does not run. */
+  sourceStatus(pipeId: string): SourceStatus {
+    return this.sources.get(pipeId)?.status?.() ?? {};
+  }
+
+  /** Every running pipe's source status, for the metrics. */
+  sourceStatuses(): [pipeId: string, status: SourceStatus][] {
+    return [...this.sources].map(([pipeId, source]) => [pipeId, source.status?.() ?? {}]);
   }
 
   async reload(pipeId: string): Promise<void> {
@@ -156,6 +168,7 @@ export class PipeSupervisor implements PipeRuntime {
         signal,
         redact: (text) => this.hidePaths(view.redact(text)),
         setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
+        opened: (source) => (source ? this.sources.set(pipeId, source) : this.sources.delete(pipeId)),
       });
       return 'done';
     } catch (error) {

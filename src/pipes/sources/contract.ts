@@ -42,9 +42,24 @@ export interface SourceRun {
    * UnreadablePartError, and the runtime reads the batch again without that part.
    */
   read(batch: Batch, into: string): Promise<BadRecord[]>;
+  /** What the source says of itself while it runs (Kafka: each partition's offset and lag). */
+  status?(): SourceStatus;
   /** After the store committed a batch (a stream tells its own bookkeeping, like Kafka's group). */
   committed?(batch: Batch): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A stream's position per partition: the next offset to claim, the end of the log, the gap. */
+export interface PartitionStatus {
+  topic: string;
+  partition: number;
+  offset: number;
+  highWatermark: number | null;
+  lag: number | null;
+}
+
+export interface SourceStatus {
+  partitions?: PartitionStatus[];
 }
 
 export interface CheckContext {

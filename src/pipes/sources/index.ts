@@ -3,7 +3,14 @@ import type { SourceConnector } from './contract.js';
 import { kafkaConnector } from './kafka/index.js';
 import { objectStorageConnector } from './object-storage/index.js';
 
-export type { CheckContext, RunContext, SourceConnector, SourceRun } from './contract.js';
+export type {
+  CheckContext,
+  PartitionStatus,
+  RunContext,
+  SourceConnector,
+  SourceRun,
+  SourceStatus,
+} from './contract.js';
 
 /** Every kind of source that can run; a kind missing here is stored and then Failed as not supported yet. */
 const CONNECTORS: Partial<Record<SourceKind, SourceConnector>> = {

@@ -48,6 +48,8 @@ export async function kafkaProblems(config: PipeConfig, context: CheckContext): 
     const topics = topicNames(source);
     let existing: Set<string>;
     try {
+      // Connected and authenticated first: a refusal must not read as a missing topic.
+      await consumer.metadata({ topics: [], forceUpdate: true });
       existing = await listTopics(consumer, topics);
     } catch (error) {
       return [connectionProblem(error)];
@@ -72,7 +74,8 @@ async function listTopics(consumer: KafkaConsumer, topics: string[]): Promise<Se
       const metadata = await consumer.metadata({ topics: [topic], forceUpdate: true });
       if (metadata.topics.has(topic)) found.add(topic);
     } catch (error) {
-      if (!codesOf(error).includes('PLT_KFK_RESPONSE')) throw error;
+      const codes = codesOf(error);
+      if (!codes.includes('PLT_KFK_RESPONSE') || codes.includes('PLT_KFK_AUTHENTICATION')) throw error;
     }
   }
   return found;

@@ -81,9 +81,10 @@ export class Member {
       ...connection,
       clientId: `sluice-${groupId}-${index}`,
       groupId,
-      // A member of a killed process leaves the group this long after: restarts rebalance soon.
-      sessionTimeout: 10_000,
-      rebalanceTimeout: 10_000,
+      // A member of a killed process is dropped from the group this long after (the broker's
+      // least): the restarted process gets its partitions a few seconds after it joins.
+      sessionTimeout: 6_000,
+      rebalanceTimeout: 6_000,
       heartbeatInterval: 1_000,
       autocommit: false,
     }) as KafkaConsumer;
@@ -94,8 +95,8 @@ export class Member {
     this.consumer.on('consumer:group:join', () => {
       this.host.assigned(this, this.consumer.assignments ?? []).catch((error) => this.host.failed(error));
     });
+    // Each join (the first and every rebalance) hands out partitions through the event above.
     await this.consumer.joinGroup({});
-    await this.host.assigned(this, this.consumer.assignments ?? []);
     this.loop = this.fetchLoop().catch((error) => this.host.failed(error));
   }
 

@@ -1,6 +1,6 @@
 import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
-import type { RunContext, SourceRun } from '../contract.js';
+import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { readRange } from './fetch.js';
 import { loadMessages, messagePlan } from './load.js';
@@ -187,6 +187,7 @@ class KafkaRun implements SourceRun, MemberHost {
   /** A range claimed by an earlier run: its messages, read again by offset. */
   private async readAgain(range: KafkaRange): Promise<SourcedMessage[]> {
     const consumer = (this.members[0] as Member).consumer;
+    this.logger.info({ range: range.partitions }, 'reading a range claimed before a restart again');
     const messages: SourcedMessage[] = [];
     for (const part of range.partitions) {
       const read = await readRange(
@@ -196,6 +197,7 @@ class KafkaRun implements SourceRun, MemberHost {
         this.signal,
       );
       for (const message of read) messages.push({ topic: part.topic, partition: part.partition, message });
+      this.logger.debug({ ...part, messages: read.length }, 'read a claimed range again');
     }
     return messages;
   }
@@ -221,14 +223,19 @@ class KafkaRun implements SourceRun, MemberHost {
   }
 
   /** Per partition: where the pipe is, the end of the log, and the difference. */
-  partitionStatus() {
-    return [...this.partitions.values()].map((p) => ({
-      topic: p.topic,
-      partition: p.partition,
-      offset: p.claimedTo.toString(),
-      highWatermark: p.highWatermark < 0n ? null : p.highWatermark.toString(),
-      lag: p.highWatermark < 0n ? null : (p.highWatermark - p.claimedTo).toString(),
-    }));
+  status(): SourceStatus {
+    const known = (n: bigint) => (n < 0n ? null : Number(n));
+    return {
+      partitions: [...this.partitions.values()]
+        .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+        .map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          offset: Number(p.claimedTo),
+          highWatermark: known(p.highWatermark),
+          lag: p.highWatermark < 0n ? null : Math.max(0, Number(p.highWatermark - p.claimedTo)),
+        })),
+    };
   }
 
   async close(): Promise<void> {

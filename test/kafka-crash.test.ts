@@ -1,0 +1,124 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sluiceServe } from './support/cli.js';
+import { type RunningKafka, startKafka } from './support/kafka.js';
+import { kafkaPipe, produce } from './support/kafka-pipes.js';
+import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
+
+const MESSAGES = 30_000;
+const ROUND = 500;
+const KILLS = 4;
+const TOPIC = 'crash';
+
+let kafka: RunningKafka;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  kafka = await startKafka();
+}, 600_000);
+
+afterAll(async () => {
+  await kafka?.stop();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+describe('Kafka ingestion survives crashes (a real server process, killed with SIGKILL)', () => {
+  it('holds every message exactly once after kills mid-stream with a producer running', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-kafka-crash-'));
+    dirs.push(dataDir);
+    await kafka.createTopic(TOPIC, 4);
+    const env = {
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_PORT: '0',
+      SLUICE_LOG_LEVEL: 'warn',
+      SLUICE_RATE_LIMIT: '0',
+      SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
+      SLUICE_ALLOW_PLAINTEXT_KAFKA: 'true',
+      SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
+      SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
+    };
+    const headers = {
+      authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET),
+      'content-type': 'application/json',
+    };
+    const call = async (url: string, method = 'GET', body?: unknown) => {
+      const response = await fetch(url, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+      return (await response.json()) as { status: number; result: any; error?: string };
+    };
+    let server = await sluiceServe(env);
+    const org = (await call(`${server.url}/v1/organizations`)).result[0].id;
+    const service = (await call(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
+    const pipes = `/v1/organizations/${org}/services/${service}/pipes`;
+    const created = await call(`${server.url}${pipes}`, 'POST', {
+      ...kafkaPipe('crash', { brokers: `plaintext://${kafka.bootstrap.plaintext}`, topics: TOPIC }),
+      // Two members, small batches: kills land between claim, stage, move and commit of several.
+      scaling: { replicas: 2 },
+      settings: { streaming_max_insert_wait_ms: 500 },
+    });
+    expect(created.status, created.error).toBe(200);
+    const pipeId = created.result.id;
+    const statusOf = async () => (await call(`${server.url}${pipes}/${pipeId}/status`)).result;
+    const query = async (sql: string) =>
+      (await call(`${server.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql })).result
+        .rows;
+
+    // The producer runs through the kills: 60 rounds of 500 messages, 700 ms apart (about 45 s).
+    const producing = (async () => {
+      for (let round = 0; round < MESSAGES / ROUND; round += 1) {
+        const messages = Array.from({ length: ROUND }, (_, i) => {
+          const id = round * ROUND + i;
+          return { topic: TOPIC, key: `k${id % 97}`, value: JSON.stringify({ id, name: `n${id}` }) };
+        });
+        await produce(kafka.connection('plaintext'), messages);
+        await new Promise((resolve) => setTimeout(resolve, 700));
+      }
+    })();
+
+    const killedAt: number[] = [];
+    for (let kill = 0; kill < KILLS; kill += 1) {
+      // Progress since the last kill: the restarted process rejoined the group and ingests.
+      const before = killedAt.at(-1) ?? 0;
+      await waitFor(
+        'the pipe to make progress',
+        async () => (await statusOf()).rowsWritten > before || undefined,
+        90_000,
+        20,
+      ).catch((error) => {
+        console.log(server.output());
+        throw error;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500 + Math.floor(Math.random() * 1500)));
+      killedAt.push((await statusOf()).rowsWritten);
+      server.child.kill('SIGKILL');
+      await new Promise((resolve) => server.child.once('exit', resolve));
+      server = await sluiceServe(env);
+    }
+    await producing;
+    console.log(`killed at rows written: ${killedAt.join(', ')}`);
+    const totals = await waitFor(
+      'every message to land',
+      async () => {
+        const [row] = await query('SELECT count() AS n, uniqExact(id) AS ids FROM kafka.crash');
+        return Number(row.n) >= MESSAGES ? row : undefined;
+      },
+      180_000,
+      500,
+    );
+    // A little longer: a duplicate would land after the count reached the total.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const [final] = await query(
+      'SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM kafka.crash',
+    );
+    const status = await statusOf();
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+    expect(killedAt.filter((rows) => rows < MESSAGES)).toHaveLength(KILLS);
+    expect(totals).toEqual({ n: MESSAGES, ids: MESSAGES });
+    expect(final).toEqual({ n: MESSAGES, ids: MESSAGES, lo: 0, hi: MESSAGES - 1 });
+    expect(status.rowsWritten).toBe(MESSAGES);
+    expect(status.partitions.map((p: { lag: number }) => p.lag)).toEqual([0, 0, 0, 0]);
+  }, 400_000);
+});
