@@ -5,10 +5,12 @@ import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from './connection.js';
+import { codesOf, messagesOf } from './errors.js';
 import { fetchOnce } from './fetch.js';
 import { messagePlan } from './load.js';
 import type { KafkaConsumer } from './member.js';
 import { recordsText, type SourcedMessage } from './records-file.js';
+import { requireTopics } from './start.js';
 
 const CHECK_TIMEOUT_MS = 15_000;
 const SAMPLE_MESSAGES = 10;
@@ -101,6 +103,7 @@ async function sampleProblem(
   consumer: KafkaConsumer,
   topics: string[],
 ): Promise<Problem | undefined> {
+  await requireTopics(consumer, topics);
   const starts = await consumer.listOffsets({ topics, timestamp: -2n });
   const wants = [...starts].flatMap(([topic, offsets]) =>
     offsets.map((offset, partition) => ({ topic, partition, offset })),
@@ -129,27 +132,4 @@ async function sampleProblem(
     }
   }
   return undefined;
-}
-
-function codesOf(error: unknown): string[] {
-  return flatten(error).flatMap((e) => [e.code, e.cause?.code].filter((c): c is string => !!c));
-}
-
-function messagesOf(error: unknown): string[] {
-  return flatten(error)
-    .flatMap((e) => [e.message, e.cause?.message])
-    .filter((m): m is string => !!m && !/^Multiple errors|^Performing/.test(m));
-}
-
-interface ClientError {
-  code?: string;
-  message?: string;
-  errors?: ClientError[];
-  cause?: ClientError;
-}
-
-function flatten(error: unknown): ClientError[] {
-  const e = error as ClientError;
-  if (!e || typeof e !== 'object') return [];
-  return [e, ...(e.errors ?? []).flatMap(flatten), ...(e.cause ? flatten(e.cause) : [])];
 }

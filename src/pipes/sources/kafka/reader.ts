@@ -2,6 +2,7 @@ import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
+import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
 import { loadMessages, messagePlan } from './load.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
@@ -75,7 +76,7 @@ class KafkaRun implements SourceRun, MemberHost {
       await Promise.all(this.members.map((member) => member.join()));
     } catch (error) {
       await this.close();
-      throw error;
+      throw kafkaFailure(error);
     }
   }
 
@@ -111,7 +112,7 @@ class KafkaRun implements SourceRun, MemberHost {
 
   failed(error: unknown): void {
     if (this.signal.aborted) return;
-    this.failure ??= { error };
+    this.failure ??= { error: kafkaFailure(error) };
   }
 
   async next(cursor: Json | null): Promise<Claim | 'idle'> {

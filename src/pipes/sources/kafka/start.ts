@@ -42,6 +42,7 @@ export async function startOffsets(
   }
   if (fromStrategy.length === 0) return starts;
   const topics = [...groupByTopic(fromStrategy).keys()];
+  await requireTopics(consumer, topics);
   const timestamp = strategyTimestamp(source);
   const found = await consumer.listOffsets({ topics, timestamp });
   const ends = timestamp >= 0n ? await consumer.listOffsets({ topics, timestamp: LATEST }) : found;
@@ -52,6 +53,16 @@ export async function startOffsets(
     starts.set(key, offset >= 0n ? offset : (ends.get(topic)?.[partition] ?? 0n));
   }
   return starts;
+}
+
+/**
+ * The client's listOffsets throws from inside its callback, past any promise, when its metadata
+ * lacks a topic (a broker that just restarted): the topics are checked on fresh metadata first.
+ */
+export async function requireTopics(consumer: KafkaConsumer, topics: string[]): Promise<void> {
+  const metadata = await consumer.metadata({ topics, forceUpdate: true });
+  const missing = topics.filter((topic) => !metadata.topics.has(topic));
+  if (missing.length > 0) throw new Error(`the brokers do not know the topics ${missing.join(', ')} now`);
 }
 
 function strategyTimestamp(source: KafkaConfig): bigint {

@@ -1,0 +1,245 @@
+import { Consumer } from '@platformatic/kafka';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningKafka, startKafka } from './support/kafka.js';
+import { kafkaPipe, produce, type TestMessage } from './support/kafka-pipes.js';
+import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
+
+// Kafka pipes as an operator lives with them, on a real broker: where they start, rebalances,
+// a broker that goes away, stop, start and delete mid-stream, and offsets for lag tools.
+
+let kafka: RunningKafka;
+let s: TestSluice;
+
+beforeAll(async () => {
+  kafka = await startKafka();
+  s = await startSluice({ runtime: true, env: { SLUICE_ALLOW_PLAINTEXT_KAFKA: 'true' } });
+}, 600_000);
+
+afterAll(async () => {
+  await s?.close();
+  await kafka?.stop();
+});
+
+const brokers = () => `plaintext://${kafka.bootstrap.plaintext}`;
+const rows = (topic: string, from: number, count: number, extra: Partial<TestMessage> = {}) =>
+  Array.from({ length: count }, (_, i) => ({
+    topic,
+    value: JSON.stringify({ id: from + i, name: `n${from + i}` }),
+    ...extra,
+  }));
+
+async function totals(table: string) {
+  const [row] = await sql(s, `SELECT count() AS n, uniqExact(id) AS ids FROM kafka.${table}`);
+  return { n: Number(row?.n), ids: Number(row?.ids) };
+}
+
+function waitForCount(table: string, n: number, timeoutMs = 90_000) {
+  return waitFor(
+    `${n} rows in kafka.${table}`,
+    async () => ((await totals(table)).n >= n ? true : undefined),
+    timeoutMs,
+    200,
+  );
+}
+
+const settings = { streaming_max_insert_wait_ms: 500 };
+
+describe('where a Kafka pipe starts', () => {
+  it('from_latest skips what was there before; from_timestamp starts at the first message at or after the time', async () => {
+    await kafka.createTopic('latest', 2);
+    await produce(kafka.connection('plaintext'), rows('latest', 0, 100));
+    const latest = await createPipe(s, {
+      ...kafkaPipe('latest', { brokers: brokers(), topics: 'latest', offset: { strategy: 'from_latest' } }),
+      settings,
+    });
+    await waitFor(
+      'the pipe to have its partitions',
+      async () => (await statusOf(s, latest)).partitions?.length === 2 || undefined,
+    );
+    await produce(kafka.connection('plaintext'), rows('latest', 100, 50));
+    await waitForCount('latest', 50);
+
+    await kafka.createTopic('from-time', 1);
+    const at = Date.parse('2026-01-02T03:04:00Z');
+    await produce(kafka.connection('plaintext'), [
+      ...rows('from-time', 0, 30, { timestamp: BigInt(at - 60_000) }),
+      ...rows('from-time', 30, 20, { timestamp: BigInt(at) }),
+      ...rows('from-time', 50, 10, { timestamp: BigInt(at + 60_000) }),
+    ]);
+    await createPipe(s, {
+      ...kafkaPipe('from_time', {
+        brokers: brokers(),
+        topics: 'from-time',
+        offset: { strategy: 'from_timestamp', timestamp: '2026-01-02T03:04' },
+      }),
+      settings,
+    });
+    await waitForCount('from_time', 30);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await totals('latest')).toEqual({ n: 50, ids: 50 });
+    expect(await sql(s, 'SELECT min(id) AS lo, max(id) AS hi FROM kafka.latest')).toEqual([
+      { lo: 100, hi: 149 },
+    ]);
+    expect(await sql(s, 'SELECT count() AS n, min(id) AS lo FROM kafka.from_time')).toEqual([
+      { n: 30, lo: 30 },
+    ]);
+  });
+
+  it('validateSamples: the first messages must parse as mapped, or the create is a 400 naming the message', async () => {
+    await kafka.createTopic('samples', 1);
+    await produce(kafka.connection('plaintext'), [
+      ...rows('samples', 0, 2),
+      { topic: 'samples', value: '{"id": "three", "name": "c"}' },
+    ]);
+    const body = kafkaPipe('samples', { brokers: brokers(), topics: 'samples' });
+    const response = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: { ...body, source: { ...body.source, validateSamples: true } },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json.error).toContain('source.validateSamples');
+    expect(response.json.error).toContain('samples partition 0 offset 2');
+    expect(
+      (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.map((p: { name: string }) => p.name),
+    ).not.toContain('samples');
+  });
+});
+
+describe('a Kafka pipe while it runs', () => {
+  it('two replicas share the partitions; members joining and leaving the group mid-stream lose and double nothing', async () => {
+    const topic = 'rebalance';
+    await kafka.createTopic(topic, 4);
+    const id = await createPipe(s, {
+      ...kafkaPipe('rebalance', { brokers: brokers(), topics: topic, consumerGroup: 'rebalance-group' }),
+      scaling: { replicas: 2 },
+      settings,
+    });
+    await waitForState(s, id, 'Running');
+    await produce(kafka.connection('plaintext'), rows(topic, 0, 2000));
+    await waitForCount('rebalance', 1);
+    // Another member joins the pipe's group (a second node would): the group rebalances and takes
+    // partitions from the pipe's members; then it leaves and they come back.
+    const intruder = new Consumer({
+      clientId: 'intruder',
+      groupId: 'rebalance-group',
+      ...kafka.connection('plaintext'),
+      sessionTimeout: 6_000,
+      heartbeatInterval: 500,
+    });
+    intruder.topics.trackAll(topic);
+    await intruder.joinGroup({});
+    const taken = (intruder.assignments ?? []).flatMap((a) => a.partitions);
+    await produce(kafka.connection('plaintext'), rows(topic, 2000, 2000));
+    await intruder.close();
+    // The pipe's replicas scale from 2 to 3 mid-stream: another rebalance.
+    const scaled = await s.request({
+      method: 'PATCH',
+      url: `${s.pipesUrl}/${id}/scaling`,
+      body: { replicas: 3 },
+    });
+    expect(scaled.statusCode).toBe(200);
+    await produce(kafka.connection('plaintext'), rows(topic, 4000, 2000));
+    await waitForCount('rebalance', 6000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(taken.length).toBeGreaterThan(0);
+    expect(await totals('rebalance')).toEqual({ n: 6000, ids: 6000 });
+    const status = await waitFor('lag 0 everywhere', async () => {
+      const st = await statusOf(s, id);
+      return st.partitions?.length === 4 && st.partitions.every((p: { lag: number }) => p.lag === 0)
+        ? st
+        : undefined;
+    });
+    expect(
+      status.partitions
+        .map((p: { highWatermark: number }) => p.highWatermark)
+        .reduce((a: number, b: number) => a + b, 0),
+    ).toBe(6000);
+    // The group's committed offsets follow the store (for lag tools), after each batch.
+    const reader = new Consumer({
+      clientId: 'lag-tool',
+      groupId: 'rebalance-group',
+      ...kafka.connection('plaintext'),
+    });
+    try {
+      const committed = await waitFor('offsets committed to the group', async () => {
+        const offsets = await reader.listCommittedOffsets({ topics: [{ topic, partitions: [0, 1, 2, 3] }] });
+        const list = offsets.get(topic) ?? [];
+        return list.reduce((a, b) => a + b, 0n) === 6000n ? list : undefined;
+      });
+      expect(committed).toEqual(
+        status.partitions.map((p: { highWatermark: number }) => BigInt(p.highWatermark)),
+      );
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('a broker that goes away makes the pipe Degraded with the reason; when it is back the pipe runs and nothing is lost', async () => {
+    const topic = 'outage';
+    await kafka.createTopic(topic, 2);
+    const id = await createPipe(s, {
+      ...kafkaPipe('outage', { brokers: brokers(), topics: topic }),
+      settings,
+    });
+    await produce(kafka.connection('plaintext'), rows(topic, 0, 1000));
+    await waitForCount('outage', 1000);
+    await kafka.shutdown();
+    const degraded = await waitForState(s, id, 'Degraded', 120_000);
+    expect(degraded.reason).toMatch(/broker|connect|Kafka/i);
+    await kafka.start();
+    await waitForState(s, id, 'Running', 120_000);
+    await produce(kafka.connection('plaintext'), rows(topic, 1000, 1000));
+    await waitForCount('outage', 2000, 120_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await totals('outage')).toEqual({ n: 2000, ids: 2000 });
+  }, 300_000);
+
+  it('stop mid-stream stops ingesting, start resumes exactly where it was; delete mid-stream removes it cleanly', async () => {
+    const topic = 'stop-start';
+    await kafka.createTopic(topic, 3);
+    const id = await createPipe(s, {
+      ...kafkaPipe('stop_start', { brokers: brokers(), topics: topic }),
+      settings,
+    });
+    const producing = (async () => {
+      for (let round = 0; round < 20; round += 1) {
+        await produce(kafka.connection('plaintext'), rows(topic, round * 200, 200));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    await waitForCount('stop_start', 200);
+    const url = `${s.pipesUrl}/${id}/state`;
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'stop' } })).json.result.state).toBe(
+      'Stopped',
+    );
+    const atStop = (await totals('stop_start')).n;
+    await producing;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await totals('stop_start')).n).toBe(atStop);
+    expect(atStop).toBeLessThan(4000);
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
+    await waitForCount('stop_start', 4000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await totals('stop_start')).toEqual({ n: 4000, ids: 4000 });
+
+    const doomed = await createPipe(s, {
+      ...kafkaPipe('doomed', { brokers: brokers(), topics: topic }),
+      settings,
+    });
+    await waitForCount('doomed', 1);
+    const deleted = await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${doomed}` });
+    expect(deleted.statusCode).toBe(200);
+    expect((await s.request({ method: 'GET', url: `${s.pipesUrl}/${doomed}` })).statusCode).toBe(404);
+    const stages = await sql(
+      s,
+      "SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE '%" +
+        doomed.replace(/-/g, '') +
+        "%'",
+    );
+    expect(stages).toEqual([{ n: 0 }]);
+    expect(s.logs.join('\n')).not.toMatch(/"level":50/);
+  });
+});
