@@ -1,5 +1,6 @@
 import { benchAlerts } from './alerts.js';
 import { benchApi } from './api.js';
+import { benchKafka } from './kafka.js';
 import { benchMemory } from './memory.js';
 import { benchObjectStorage } from './object-storage.js';
 
@@ -9,6 +10,7 @@ const benches: Record<string, () => Promise<void>> = {
   'object-storage': benchObjectStorage,
   memory: benchMemory,
   alerts: benchAlerts,
+  kafka: benchKafka,
 };
 const only = process.argv.slice(2);
 for (const [name, bench] of Object.entries(benches)) {

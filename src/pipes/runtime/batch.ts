@@ -59,16 +59,27 @@ export async function ensureStages(engine: Engine, destination: Destination, pip
  * only finishes the moves, since what moved is gone from the stage.
  */
 export async function completeBatch(
-  context: { engine: Engine; store: Store },
+  context: {
+    engine: Engine;
+    store: Store;
+    /**
+     * Slots whose stages were checked in this run: a stream's small batches skip the check (a
+     * destination that changes shape later fails the move, and the next run checks again).
+     */
+    stagesChecked?: Set<number>;
+  },
   destination: Destination,
   claimed: Batch,
   read: RangeReader,
 ): Promise<void> {
-  const { engine, store } = context;
+  const { engine, store, stagesChecked } = context;
   const batch = { ...claimed };
   const names = stageNames(batch.pipeId, batch.slot);
   const stage = (name: string) => tableName(STAGING_DATABASE, name);
-  if (destination.staged) await ensureStages(engine, destination, batch.pipeId, batch.slot);
+  if (destination.staged && !stagesChecked?.has(batch.slot)) {
+    await ensureStages(engine, destination, batch.pipeId, batch.slot);
+    stagesChecked?.add(batch.slot);
+  }
   while (!batch.staged) {
     if (destination.staged) {
       await engine.execute(`TRUNCATE TABLE ${stage(names.data)}`);

@@ -25,11 +25,14 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     // First, so a failure of anything below is recorded where the status shows it (lastError).
     await store.repos.progress.ensure(pipeId, source.firstCursor);
     const destination = await prepareDestination(engine, config);
-    const replicas = config.scaling.replicas ?? 1;
+    const inFlight = source.inFlight ?? config.scaling.replicas ?? 1;
     const slots = new Slots();
+    const stagesChecked = new Set<number>();
     const run = (batch: Batch) =>
       slots.run(batch.slot, async () => {
-        await completeBatch({ engine, store }, destination, batch, (b, into) => source.read(b, into));
+        await completeBatch({ engine, store, stagesChecked }, destination, batch, (b, into) =>
+          source.read(b, into),
+        );
         await source.committed?.(batch);
       });
     try {
@@ -39,7 +42,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         // A pipe deleted under a running worker (a race with a PATCH) stops claiming work.
         if (!(await store.repos.pipes.getById(pipeId))) return;
         let answer: 'claimed' | 'idle' | 'complete' = 'idle';
-        for (let slot = slots.free(replicas); slot !== undefined; slot = slots.free(replicas)) {
+        for (let slot = slots.free(inFlight); slot !== undefined; slot = slots.free(inFlight)) {
           const cursor = (await store.repos.progress.get(pipeId))?.cursor ?? null;
           const next = await source.next(cursor);
           if (next === 'idle' || next === 'complete') {

@@ -28,6 +28,8 @@ export interface SourceConnector {
 export interface SourceRun {
   /** Where a new pipe starts (the progress row's first cursor). */
   readonly firstCursor: Json | null;
+  /** Batches it may have in flight at once; `scaling.replicas` when absent. */
+  readonly inFlight?: number;
   /** How long to wait before asking `next` again after it answered 'idle'. */
   readonly pollMs: number;
   /**

@@ -27,7 +27,7 @@ export interface Fetched {
 
 /** Bit 5 of a record batch's attributes marks a control batch (commit and abort markers). */
 const CONTROL_BATCH = 0x20;
-const FETCH = { maxWaitMs: 500, partitionMaxBytes: 8 * 1024 * 1024, maxBytes: 32 * 1024 * 1024 };
+const FETCH = { maxWaitMs: 500, partitionMaxBytes: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
 
 type AnyConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
 

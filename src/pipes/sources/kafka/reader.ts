@@ -41,6 +41,8 @@ export async function openKafka(context: RunContext): Promise<SourceRun> {
 class KafkaRun implements SourceRun, MemberHost {
   readonly firstCursor: Json = {};
   readonly pollMs = POLL_MS;
+  /** Two batches per member: one is parsed and staged while the other moves and commits. */
+  readonly inFlight: number;
   readonly topics: string[];
   readonly logger;
   private readonly stopping = new AbortController();
@@ -63,6 +65,7 @@ class KafkaRun implements SourceRun, MemberHost {
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
     this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
     this.how = messagePlan(context.config);
+    this.inFlight = 2 * (context.config.scaling.replicas ?? 1);
   }
 
   async start(): Promise<void> {

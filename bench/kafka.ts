@@ -1,0 +1,304 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Consumer, Producer } from '@platformatic/kafka';
+import { createSluice, type Sluice } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { type RunningKafka, startKafka } from '../test/support/kafka.js';
+import { printTable } from './support.js';
+
+/** Megabytes of messages in the backlog test (the issue's memory check asks for 5,000). */
+const BACKLOG_MB = Number(process.env.BENCH_KAFKA_MB ?? 300);
+const MESSAGE_BYTES = 1600;
+const PARTITIONS = 4;
+const STEADY = { perSecond: 10_000, seconds: Number(process.env.BENCH_KAFKA_STEADY_SECONDS ?? 20) };
+
+/**
+ * Kafka pipes against a real broker, beside a bare consumer of the same client library reading
+ * the same topic in the same run: end-to-end MB/s and rows/s from a backlog to visible rows (one
+ * replica), the ratio to the bare consumer, the Sluice process's peak RSS while it drains the
+ * backlog, and produce-to-visible latency at a steady 10,000 messages/s.
+ */
+export async function benchKafka(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-kafka-'));
+  const kafka = await startKafka();
+  const sluice = await createSluice(
+    loadConfig({
+      SLUICE_DATA_DIR: join(dir, 'data'),
+      SLUICE_RATE_LIMIT: '0',
+      SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
+      SLUICE_ALLOW_PLAINTEXT_KAFKA: 'true',
+      SLUICE_BOOTSTRAP_KEY_ID: 'sk_bench',
+      SLUICE_BOOTSTRAP_KEY_SECRET: 'bench-secret-0123456789',
+    }),
+    { logger: createLogger('warn') },
+  );
+  try {
+    const scope = await defaultScope(sluice);
+    const count = Math.round((BACKLOG_MB * 1e6) / MESSAGE_BYTES);
+    await kafka.createTopic('backlog', PARTITIONS);
+    const produced = await timed(() => produceMessages(kafka, 'backlog', 0, count));
+    const bytes = count * MESSAGE_BYTES;
+    const bare = await timed(() => bareConsume(kafka, 'backlog', count));
+    let peakRss = 0;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    }, 100);
+    const pipe = await ingest(sluice, scope, kafka, 'backlog', count);
+    clearInterval(sampler);
+    const steadyMbps = (pipe.steadyRowsPerSecond * MESSAGE_BYTES) / 1e6;
+    const bareMbps = bytes / 1e6 / bare;
+    printTable(
+      `Kafka: ${count} JSON messages of ${MESSAGE_BYTES} bytes (${(bytes / 1e6).toFixed(0)} MB), ${PARTITIONS} partitions, one replica`,
+      [
+        {
+          reader: 'producer (idempotent)',
+          'MB/s': mbps(bytes, produced),
+          'rows/s': Math.round(count / produced),
+        },
+        {
+          reader: 'bare consumer (same client, fetch loop)',
+          'MB/s': mbps(bytes, bare),
+          'rows/s': Math.round(count / bare),
+        },
+        {
+          reader: 'Sluice pipe, topic to visible rows (after the first batch)',
+          'MB/s': steadyMbps.toFixed(1),
+          'rows/s': Math.round(pipe.steadyRowsPerSecond),
+          'ratio vs bare consumer': (steadyMbps / bareMbps).toFixed(2),
+        },
+        {
+          reader: 'Sluice pipe, create to every row visible',
+          'MB/s': mbps(bytes, pipe.totalSeconds),
+          'rows/s': Math.round(count / pipe.totalSeconds),
+        },
+      ],
+    );
+    console.log(
+      `create (checks against the broker) ${pipe.createSeconds.toFixed(2)} s; first rows visible ${pipe.firstRowsSeconds.toFixed(2)} s after create; peak RSS of this process (Sluice, producer and bench) ${Math.round(peakRss / 1e6)} MB`,
+    );
+    const latencies = [];
+    for (const waitMs of [5000, 500]) latencies.push(await steadyLatency(sluice, scope, kafka, waitMs));
+    printTable(
+      `Kafka: produce to visible rows at a steady ${STEADY.perSecond} messages/s for ${STEADY.seconds} s`,
+      latencies,
+    );
+  } finally {
+    await sluice.close();
+    await kafka.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+type Scope = { organizationId: string; serviceId: string };
+
+async function defaultScope(sluice: Sluice): Promise<Scope> {
+  const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
+  const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
+  if (!organization || !service) throw new Error('no default service');
+  return { organizationId: organization.id, serviceId: service.id };
+}
+
+/** A JSON message of about MESSAGE_BYTES with the id and the time it was made. */
+function message(id: number, sent: number): Buffer {
+  const head = `{"id":${id},"sent":${sent},"kind":"event","payload":"`;
+  return Buffer.from(`${head}${'x'.repeat(MESSAGE_BYTES - head.length - 2)}"}`);
+}
+
+async function produceMessages(kafka: RunningKafka, topic: string, from: number, count: number) {
+  const producer = new Producer({ clientId: 'bench', ...kafka.connection('plaintext'), idempotent: true });
+  try {
+    // One send at a time: an idempotent producer's concurrent sends can reach the broker out of order.
+    // 2,000 over 4 partitions: each partition's record batch stays under the broker's 1 MB limit.
+    const batch = 2_000;
+    for (let at = 0; at < count; at += batch) {
+      const now = Date.now();
+      const size = Math.min(batch, count - at);
+      await producer.send({
+        messages: Array.from({ length: size }, (_, i) => ({ topic, value: message(from + at + i, now) })),
+      });
+    }
+  } finally {
+    await producer.close();
+  }
+}
+
+/** Reads every message of the topic with the client's fetch, as fast as it goes, and drops them. */
+async function bareConsume(kafka: RunningKafka, topic: string, count: number): Promise<void> {
+  const consumer = new Consumer({
+    clientId: 'bench-bare',
+    groupId: 'bench-bare',
+    ...kafka.connection('plaintext'),
+  });
+  try {
+    const metadata = await consumer.metadata({ topics: [topic] });
+    const info = metadata.topics.get(topic);
+    if (!info) throw new Error('no topic');
+    const offsets = new Array<bigint>(PARTITIONS).fill(0n);
+    let seen = 0;
+    while (seen < count) {
+      const byLeader = new Map<number, number[]>();
+      info.partitions.forEach((p, i) => byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), i]));
+      await Promise.all(
+        [...byLeader].map(async ([node, partitions]) => {
+          const response = await consumer.fetch({
+            node,
+            maxWaitTime: 500,
+            minBytes: 1,
+            maxBytes: 32 * 1024 * 1024,
+            topics: [
+              {
+                topicId: info.id,
+                partitions: partitions.map((partition) => ({
+                  partition,
+                  fetchOffset: offsets[partition] as bigint,
+                  partitionMaxBytes: 8 * 1024 * 1024,
+                  currentLeaderEpoch: -1,
+                  lastFetchedEpoch: -1,
+                })),
+              },
+            ],
+          });
+          for (const answer of response.responses[0]?.partitions ?? []) {
+            for (const batch of answer.records ?? []) {
+              seen += batch.records.length;
+              offsets[answer.partitionIndex] = batch.firstOffset + BigInt(batch.lastOffsetDelta) + 1n;
+            }
+          }
+        }),
+      );
+    }
+  } finally {
+    await consumer.close();
+  }
+}
+
+function pipeBody(topic: string, kafka: RunningKafka, settings: Record<string, number>) {
+  return {
+    name: `bench ${topic}`,
+    source: {
+      kafka: { format: 'JSONEachRow', brokers: `plaintext://${kafka.bootstrap.plaintext}`, topics: topic },
+    },
+    destination: {
+      database: 'bench',
+      table: topic,
+      tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+      columns: [
+        { name: 'id', type: 'UInt64' },
+        { name: 'sent', type: 'UInt64' },
+        { name: 'kind', type: 'String' },
+        { name: 'payload', type: 'String' },
+      ],
+    },
+    settings,
+  };
+}
+
+/** Creates a pipe on a backlog and follows it: when it was created, first showed rows, and had all. */
+async function ingest(sluice: Sluice, scope: Scope, kafka: RunningKafka, topic: string, count: number) {
+  const start = performance.now();
+  const pipe = await sluice.pipes.create(
+    scope,
+    pipeBody(topic, kafka, { streaming_max_insert_wait_ms: 5000 }),
+  );
+  const created = performance.now();
+  // Rows over time; the steady rate runs from the first batch to the last full one (the backlog's
+  // tail waits streaming_max_insert_wait_ms for more, as a stream's last partial batch does).
+  const samples: { at: number; rows: number }[] = [];
+  for (;;) {
+    const status = await sluice.pipes.status(scope, pipe.id);
+    if (status.rowsWritten !== samples.at(-1)?.rows)
+      samples.push({ at: performance.now(), rows: status.rowsWritten });
+    if (status.rowsWritten >= count) break;
+    if (status.state === 'Failed') throw new Error(`bench pipe failed: ${status.reason}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const moving = samples.filter((sample) => sample.rows > 0);
+  const [first, lastFull] = [moving[0], moving.at(-2) ?? moving[0]];
+  if (!first || !lastFull) throw new Error('no progress seen');
+  const done = samples.at(-1)?.at ?? performance.now();
+  return {
+    createSeconds: (created - start) / 1000,
+    firstRowsSeconds: (first.at - start) / 1000,
+    totalSeconds: (done - start) / 1000,
+    steadyRowsPerSecond: (lastFull.rows - first.rows) / ((lastFull.at - first.at) / 1000),
+  };
+}
+
+/** Produces at a steady rate and records when each message became visible in the table. */
+async function steadyLatency(sluice: Sluice, scope: Scope, kafka: RunningKafka, waitMs: number) {
+  const topic = `steady_${waitMs}`;
+  await kafka.createTopic(topic, PARTITIONS);
+  const pipe = await sluice.pipes.create(
+    scope,
+    pipeBody(topic, kafka, { streaming_max_insert_wait_ms: waitMs }),
+  );
+  const service = (await sluice.identity.listServices(scope.organizationId)).find(
+    (x) => x.id === scope.serviceId,
+  );
+  if (!service) throw new Error('no service');
+  const engine = sluice.engines.engineFor(service);
+  const total = STEADY.perSecond * STEADY.seconds;
+  const latencies: number[] = [];
+  let done = false;
+  let seenUpTo = -1;
+  const seen = new Set<number>();
+  const watcher = (async () => {
+    while (!done || seen.size < total) {
+      const result = await engine
+        .query(`SELECT id, sent FROM bench.${topic} WHERE id > ${seenUpTo}`)
+        .catch(() => ({ rows: [] as Record<string, unknown>[] }));
+      const now = Date.now();
+      for (const row of result.rows) {
+        const id = Number(row.id);
+        if (seen.has(id)) continue;
+        seen.add(id);
+        latencies.push(now - Number(row.sent));
+      }
+      while (seen.has(seenUpTo + 1)) seenUpTo += 1;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  const producer = new Producer({
+    clientId: 'bench-steady',
+    ...kafka.connection('plaintext'),
+    idempotent: true,
+  });
+  const start = Date.now();
+  const tick = 100;
+  for (let sent = 0; sent < total; ) {
+    const due = Math.min(total, Math.round(((Date.now() - start + tick) / 1000) * STEADY.perSecond));
+    if (due > sent) {
+      const now = Date.now();
+      await producer.send({
+        messages: Array.from({ length: due - sent }, (_, i) => ({ topic, value: message(sent + i, now) })),
+      });
+      sent = due;
+    }
+    await new Promise((resolve) => setTimeout(resolve, tick));
+  }
+  await producer.close();
+  done = true;
+  await watcher;
+  await sluice.pipes.command(scope, pipe.id, { command: 'stop' });
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return {
+    streaming_max_insert_wait_ms: waitMs,
+    messages: total,
+    'p50 ms': at(0.5),
+    'p99 ms': at(0.99),
+    'max ms': at(1),
+  };
+}
+
+async function timed(work: () => Promise<void>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await work();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+function mbps(bytes: number, seconds: number): string {
+  return (bytes / 1e6 / seconds).toFixed(1);
+}
