@@ -2,8 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sluiceServe } from './support/cli.js';
-import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './support/sluice.js';
+import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { waitFor } from './support/wait.js';
 
 const FILES = 200;
@@ -27,26 +26,8 @@ describe('crash safety of object-storage ingestion (a real server process, kille
         `${lines.join('\n')}\n`,
       );
     }
-    const env = {
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_PORT: '0',
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
-      SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
-      SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
-    };
-    const auth = {
-      authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET),
-      'content-type': 'application/json',
-    };
-    const call = async (url: string, method = 'GET', body?: unknown) => {
-      const response = await fetch(url, {
-        method,
-        headers: auth,
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      return (await response.json()) as { status: number; result: any; error?: string };
-    };
+    const env = serveEnv(dataDir);
+    const call = callApi;
 
     let server = await sluiceServe(env);
     const org = (await call(`${server.url}/v1/organizations`)).result[0].id;

@@ -2,10 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sluiceServe } from './support/cli.js';
+import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { type RunningKafka, startKafka } from './support/kafka.js';
 import { kafkaPipe, produce } from './support/kafka-pipes.js';
-import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 const MESSAGES = 30_000;
@@ -15,12 +14,15 @@ const TOPIC = 'crash';
 
 let kafka: RunningKafka;
 const dirs: string[] = [];
+/** The server running now: killed when the test ends, even when it fails. */
+let running: Awaited<ReturnType<typeof sluiceServe>> | undefined;
 
 beforeAll(async () => {
   kafka = await startKafka();
 }, 600_000);
 
 afterAll(async () => {
+  running?.child.kill('SIGKILL');
   await kafka?.stop();
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
@@ -30,25 +32,14 @@ describe('Kafka ingestion survives crashes (a real server process, killed with S
     const dataDir = await mkdtemp(join(tmpdir(), 'sluice-kafka-crash-'));
     dirs.push(dataDir);
     await kafka.createTopic(TOPIC, 4);
-    const env = {
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_PORT: '0',
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
+    const env = serveEnv(dataDir, {
       SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
       SLUICE_ALLOW_PLAINTEXT_KAFKA: 'true',
-      SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
-      SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
-    };
-    const headers = {
-      authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET),
-      'content-type': 'application/json',
-    };
-    const call = async (url: string, method = 'GET', body?: unknown) => {
-      const response = await fetch(url, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
-      return (await response.json()) as { status: number; result: any; error?: string };
-    };
+    });
+    const call = callApi;
+
     let server = await sluiceServe(env);
+    running = server;
     const org = (await call(`${server.url}/v1/organizations`)).result[0].id;
     const service = (await call(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
     const pipes = `/v1/organizations/${org}/services/${service}/pipes`;
@@ -95,6 +86,7 @@ describe('Kafka ingestion survives crashes (a real server process, killed with S
       server.child.kill('SIGKILL');
       await new Promise((resolve) => server.child.once('exit', resolve));
       server = await sluiceServe(env);
+      running = server;
     }
     await producing;
     console.log(`killed at rows written: ${killedAt.join(', ')}`);

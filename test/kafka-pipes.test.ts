@@ -241,6 +241,15 @@ describe('Kafka authentication', () => {
         'source.kafka.format',
         /not supported yet/,
       ],
+      [
+        {
+          ...base,
+          authentication: 'IAM_USER',
+          credentials: { accessKeyId: 'AKIAEXAMPLE', secretKey: 'wrong-password' },
+        },
+        'source.kafka.authentication',
+        /not supported yet/,
+      ],
     ];
     for (const [kafkaSource, path, message] of cases) {
       const response = await s.request({

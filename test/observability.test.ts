@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaPipe } from './support/pipes.js';
-import { waitForState } from './support/runtime.js';
+import { kinesisPipe } from './support/pipes.js';
+import { sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 describe('health, metrics, logs and the OpenAPI document', () => {
@@ -28,7 +28,9 @@ describe('health, metrics, logs and the OpenAPI document', () => {
   });
 
   it('logs are JSON lines; every request line carries its request id; no secret or header is logged', async () => {
-    const created = await s.request({ method: 'POST', url: s.pipesUrl, body: kafkaPipe() });
+    // A kind without a connector yet: accepted, then Failed, a state change to log.
+    await sql(s, 'CREATE TABLE IF NOT EXISTS default.clicks (url String) ENGINE = MergeTree ORDER BY url');
+    const created = await s.request({ method: 'POST', url: s.pipesUrl, body: kinesisPipe() });
     const id = created.json.requestId;
     const lines = s.logs
       .flatMap((chunk) => chunk.split('\n'))
@@ -48,10 +50,10 @@ describe('health, metrics, logs and the OpenAPI document', () => {
       .map((line) => JSON.parse(line))
       .filter((line) => line.pipeId === created.json.result.id);
     expect(changes.map((line) => line.msg)).toContain(
-      'pipe orders from kafka is Failed: kafka pipes are not supported yet',
+      'pipe clicks from kinesis is Failed: kinesis pipes are not supported yet',
     );
     const text = s.logs.join('');
-    expect(text).not.toContain('KAFKA-SECRET-never-returned');
+    expect(text).not.toContain('KINESIS-SECRET-never-returned');
     expect(text).not.toContain(s.admin.slice(6));
   });
 

@@ -46,7 +46,7 @@ describe('create pipe: the exact shape of the response (spec, "Create pipe")', (
   let s: TestSluice;
   let azurite: RunningAzurite;
   beforeAll(async () => {
-    s = await startSluice();
+    s = await startSluice({ runtime: false });
     // Create checks run against real sources (test/support/pipes.ts).
     azurite = await sourcesForSampleBodies(s);
   });

@@ -10,7 +10,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     return response.json.result;
   };
   beforeAll(async () => {
-    s = await startSluice();
+    s = await startSluice({ runtime: false });
   });
   afterAll(() => s.close());
 

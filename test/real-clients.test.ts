@@ -145,6 +145,26 @@ describe('what real clients send', () => {
   });
 
   it('null means absent, and empty optional strings and arrays mean not set (cloud CLI bodies)', async () => {
+    // The cloud CLI's body is an MSK IAM pipe: a running Sluice reads its nulls and then refuses
+    // IAM honestly; that the rest is accepted and kept is asked of a Sluice with its runtime off.
+    const refused = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: await fixture('cli-kafka-iam-role'),
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json.error).toBe(
+      'BAD_REQUEST: source.kafka.authentication: IAM_ROLE (MSK IAM) authentication is not supported yet: use SCRAM or MUTUAL_TLS',
+    );
+    const rulesOnly = await startSluice({ runtime: false });
+    try {
+      await nullsAreAbsent(rulesOnly);
+    } finally {
+      await rulesOnly.close();
+    }
+  });
+
+  async function nullsAreAbsent(s: TestSluice) {
     const kafka = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -183,7 +203,7 @@ describe('what real clients send', () => {
     });
     expect(scaled.statusCode, scaled.body).toBe(200);
     expect(scaled.json.result.scaling).toEqual({ replicas: 2 });
-  });
+  }
 
   it('a kinesis timestamp is taken as UNIX seconds or as the YYYY-MM-DDThh:mm string Terraform sends', async () => {
     await sql(s, 'CREATE DATABASE IF NOT EXISTS app');

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './sluice.js';
 
 const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
@@ -52,4 +53,31 @@ export function sluiceServe(
       reject(new Error(`sluice serve exited with ${code}:\n${output}`));
     });
   });
+}
+
+/** The environment of a `sluice serve` a test kills and restarts: any port, the bootstrap key. */
+export function serveEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SLUICE_DATA_DIR: dataDir,
+    SLUICE_PORT: '0',
+    SLUICE_LOG_LEVEL: 'warn',
+    SLUICE_RATE_LIMIT: '0',
+    SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
+    SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
+    ...extra,
+  };
+}
+
+/** Calls the API of a server process with the bootstrap admin key; the JSON envelope back. */
+export async function callApi(url: string, method = 'GET', body?: unknown) {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET),
+      'content-type': 'application/json',
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read whatever result the API returns
+  return (await response.json()) as { status: number; result: any; error?: string };
 }

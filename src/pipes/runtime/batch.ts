@@ -52,6 +52,16 @@ export async function ensureStages(engine: Engine, destination: Destination, pip
   }
 }
 
+/** The columns of the destination and its error table, as one string: one query, not six. */
+async function shapeOf(engine: Engine, destination: Destination): Promise<string> {
+  const result = await engine.query(
+    `SELECT table, name, type, default_kind, default_expression FROM system.columns
+      WHERE database = ${literal(destination.database)} AND table IN (${literal(destination.table)}, ${literal(destination.errorTable)})
+      ORDER BY table, position`,
+  );
+  return JSON.stringify(result.rows);
+}
+
 /**
  * Takes a claimed batch to committed (DESIGN.md, "Checkpoints and exactly-once"): read into its
  * slot's emptied staging tables, marked staged, moved partition by partition into the destination
@@ -63,10 +73,10 @@ export async function completeBatch(
     engine: Engine;
     store: Store;
     /**
-     * Slots whose stages were checked in this run: a stream's small batches skip the check (a
-     * destination that changes shape later fails the move, and the next run checks again).
+     * Per slot, the destination's shape (its columns) when its stages were last checked in this
+     * run: a stream's small batches check the stages again only after the destination changed.
      */
-    stagesChecked?: Set<number>;
+    stagesChecked?: Map<number, string>;
   },
   destination: Destination,
   claimed: Batch,
@@ -76,9 +86,12 @@ export async function completeBatch(
   const batch = { ...claimed };
   const names = stageNames(batch.pipeId, batch.slot);
   const stage = (name: string) => tableName(STAGING_DATABASE, name);
-  if (destination.staged && !stagesChecked?.has(batch.slot)) {
-    await ensureStages(engine, destination, batch.pipeId, batch.slot);
-    stagesChecked?.add(batch.slot);
+  if (destination.staged) {
+    const shape = await shapeOf(engine, destination);
+    if (stagesChecked?.get(batch.slot) !== shape) {
+      await ensureStages(engine, destination, batch.pipeId, batch.slot);
+      stagesChecked?.set(batch.slot, shape);
+    }
   }
   while (!batch.staged) {
     if (destination.staged) {

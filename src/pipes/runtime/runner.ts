@@ -27,7 +27,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     const destination = await prepareDestination(engine, config);
     const inFlight = source.inFlight ?? config.scaling.replicas ?? 1;
     const slots = new Slots();
-    const stagesChecked = new Set<number>();
+    const stagesChecked = new Map<number, string>();
     const run = (batch: Batch) =>
       slots.run(batch.slot, async () => {
         await completeBatch({ engine, store, stagesChecked }, destination, batch, (b, into) =>
