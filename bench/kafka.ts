@@ -139,7 +139,9 @@ async function bareConsume(kafka: RunningKafka, topic: string, count: number): P
     let seen = 0;
     while (seen < count) {
       const byLeader = new Map<number, number[]>();
-      info.partitions.forEach((p, i) => byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), i]));
+      for (const [i, p] of info.partitions.entries()) {
+        byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), i]);
+      }
       await Promise.all(
         [...byLeader].map(async ([node, partitions]) => {
           const response = await consumer.fetch({

@@ -4,7 +4,7 @@ import type { SecretBox } from '../crypto/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
-import { type PipeRow, type Repos, type Service, type Store, WriteThroughCache } from '../store/index.js';
+import { type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
 import {

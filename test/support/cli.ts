@@ -78,6 +78,5 @@ export async function callApi(url: string, method = 'GET', body?: unknown) {
     },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
-  // biome-ignore lint/suspicious/noExplicitAny: the tests read whatever result the API returns
   return (await response.json()) as { status: number; result: any; error?: string };
 }

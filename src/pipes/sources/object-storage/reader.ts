@@ -12,7 +12,6 @@ import {
   loadThroughReader,
   PermanentError,
   POSITIONAL_FORMATS,
-  readSkippedRows,
 } from '../../records/index.js';
 import type { RunContext, SourceRun } from '../contract.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
