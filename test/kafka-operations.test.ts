@@ -1,4 +1,4 @@
-import { Consumer } from '@platformatic/kafka';
+import { Admin, Consumer } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningKafka, startKafka } from './support/kafka.js';
 import { kafkaPipe, produce, type TestMessage } from './support/kafka-pipes.js';
@@ -196,6 +196,40 @@ describe('a Kafka pipe while it runs', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await totals('outage')).toEqual({ n: 2000, ids: 2000 });
   }, 300_000);
+
+  it('a topic made again under a stopped pipe: the pipe reads the new log from its start and says so', async () => {
+    const topic = 'remade';
+    await kafka.createTopic(topic, 1);
+    const id = await createPipe(s, {
+      ...kafkaPipe('remade', { brokers: brokers(), topics: topic }),
+      settings,
+    });
+    await produce(kafka.connection('plaintext'), rows(topic, 0, 100));
+    await waitForCount('remade', 100);
+    const url = `${s.pipesUrl}/${id}/state`;
+    await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
+    const admin = new Admin({ clientId: 'remake', ...kafka.connection('plaintext') });
+    try {
+      await admin.deleteTopics({ topics: [topic] });
+    } finally {
+      await admin.close();
+    }
+    // Deletion completes in the background: the topic can be made again once it is gone.
+    await waitFor(
+      'the topic to be made again',
+      async () => kafka.createTopic(topic, 1).then(() => true),
+      60_000,
+      500,
+    );
+    await produce(kafka.connection('plaintext'), rows(topic, 1000, 30));
+    await s.request({ method: 'PATCH', url, body: { command: 'start' } });
+    await waitForCount('remade', 130);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await totals('remade')).toEqual({ n: 130, ids: 130 });
+    const status = await statusOf(s, id);
+    expect(status.state).toBe('Running');
+    expect(status.lastError).toMatch(/remade partition 0 ends at 30, before the pipe's position 100/);
+  }, 120_000);
 
   it('stop mid-stream stops ingesting, start resumes exactly where it was; delete mid-stream removes it cleanly', async () => {
     const topic = 'stop-start';

@@ -9,7 +9,13 @@ export function messagesOf(error: unknown): string[] {
     .filter((m): m is string => !!m && !/^Multiple errors|^Performing/.test(m));
 }
 
+/** The broker answered this error code (`OFFSET_OUT_OF_RANGE`, ...) somewhere in the response. */
+export function brokerSaid(error: unknown, apiId: string): boolean {
+  return flatten(error).some((e) => e.apiId === apiId);
+}
+
 interface ClientError {
+  apiId?: string;
   code?: string;
   message?: string;
   errors?: ClientError[];

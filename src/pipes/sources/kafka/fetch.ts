@@ -1,4 +1,5 @@
 import type { Consumer } from '@platformatic/kafka';
+import { brokerSaid } from './errors.js';
 
 /** One message as a batch keeps it: the bytes as they came, never parsed here. */
 export interface KafkaMessage {
@@ -129,7 +130,14 @@ export async function readRange(
   let offset = range.from;
   while (offset < range.to) {
     signal.throwIfAborted();
-    const [answer] = await fetchOnce(consumer, topics, [{ ...range, offset }]);
+    let answer: Fetched | undefined;
+    try {
+      [answer] = await fetchOnce(consumer, topics, [{ ...range, offset }]);
+    } catch (error) {
+      // Deleted since it was claimed (retention): what was read of the range is all there is.
+      if (brokerSaid(error, 'OFFSET_OUT_OF_RANGE')) break;
+      throw error;
+    }
     if (!answer) throw new Error(`partition ${range.partition} of ${range.topic} has no leader now`);
     for (const message of answer.messages) if (message.offset < range.to) messages.push(message);
     // The end of the log before the range's end: the records were removed (retention) or never

@@ -2,6 +2,7 @@ import { Consumer } from '@platformatic/kafka';
 import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
 import type { ConnectionOptions } from './connection.js';
+import { brokerSaid } from './errors.js';
 import { type FetchWant, fetchOnce, type KafkaMessage } from './fetch.js';
 
 export type KafkaConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
@@ -31,6 +32,15 @@ export class PartitionState {
     return partitionKey(this.topic, this.partition);
   }
 
+  /** Goes on from `offset`: what was fetched and not claimed is dropped. */
+  moveTo(offset: bigint): void {
+    this.messages = [];
+    this.bytes = 0;
+    this.since = undefined;
+    this.position = offset;
+    this.claimedTo = offset;
+  }
+
   add(messages: KafkaMessage[], next: bigint, highWatermark: bigint): void {
     for (const message of messages) this.bytes += message.value?.length ?? 0;
     if (messages.length > 0) {
@@ -57,6 +67,8 @@ export interface MemberHost {
   fetchable(member: Member): PartitionState[];
   /** The group gave this member these partitions (after a join or a rebalance). */
   assigned(member: Member, assignments: { topic: string; partitions: number[] }[]): Promise<void>;
+  /** A position is outside its partition's log now: the host moves it where the log is. */
+  outOfRange(member: Member, partitions: PartitionState[]): Promise<void>;
   /** A fetch failed for good (the client's own retries spent): the run stops with it. */
   failed(error: unknown): void;
 }
@@ -112,7 +124,14 @@ export class Member {
         partition: p.partition,
         offset: p.position,
       }));
-      const answers = await fetchOnce(this.consumer, this.host.topics, wants);
+      let answers: Awaited<ReturnType<typeof fetchOnce>>;
+      try {
+        answers = await fetchOnce(this.consumer, this.host.topics, wants);
+      } catch (error) {
+        if (!brokerSaid(error, 'OFFSET_OUT_OF_RANGE')) throw error;
+        await this.host.outOfRange(this, partitions);
+        continue;
+      }
       for (const answer of answers) {
         const state = partitions.find((p) => p.topic === answer.topic && p.partition === answer.partition);
         const asked = wants.find((w) => w.topic === answer.topic && w.partition === answer.partition);

@@ -7,7 +7,7 @@ import { readRange } from './fetch.js';
 import { loadMessages, messagePlan } from './load.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
 import type { SourcedMessage } from './records-file.js';
-import { startOffsets } from './start.js';
+import { requireTopics, startOffsets } from './start.js';
 
 /** A batch's range: per partition, the offsets [from, to) it holds (decimal strings in JSON). */
 export interface KafkaRange {
@@ -111,6 +111,32 @@ class KafkaRun implements SourceRun, MemberHost {
       this.partitions.set(key, state);
     }
     this.logger.info({ member: member.index, partitions: [...given] }, 'kafka partitions assigned');
+  }
+
+  /**
+   * Positions outside their partition's log: before its start (retention deleted messages the pipe
+   * had not read) or after its end (the topic was deleted and made again). The pipe goes on from
+   * the log's start, says so in its log and its lastError, and counts what it could not read.
+   */
+  async outOfRange(member: Member, partitions: PartitionState[]): Promise<void> {
+    await requireTopics(member.consumer, this.topics);
+    const [starts, ends] = await Promise.all([
+      member.consumer.listOffsets({ topics: this.topics, timestamp: -2n }),
+      member.consumer.listOffsets({ topics: this.topics, timestamp: -1n }),
+    ]);
+    for (const state of partitions) {
+      const start = starts.get(state.topic)?.[state.partition];
+      const end = ends.get(state.topic)?.[state.partition];
+      if (start === undefined || end === undefined) continue;
+      if (state.position >= start && state.position <= end) continue;
+      const message =
+        state.position < start
+          ? `${state.topic} partition ${state.partition}: messages ${state.position} to ${start - 1n} were deleted (retention) before the pipe read them; going on from ${start}`
+          : `${state.topic} partition ${state.partition} ends at ${end}, before the pipe's position ${state.position} (was the topic made again?); reading it from ${start}`;
+      this.logger.warn({ topic: state.topic, partition: state.partition }, message);
+      await this.context.store.repos.progress.recordError(this.context.pipeId, message);
+      state.moveTo(start);
+    }
   }
 
   failed(error: unknown): void {
