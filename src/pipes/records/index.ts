@@ -15,3 +15,4 @@ export {
 export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';
 export { loadThroughReader, type SkippedRow } from './load.js';
+export { readSettings } from './read-settings.js';

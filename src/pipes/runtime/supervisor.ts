@@ -78,6 +78,7 @@ export class PipeSupervisor implements PipeRuntime {
       allowPrivateSources: this.deps.allowPrivateSources,
       allowPlaintextKafka: this.deps.allowPlaintextKafka,
       organizationId: service.organizationId,
+      logger: this.deps.logger,
     });
     return problems.map((problem) => ({ ...problem, message: this.hidePaths(problem.message) }));
   }

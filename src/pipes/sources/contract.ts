@@ -75,6 +75,8 @@ export interface CheckContext {
   /** Kafka brokers may be reached without TLS (SLUICE_ALLOW_PLAINTEXT_KAFKA). */
   allowPlaintextKafka: boolean;
   organizationId: string;
+  /** Where a check reports what it cannot act on (a client that did not close). */
+  logger?: Logger;
 }
 
 export interface RunContext {

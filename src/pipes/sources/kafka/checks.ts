@@ -10,7 +10,7 @@ import { fetchOnce } from './fetch.js';
 import { messagePlan } from './load.js';
 import type { KafkaConsumer } from './member.js';
 import { recordsText, type SourcedMessage } from './records-file.js';
-import { requireTopics } from './start.js';
+import { EARLIEST, requireTopics } from './start.js';
 
 const CHECK_TIMEOUT_MS = 15_000;
 const SAMPLE_MESSAGES = 10;
@@ -64,7 +64,9 @@ export async function kafkaProblems(config: PipeConfig, context: CheckContext): 
     const problem = await sampleProblem(config, context, consumer, topics);
     return problem ? [problem] : [];
   } finally {
-    await consumer.close().catch(() => undefined);
+    await consumer.close().catch((error: unknown) => {
+      context.logger?.warn({ err: error }, 'a Kafka consumer of the create checks did not close cleanly');
+    });
   }
 }
 
@@ -104,7 +106,7 @@ async function sampleProblem(
   topics: string[],
 ): Promise<Problem | undefined> {
   await requireTopics(consumer, topics);
-  const starts = await consumer.listOffsets({ topics, timestamp: -2n });
+  const starts = await consumer.listOffsets({ topics, timestamp: EARLIEST });
   const wants = [...starts].flatMap(([topic, offsets]) =>
     offsets.map((offset, partition) => ({ topic, partition, offset })),
   );

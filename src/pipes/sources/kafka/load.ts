@@ -8,6 +8,7 @@ import {
   insertPlan,
   loadThroughReader,
   MAX_EXPLAINED,
+  readSettings,
   type SkippedRow,
   whyRecordFails,
 } from '../../records/index.js';
@@ -35,16 +36,7 @@ export function messagePlan(config: PipeConfig): MessagePlan {
     virtualColumns: KAFKA_VIRTUAL_COLUMNS,
     virtualTypes: KAFKA_VIRTUAL_TYPES,
   });
-  const s = config.settings;
-  const settings = {
-    min_insert_block_size_bytes: s.engine_min_insert_block_size_bytes || 16 * 1024 * 1024,
-    storage_file_read_method: 'pread',
-    ...(s.engine_max_threads ? { max_threads: s.engine_max_threads } : {}),
-    ...(s.engine_max_insert_threads ? { max_insert_threads: s.engine_max_insert_threads } : {}),
-    input_format_skip_unknown_fields: 1,
-    date_time_input_format: 'best_effort',
-  };
-  return { plan, virtual, settings };
+  return { plan, virtual, settings: readSettings(config.settings) };
 }
 
 /**

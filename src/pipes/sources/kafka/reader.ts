@@ -7,7 +7,7 @@ import { readRange } from './fetch.js';
 import { loadMessages, messagePlan } from './load.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
 import type { SourcedMessage } from './records-file.js';
-import { requireTopics, startOffsets } from './start.js';
+import { EARLIEST, LATEST, requireTopics, startOffsets } from './start.js';
 
 /** A batch's range: per partition, the offsets [from, to) it holds (decimal strings in JSON). */
 export interface KafkaRange {
@@ -43,6 +43,7 @@ class KafkaRun implements SourceRun, MemberHost {
   readonly pollMs = POLL_MS;
   /** Two batches per member: one is parsed and staged while the other moves and commits. */
   readonly inFlight: number;
+  private readonly replicas: number;
   readonly topics: string[];
   readonly logger;
   private readonly stopping = new AbortController();
@@ -65,14 +66,14 @@ class KafkaRun implements SourceRun, MemberHost {
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
     this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
     this.how = messagePlan(context.config);
-    this.inFlight = 2 * (context.config.scaling.replicas ?? 1);
+    this.replicas = context.config.scaling.replicas ?? 1;
+    this.inFlight = 2 * this.replicas;
   }
 
   async start(): Promise<void> {
     const connection = connectionOptions(this.source, this.context.allowPlaintextKafka);
     const groupId = this.source.consumerGroup ?? `pipes-${this.context.pipeId}`;
-    const replicas = this.context.config.scaling.replicas ?? 1;
-    for (let index = 0; index < replicas; index += 1) {
+    for (let index = 0; index < this.replicas; index += 1) {
       this.members.push(new Member(this, index, groupId, connection));
     }
     try {
@@ -116,13 +117,13 @@ class KafkaRun implements SourceRun, MemberHost {
   /**
    * Positions outside their partition's log: before its start (retention deleted messages the pipe
    * had not read) or after its end (the topic was deleted and made again). The pipe goes on from
-   * the log's start, says so in its log and its lastError, and counts what it could not read.
+   * the log's start and says so in its log and its lastError.
    */
   async outOfRange(member: Member, partitions: PartitionState[]): Promise<void> {
     await requireTopics(member.consumer, this.topics);
     const [starts, ends] = await Promise.all([
-      member.consumer.listOffsets({ topics: this.topics, timestamp: -2n }),
-      member.consumer.listOffsets({ topics: this.topics, timestamp: -1n }),
+      member.consumer.listOffsets({ topics: this.topics, timestamp: EARLIEST }),
+      member.consumer.listOffsets({ topics: this.topics, timestamp: LATEST }),
     ]);
     for (const state of partitions) {
       const start = starts.get(state.topic)?.[state.partition];
@@ -171,14 +172,19 @@ class KafkaRun implements SourceRun, MemberHost {
     const next: KafkaCursor = { ...cursor };
     let [rows, bytes] = [0, 0];
     for (const state of owned) {
-      let taken = 0;
-      while (taken < state.messages.length && rows < this.flush.rows && bytes < this.flush.bytes) {
+      let [taken, takenBytes] = [0, 0];
+      while (
+        taken < state.messages.length &&
+        rows < this.flush.rows &&
+        bytes + takenBytes < this.flush.bytes
+      ) {
         const message = state.messages[taken] as (typeof state.messages)[number];
         payload.push({ topic: state.topic, partition: state.partition, message });
-        bytes += message.value?.length ?? 0;
+        takenBytes += message.value?.length ?? 0;
         rows += 1;
         taken += 1;
       }
+      bytes += takenBytes;
       if (taken === 0) continue;
       const rest = state.messages.slice(taken);
       const last = state.messages[taken - 1]?.offset ?? state.claimedTo;
@@ -191,7 +197,7 @@ class KafkaRun implements SourceRun, MemberHost {
       });
       state.claimedTo = to;
       state.messages = rest;
-      state.bytes = rest.reduce((sum, m) => sum + (m.value?.length ?? 0), 0);
+      state.bytes -= takenBytes;
       state.since = rest.length > 0 ? Date.now() : undefined;
       next[state.key] = `${to}`;
     }

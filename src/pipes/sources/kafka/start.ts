@@ -3,8 +3,8 @@ import type { KafkaConfig } from './connection.js';
 import { type KafkaConsumer, splitPartitionKey } from './member.js';
 
 /** ListOffsets' special timestamps: the first offset still in the log, and the end of the log. */
-const EARLIEST = -2n;
-const LATEST = -1n;
+export const EARLIEST = -2n;
+export const LATEST = -1n;
 
 /**
  * Where each newly seen partition starts: the store's cursor when the pipe has claimed from it

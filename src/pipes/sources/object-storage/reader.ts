@@ -12,6 +12,7 @@ import {
   loadThroughReader,
   PermanentError,
   POSITIONAL_FORMATS,
+  readSettings,
 } from '../../records/index.js';
 import type { RunContext, SourceRun } from '../contract.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
@@ -188,20 +189,10 @@ export function unsupportedObjectStorage(
 function engineSettings(config: PipeConfig, format: string, delimiter: string | undefined) {
   const s = config.settings;
   return {
-    // Bounded memory whatever the file size (bench/memory.ts): blocks are written as they reach
-    // 16 MB, and local files are read with pread, not mapped into the engine's memory.
-    min_insert_block_size_bytes: 16 * 1024 * 1024,
-    storage_file_read_method: 'pread',
-    ...(s.engine_max_threads ? { max_threads: s.engine_max_threads } : {}),
-    ...(s.engine_max_insert_threads ? { max_insert_threads: s.engine_max_insert_threads } : {}),
-    ...(s.engine_min_insert_block_size_bytes
-      ? { min_insert_block_size_bytes: s.engine_min_insert_block_size_bytes }
-      : {}),
+    ...readSettings(s),
     ...(s.engine_max_download_threads ? { max_download_threads: s.engine_max_download_threads } : {}),
     ...(delimiter && format.startsWith('CSV') ? { format_csv_delimiter: delimiter } : {}),
-    input_format_skip_unknown_fields: 1,
     input_format_with_names_use_header: 1,
-    date_time_input_format: 'best_effort',
   };
 }
 
