@@ -106,6 +106,7 @@ const BAD_DATA_CODES = new Set([
   485, // ZSTD_DECODER_FAILED
   541, // CANNOT_PARSE_BOOL
   636, // CANNOT_EXTRACT_TABLE_STRUCTURE
+  748, // AVRO_EXCEPTION (a record the Avro reader cannot decode)
   1001, // STD_EXCEPTION (Arrow and Parquet readers report bad files through it)
 ]);
 

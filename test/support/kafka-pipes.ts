@@ -8,7 +8,7 @@ export interface TestMessage {
   topic: string;
   partition?: number;
   key?: string;
-  value: string;
+  value: string | Buffer;
   headers?: Record<string, string>;
   timestamp?: bigint;
 }
@@ -24,7 +24,7 @@ export async function produce(options: KafkaConnectionOptions, messages: TestMes
           ...(m.partition !== undefined ? { partition: m.partition } : {}),
           ...(m.key !== undefined ? { key: Buffer.from(m.key) } : {}),
           ...(m.timestamp !== undefined ? { timestamp: m.timestamp } : {}),
-          value: Buffer.from(m.value),
+          value: typeof m.value === 'string' ? Buffer.from(m.value) : m.value,
           ...(m.headers
             ? {
                 headers: new Map(

@@ -4,12 +4,14 @@ import type { Problem } from '../../../errors.js';
 import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
+import { avroSampleProblem } from './avro-load.js';
 import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from './connection.js';
 import { codesOf, messagesOf } from './errors.js';
 import { fetchOnce } from './fetch.js';
-import { messagePlan } from './load.js';
 import type { KafkaConsumer } from './member.js';
+import { type MessagePlan, messagePlan } from './plan.js';
 import { recordsText, type SourcedMessage } from './records-file.js';
+import { RegistryError } from './schema-registry.js';
 import { EARLIEST, requireTopics } from './start.js';
 
 const CHECK_TIMEOUT_MS = 15_000;
@@ -60,9 +62,16 @@ export async function kafkaProblems(config: PipeConfig, context: CheckContext): 
     if (missing.length > 0) {
       return [{ path: `${PATH}.topics`, message: `no such topic on the brokers: ${missing.join(', ')}` }];
     }
-    if (!context.validateSamples) return [];
-    const problem = await sampleProblem(config, context, consumer, topics);
-    return problem ? [problem] : [];
+    const how = messagePlan(config, context.allowPrivateSources);
+    try {
+      await how.registry?.check();
+      if (!context.validateSamples) return [];
+      const problem = await sampleProblem(how, context, consumer, topics);
+      return problem ? [problem] : [];
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      return [{ path: `${PATH}.schemaRegistry.${error.field}`, message: error.message }];
+    }
   } finally {
     await consumer.close().catch((error: unknown) => {
       context.logger?.warn({ err: error }, 'a Kafka consumer of the create checks did not close cleanly');
@@ -100,7 +109,7 @@ function connectionProblem(error: unknown): Problem {
 
 /** validateSamples: the first messages of the topics parse and map as the pipe will. */
 async function sampleProblem(
-  config: PipeConfig,
+  how: MessagePlan,
   context: CheckContext,
   consumer: KafkaConsumer,
   topics: string[],
@@ -116,12 +125,18 @@ async function sampleProblem(
       samples.push({ topic: answer.topic, partition: answer.partition, message });
     }
   }
-  const how = messagePlan(config);
+  const where = (sample: SourcedMessage) =>
+    `${sample.topic} partition ${sample.partition} offset ${sample.message.offset}`;
+  if (how.format !== 'JSONEachRow') {
+    const engines = { engine: context.service, sourceReader: context.sourceReader };
+    const problem = await avroSampleProblem(engines, how, samples);
+    const sample = problem && (samples[problem.index] as SourcedMessage);
+    return sample && { path: 'source.validateSamples', message: `${where(sample)}: ${problem.reason}` };
+  }
   for (const [index, sample] of samples.entries()) {
-    const where = `${sample.topic} partition ${sample.partition} offset ${sample.message.offset}`;
     const text = recordsText(samples, how.virtual, [index]);
     if (text.refused.length > 0) {
-      return { path: 'source.validateSamples', message: `${where}: ${text.refused[0]?.error}` };
+      return { path: 'source.validateSamples', message: `${where(sample)}: ${text.refused[0]?.error}` };
     }
     const line = Buffer.concat(text.chunks).toString('utf8');
     try {
@@ -130,7 +145,7 @@ async function sampleProblem(
       );
     } catch (error) {
       const reason = (error as Error).message.replace(/\s*:\s*While executing[\s\S]*$/, '');
-      return { path: 'source.validateSamples', message: `${where}: ${reason}` };
+      return { path: 'source.validateSamples', message: `${where(sample)}: ${reason}` };
     }
   }
   return undefined;

@@ -39,10 +39,10 @@ export function parseBrokers(source: Pick<KafkaConfig, 'brokers' | 'type'>): Bro
 
 /** Options that the API accepts and ingestion cannot honour yet (README, "What works today"). */
 export function unsupportedKafka(source: KafkaConfig): { field: string; message: string } | undefined {
-  if (source.format !== 'JSONEachRow') {
+  if (source.format === 'Protobuf') {
     return {
       field: 'format',
-      message: `format ${source.format} is not supported yet for Kafka pipes: use JSONEachRow`,
+      message: 'format Protobuf is not supported yet for Kafka pipes: use JSONEachRow, Avro or AvroConfluent',
     };
   }
   const authentication = source.authentication ?? 'PLAIN';

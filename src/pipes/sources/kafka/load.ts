@@ -1,43 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { type Engine, literal, settingsClause } from '../../../engine/index.js';
-import type { PipeConfig } from '../../model.js';
 import {
   type BadRecord,
-  type InsertPlan,
-  insertPlan,
   loadThroughReader,
   MAX_EXPLAINED,
-  readSettings,
   type SkippedRow,
   whyRecordFails,
 } from '../../records/index.js';
-import {
-  KAFKA_VIRTUAL_COLUMNS,
-  KAFKA_VIRTUAL_TYPES,
-  type KafkaVirtualColumn,
-  recordsText,
-  type SourcedMessage,
-} from './records-file.js';
-
-/** How a pipe's messages become rows: the mapped fields and the virtual columns it uses. */
-export interface MessagePlan {
-  plan: InsertPlan;
-  virtual: KafkaVirtualColumn[];
-  settings: Record<string, string | number | boolean>;
-}
-
-export function messagePlan(config: PipeConfig): MessagePlan {
-  const virtual = KAFKA_VIRTUAL_COLUMNS.filter((column) =>
-    config.fieldMappings.some((mapping) => mapping.sourceField === column),
-  );
-  const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
-    positional: false,
-    virtualColumns: KAFKA_VIRTUAL_COLUMNS,
-    virtualTypes: KAFKA_VIRTUAL_TYPES,
-  });
-  return { plan, virtual, settings: readSettings(config.settings) };
-}
+import { loadAvroMessages } from './avro-load.js';
+import { badRecord, type MessagePlan } from './plan.js';
+import { recordsText, type SourcedMessage } from './records-file.js';
 
 /**
  * Loads a batch of messages into `into` through the source reader: the engine parses the bytes
@@ -53,6 +26,7 @@ export async function loadMessages(
   into: string,
   name: string,
 ): Promise<BadRecord[]> {
+  if (how.format !== 'JSONEachRow') return loadAvroMessages(engines, how, messages, into, name);
   const { engine, sourceReader } = engines;
   const file = `${name}-${randomUUID()}.json`;
   const path = engine.scratchPath(file);
@@ -121,14 +95,4 @@ async function explain(
     records.push(badRecord(sourced, error || 'the message does not parse'));
   }
   return records;
-}
-
-function badRecord(sourced: SourcedMessage, error: string): BadRecord {
-  const { topic, partition, message } = sourced;
-  return {
-    source: `${topic}:${partition}:${message.offset}`,
-    row: Number(message.offset),
-    error,
-    raw: message.value ? message.value.toString('utf8') : '',
-  };
 }

@@ -4,8 +4,9 @@ import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
-import { loadMessages, messagePlan } from './load.js';
+import { loadMessages } from './load.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
+import { messagePlan } from './plan.js';
 import type { SourcedMessage } from './records-file.js';
 import { EARLIEST, LATEST, requireTopics, startOffsets } from './start.js';
 
@@ -65,7 +66,7 @@ class KafkaRun implements SourceRun, MemberHost {
     this.logger = context.logger.child({ pipeId: context.pipeId });
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
     this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
-    this.how = messagePlan(context.config);
+    this.how = messagePlan(context.config, context.allowPrivateSources);
     this.replicas = context.config.scaling.replicas ?? 1;
     this.inFlight = 2 * this.replicas;
   }

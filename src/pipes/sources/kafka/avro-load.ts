@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import avro from 'avsc';
+import { type Engine, EngineError, isTransientEngineError, literal } from '../../../engine/index.js';
+import { type BadRecord, loadThroughReader } from '../../records/index.js';
+import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
+import { badRecord, type MessagePlan } from './plan.js';
+import type { SourcedMessage } from './records-file.js';
+import type { SchemaAnswer } from './schema-registry.js';
+
+type Engines = { engine: Engine; sourceReader: Engine };
+
+/**
+ * Loads a batch of Avro messages into `into`: one container file per writer schema, parsed by the
+ * engine (avro-file.ts). The engine's Avro reader stops at the first record it cannot read, so a
+ * file that fails is split in halves until each failing message stands alone and is set aside;
+ * the halves that read are loaded. A schema that does not fit the table (the reader says so
+ * reading the file's header) sets aside its messages at once.
+ */
+export async function loadAvroMessages(
+  engines: Engines,
+  how: MessagePlan,
+  messages: readonly SourcedMessage[],
+  into: string,
+  name: string,
+): Promise<BadRecord[]> {
+  const files = avroFiles(
+    messages,
+    how.virtual,
+    how.format as AvroFormat,
+    await schemaAnswers(how, messages),
+  );
+  const bad = files.refused.map((r) => badRecord(messages[r.index] as SourcedMessage, r.error, true));
+  const setAside = (entries: AvroEntry[], error: string) => {
+    for (const entry of entries) bad.push(badRecord(messages[entry.index] as SourcedMessage, error, true));
+  };
+  const load = async (group: AvroGroup, entries: AvroEntry[], checked: boolean): Promise<void> => {
+    const problem = await loadEntries(engines, how, group, entries, into, name);
+    if (!problem) return;
+    if (entries.length === 1 || problem.wholeSchema) return setAside(entries, problem.reason);
+    if (!checked) {
+      // Finding the records that do not decode costs one pass; halving costs a load per half.
+      const broken = undecodable(group, entries);
+      for (const [entry, reason] of broken) setAside([entry], reason);
+      if (broken.size > 0)
+        return load(
+          group,
+          entries.filter((entry) => !broken.has(entry)),
+          true,
+        );
+    }
+    const half = Math.ceil(entries.length / 2);
+    await load(group, entries.slice(0, half), true);
+    await load(group, entries.slice(half), true);
+  };
+  for (const group of files.groups) await load(group, group.entries, false);
+  return bad;
+}
+
+/** validateSamples: why the first sample that does not parse and map as the pipe will fails. */
+export async function avroSampleProblem(
+  engines: Engines,
+  how: MessagePlan,
+  samples: readonly SourcedMessage[],
+): Promise<{ index: number; reason: string } | undefined> {
+  const answers = await schemaAnswers(how, samples);
+  for (const index of samples.keys()) {
+    const files = avroFiles(
+      [samples[index] as SourcedMessage],
+      how.virtual,
+      how.format as AvroFormat,
+      answers,
+    );
+    const refused = files.refused[0];
+    if (refused) return { index, reason: refused.error };
+    const group = files.groups[0] as AvroGroup;
+    const problem = await withContainerFile(engines.engine, how, group, group.entries, 'sample', (from) =>
+      engines.sourceReader.query(`SELECT ${how.plan.selectList} FROM ${from}`, {
+        settings: avroSettings(how),
+      }),
+    );
+    if (problem) return { index, reason: problem.reason };
+  }
+  return undefined;
+}
+
+/**
+ * The entries whose record data does not decode with the writer schema, and why (read by avsc,
+ * only after the engine refused a file). Entries without their own data are left to halving.
+ */
+function undecodable(group: AvroGroup, entries: AvroEntry[]): Map<AvroEntry, string> {
+  const broken = new Map<AvroEntry, string>();
+  if (!entries.some((entry) => entry.datum)) return broken;
+  let type: avro.Type;
+  try {
+    type = avro.Type.forSchema(JSON.parse(group.schema));
+  } catch {
+    return broken;
+  }
+  for (const entry of entries) {
+    if (!entry.datum) continue;
+    try {
+      if (type.decode(entry.datum, 0).offset < 0)
+        broken.set(entry, 'the record data ends before the record does');
+    } catch (error) {
+      broken.set(entry, `the record data does not decode with its schema: ${(error as Error).message}`);
+    }
+  }
+  return broken;
+}
+
+async function schemaAnswers(how: MessagePlan, messages: readonly SourcedMessage[]) {
+  if (how.format !== 'AvroConfluent') return new Map<number, SchemaAnswer>();
+  if (!how.registry) throw new Error('format AvroConfluent without a schema registry');
+  return how.registry.schemas(confluentIds(messages));
+}
+
+async function loadEntries(
+  engines: Engines,
+  how: MessagePlan,
+  group: AvroGroup,
+  entries: AvroEntry[],
+  into: string,
+  name: string,
+) {
+  return withContainerFile(engines.engine, how, group, entries, name, (from, file) =>
+    loadThroughReader(engines, { name: file, from, plan: how.plan, settings: avroSettings(how), into }),
+  );
+}
+
+/**
+ * Writes the entries as a container file in the service's scratch directory and runs `use` on
+ * it; an error that says the records cannot be read comes back as the reason, any other throws.
+ */
+async function withContainerFile(
+  engine: Engine,
+  how: MessagePlan,
+  group: AvroGroup,
+  entries: AvroEntry[],
+  name: string,
+  use: (from: string, file: string) => Promise<unknown>,
+): Promise<{ reason: string; wholeSchema: boolean } | undefined> {
+  const file = `${name}-${randomUUID()}.avro`;
+  const path = engine.scratchPath(file);
+  try {
+    await writeFile(path, [group.header, ...entries.flatMap((entry) => entry.pieces)]);
+    await use(`file(${literal(path)}, 'Avro', ${literal(how.plan.structure)})`, file);
+    return undefined;
+  } catch (error) {
+    const wholeSchema = error instanceof EngineError && /while reading header/i.test(error.message);
+    if (!wholeSchema && isTransientEngineError(error)) throw error;
+    return { reason: reasonOf(error as Error), wholeSchema };
+  } finally {
+    await engine.removeScratch(file);
+  }
+}
+
+/** A field the schema lacks reads as its column's default, as a JSON message's missing key does. */
+function avroSettings(how: MessagePlan) {
+  return { ...how.settings, input_format_avro_allow_missing_fields: 1 };
+}
+
+function reasonOf(error: Error): string {
+  return error.message
+    .replace(/^Code: \d+\. DB::Exception: /, '')
+    .replace(/\s*:\s*\(in file\/uri[\s\S]*$/, '')
+    .replace(/\s*:?\s*While executing[\s\S]*$/, '')
+    .trim();
+}
