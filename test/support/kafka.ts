@@ -22,6 +22,7 @@ import {
   formatStorage,
   jvmOutput,
   killProcess,
+  produceTransactions,
   serverLog,
   spawnBroker,
   stopProcess,
@@ -59,6 +60,8 @@ export interface RunningKafka {
   connection(listener: 'saslSsl', user: KafkaUser): KafkaConnectionOptions;
   /** Creates a topic through the admin API; returns once every partition's leader serves it. */
   createTopic(name: string, partitions: number): Promise<void>;
+  /** Kafka's Java producer writes these transactions ("commit:0-99", "abort:100-149") in order. */
+  produceTransactions(topic: string, partition: number, transactions: string[]): Promise<void>;
   /** Controlled shutdown (SIGTERM, SIGKILL after `graceMs`); data and ports are kept for start(). */
   shutdown(graceMs?: number): Promise<void>;
   /** SIGKILL, as a crash; data and ports are kept for start(). */
@@ -325,6 +328,8 @@ function runningKafka(setup: BrokerSetup, ports: BrokerPorts, firstChild: ChildP
     logFile: serverLog(paths),
     connection,
     createTopic: (name, partitions) => createTopic(bootstrap.plaintext, name, partitions),
+    produceTransactions: (topic, partition, transactions) =>
+      produceTransactions(paths, bootstrap.plaintext, { topic, partition }, transactions),
     shutdown,
     kill,
     start,

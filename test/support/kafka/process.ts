@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -40,6 +41,29 @@ function javaArgs(paths: BrokerPaths, logFile: string, mainClass: string, args: 
     mainClass,
     ...args,
   ];
+}
+
+/**
+ * Runs TransactionalProducer.java (beside this file) with the broker's jars: Kafka's own producer
+ * writing `transactions` ("commit:0-99", "abort:100-149", ...) to one partition.
+ */
+export async function produceTransactions(
+  paths: BrokerPaths,
+  bootstrap: string,
+  target: { topic: string; partition: number },
+  transactions: string[],
+): Promise<void> {
+  const source = fileURLToPath(new URL('./TransactionalProducer.java', import.meta.url));
+  const logFile = join(paths.logDir, 'transactional-producer.log');
+  const args = [bootstrap, target.topic, String(target.partition), ...transactions];
+  try {
+    await run('java', javaArgs(paths, logFile, source, args), { cwd: paths.root });
+  } catch (error) {
+    const output = error as { stdout?: string; stderr?: string };
+    throw new Error(`the transactional producer failed:\n${output.stdout ?? ''}${output.stderr ?? ''}`, {
+      cause: error,
+    });
+  }
 }
 
 /** Formats the data directory for KRaft, creating the SCRAM users so they exist at first start. */

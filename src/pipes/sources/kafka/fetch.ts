@@ -26,8 +26,11 @@ export interface Fetched {
   highWatermark: bigint;
 }
 
-/** Bit 5 of a record batch's attributes marks a control batch (commit and abort markers). */
+/** Record batch attributes: bit 4 transactional, bit 5 control (commit and abort markers). */
+const TRANSACTIONAL_BATCH = 0x10;
 const CONTROL_BATCH = 0x20;
+/** A control record's key: int16 version, int16 type (0 abort, 1 commit). */
+const ABORT_MARKER = 0;
 const FETCH = { maxWaitMs: 500, partitionMaxBytes: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
 
 type AnyConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
@@ -87,10 +90,11 @@ async function fetchFrom(
         wants.find((w) => w.topic === topic && w.partition === answer.partitionIndex)?.offset ?? 0n;
       const messages: KafkaMessage[] = [];
       let next = from;
+      const aborted = new AbortedTransactions(answer.abortedTransactions ?? []);
       for (const batch of answer.records ?? []) {
         const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
         if (last >= next) next = last + 1n;
-        if ((batch.attributes & CONTROL_BATCH) !== 0) continue;
+        if (aborted.skips(batch, last)) continue;
         for (const record of batch.records) {
           const offset = batch.firstOffset + BigInt(record.offsetDelta);
           // A batch may start before the offset asked for: the broker sends whole batches.
@@ -114,6 +118,38 @@ async function fetchFrom(
     }
   }
   return fetched;
+}
+
+type RecordBatch = NonNullable<
+  Awaited<ReturnType<AnyConsumer['fetch']>>['responses'][number]['partitions'][number]['records']
+>[number];
+
+/**
+ * Read-committed reading, as Kafka's Java consumer does it: the broker sends aborted records too,
+ * with the list of aborted transactions (producer, first offset) in the fetched range; a
+ * transactional batch of a producer whose transaction was aborted is skipped until that
+ * producer's abort marker. Control batches (the markers) are never messages.
+ */
+class AbortedTransactions {
+  private readonly pending: { producerId: bigint; firstOffset: bigint }[];
+  private readonly producers = new Set<bigint>();
+
+  constructor(list: { producerId: bigint; firstOffset: bigint }[]) {
+    this.pending = [...list].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
+  }
+
+  skips(batch: RecordBatch, last: bigint): boolean {
+    while (this.pending.length > 0 && (this.pending[0]?.firstOffset ?? last + 1n) <= last) {
+      this.producers.add((this.pending.shift() as { producerId: bigint }).producerId);
+    }
+    if ((batch.attributes & CONTROL_BATCH) !== 0) {
+      const key = batch.records[0]?.key;
+      if (key && key.length >= 4 && key.readInt16BE(2) === ABORT_MARKER)
+        this.producers.delete(batch.producerId);
+      return true;
+    }
+    return (batch.attributes & TRANSACTIONAL_BATCH) !== 0 && this.producers.has(batch.producerId);
+  }
 }
 
 /**
