@@ -177,6 +177,38 @@ describe('a Kafka pipe while it runs', () => {
     }
   });
 
+  it('partitions added to a topic mid-stream are found and read from their start (even from_latest), by two replicas', async () => {
+    const topic = 'growing';
+    await kafka.createTopic(topic, 2);
+    const id = await createPipe(s, {
+      ...kafkaPipe('growing', { brokers: brokers(), topics: topic, offset: { strategy: 'from_latest' } }),
+      scaling: { replicas: 2 },
+      settings,
+    });
+    await waitFor(
+      'the pipe to have its partitions',
+      async () => (await statusOf(s, id)).partitions?.length === 2 || undefined,
+    );
+    await produce(kafka.connection('plaintext'), rows(topic, 0, 200));
+    await waitForCount('growing', 200);
+    await kafka.addPartitions(topic, 4);
+    // Written to the new partitions only, before the pipe can know of them: nothing of it lands
+    // unless the pipe finds them, and reads them from their start despite from_latest.
+    await produce(kafka.connection('plaintext'), [
+      ...rows(topic, 200, 100, { partition: 2 }),
+      ...rows(topic, 300, 100, { partition: 3 }),
+    ]);
+    await waitForCount('growing', 400);
+    const status = await waitFor('four partitions at lag 0', async () => {
+      const st = await statusOf(s, id);
+      return st.partitions?.length === 4 && st.partitions.every((p: { lag: number }) => p.lag === 0)
+        ? st
+        : undefined;
+    });
+    expect(status.partitions.map((p: { partition: number }) => p.partition).sort()).toEqual([0, 1, 2, 3]);
+    expect(await totals('growing')).toEqual({ n: 400, ids: 400 });
+  }, 120_000);
+
   it('a broker that goes away makes the pipe Degraded with the reason; when it is back the pipe runs and nothing is lost', async () => {
     const topic = 'outage';
     await kafka.createTopic(topic, 2);

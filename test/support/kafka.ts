@@ -22,7 +22,7 @@ import {
   formatStorage,
   jvmOutput,
   killProcess,
-  produceTransactions,
+  runKafkaTool,
   serverLog,
   spawnBroker,
   stopProcess,
@@ -62,6 +62,8 @@ export interface RunningKafka {
   createTopic(name: string, partitions: number): Promise<void>;
   /** Kafka's Java producer writes these transactions ("commit:0-99", "abort:100-149") in order. */
   produceTransactions(topic: string, partition: number, transactions: string[]): Promise<void>;
+  /** Grows a topic to `count` partitions (Kafka's Java admin client). */
+  addPartitions(topic: string, count: number): Promise<void>;
   /** Controlled shutdown (SIGTERM, SIGKILL after `graceMs`); data and ports are kept for start(). */
   shutdown(graceMs?: number): Promise<void>;
   /** SIGKILL, as a crash; data and ports are kept for start(). */
@@ -329,7 +331,9 @@ function runningKafka(setup: BrokerSetup, ports: BrokerPorts, firstChild: ChildP
     connection,
     createTopic: (name, partitions) => createTopic(bootstrap.plaintext, name, partitions),
     produceTransactions: (topic, partition, transactions) =>
-      produceTransactions(paths, bootstrap.plaintext, { topic, partition }, transactions),
+      runKafkaTool(paths, bootstrap.plaintext, ['transactions', topic, String(partition), ...transactions]),
+    addPartitions: (topic, count) =>
+      runKafkaTool(paths, bootstrap.plaintext, ['add-partitions', topic, String(count)]),
     shutdown,
     kill,
     start,

@@ -44,23 +44,17 @@ function javaArgs(paths: BrokerPaths, logFile: string, mainClass: string, args: 
 }
 
 /**
- * Runs TransactionalProducer.java (beside this file) with the broker's jars: Kafka's own producer
- * writing `transactions` ("commit:0-99", "abort:100-149", ...) to one partition.
+ * Runs KafkaTool.java (beside this file) with the broker's jars: Kafka's own Java client doing
+ * what the tests' client cannot (transactions, adding partitions); see the file for commands.
  */
-export async function produceTransactions(
-  paths: BrokerPaths,
-  bootstrap: string,
-  target: { topic: string; partition: number },
-  transactions: string[],
-): Promise<void> {
-  const source = fileURLToPath(new URL('./TransactionalProducer.java', import.meta.url));
-  const logFile = join(paths.logDir, 'transactional-producer.log');
-  const args = [bootstrap, target.topic, String(target.partition), ...transactions];
+export async function runKafkaTool(paths: BrokerPaths, bootstrap: string, args: string[]): Promise<void> {
+  const source = fileURLToPath(new URL('./KafkaTool.java', import.meta.url));
+  const logFile = join(paths.logDir, 'kafka-tool.log');
   try {
-    await run('java', javaArgs(paths, logFile, source, args), { cwd: paths.root });
+    await run('java', javaArgs(paths, logFile, source, [bootstrap, ...args]), { cwd: paths.root });
   } catch (error) {
     const output = error as { stdout?: string; stderr?: string };
-    throw new Error(`the transactional producer failed:\n${output.stdout ?? ''}${output.stderr ?? ''}`, {
+    throw new Error(`KafkaTool ${args[0]} failed:\n${output.stdout ?? ''}${output.stderr ?? ''}`, {
       cause: error,
     });
   }

@@ -112,6 +112,11 @@ export class Member {
     this.loop = this.fetchLoop().catch((error) => this.host.failed(error));
   }
 
+  /** Joins again (a rebalance): the group's leader assigns from the topics' metadata anew. */
+  async rejoin(): Promise<void> {
+    await this.consumer.joinGroup({});
+  }
+
   private async fetchLoop(): Promise<void> {
     while (!this.host.signal.aborted) {
       const partitions = this.host.fetchable(this);

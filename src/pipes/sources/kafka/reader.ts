@@ -1,3 +1,4 @@
+import { sleep } from '../../../concurrency.js';
 import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
@@ -20,6 +21,8 @@ type KafkaCursor = Record<string, string>;
 
 export const FLUSH = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
 const POLL_MS = 100;
+/** How often a run looks for partitions added to its topics. */
+const PARTITION_CHECK_MS = 10_000;
 
 /**
  * Kafka as a source: `scaling.replicas` members of the pipe's consumer group fetch the partitions
@@ -57,6 +60,9 @@ class KafkaRun implements SourceRun, MemberHost {
   private readonly how;
   private failure: { error: unknown } | undefined;
   private turn = 0;
+  private watching: Promise<void> | undefined;
+  /** Each topic's partition count when the run started. */
+  private firstCounts = new Map<string, number>();
 
   constructor(
     private readonly context: RunContext,
@@ -78,11 +84,60 @@ class KafkaRun implements SourceRun, MemberHost {
       this.members.push(new Member(this, index, groupId, connection));
     }
     try {
+      this.firstCounts = await this.partitionCounts();
       await Promise.all(this.members.map((member) => member.join()));
     } catch (error) {
       await this.close();
       throw kafkaFailure(error);
     }
+    this.watching = this.watchPartitionCounts();
+  }
+
+  private async partitionCounts(): Promise<Map<string, number>> {
+    const metadata = await (this.members[0] as Member).consumer.metadata({
+      topics: this.topics,
+      forceUpdate: true,
+    });
+    return new Map(this.topics.map((topic) => [topic, metadata.topics.get(topic)?.partitionsCount ?? 0]));
+  }
+
+  /**
+   * Partitions added to a topic reach no member until the group rebalances, and the group
+   * protocol does not rebalance for them by itself: every PARTITION_CHECK_MS the topics' partition
+   * counts are read, and when they grew the members join again, so the leader hands the new
+   * partitions out (Kafka's Java consumer does the same from its metadata refresh).
+   */
+  private async watchPartitionCounts(): Promise<void> {
+    let known = JSON.stringify([...this.firstCounts]);
+    while (!this.signal.aborted) {
+      await sleep(PARTITION_CHECK_MS, this.signal);
+      if (this.signal.aborted) break;
+      try {
+        const counts = JSON.stringify([...(await this.partitionCounts())]);
+        if (counts !== known) {
+          this.logger.info(
+            { partitions: JSON.parse(counts) },
+            'kafka partitions changed: rejoining the group',
+          );
+          await Promise.all(this.members.map((member) => member.rejoin()));
+          known = counts;
+        }
+      } catch (error) {
+        // The fetch loops meet the same broker trouble and report it; this check tries again.
+        if (!this.signal.aborted)
+          this.logger.warn({ err: error }, "reading the topics' partition counts failed");
+      }
+    }
+  }
+
+  /**
+   * Partitions made after the run started hold only messages written since: they are read from
+   * their start whatever offset.strategy says (from_latest must not skip what was written to a
+   * new partition before the group handed it out).
+   */
+  private addedSinceStart(key: string): boolean {
+    const [topic, partition] = splitPartitionKey(key);
+    return partition >= (this.firstCounts.get(topic) ?? Number.POSITIVE_INFINITY);
   }
 
   fetchable(member: Member): PartitionState[] {
@@ -104,7 +159,9 @@ class KafkaRun implements SourceRun, MemberHost {
       if (state) state.owner = member;
     }
     if (fresh.length === 0) return;
-    const starts = await startOffsets(this.context, this.source, member.consumer, fresh);
+    const starts = await startOffsets(this.context, this.source, member.consumer, fresh, (key) =>
+      this.addedSinceStart(key),
+    );
     for (const [key, start] of starts) {
       if (this.partitions.has(key)) continue;
       const [topic, partition] = splitPartitionKey(key);
@@ -277,6 +334,7 @@ class KafkaRun implements SourceRun, MemberHost {
 
   async close(): Promise<void> {
     this.stopping.abort();
+    await this.watching;
     await Promise.all(this.members.map((member) => member.close()));
   }
 }

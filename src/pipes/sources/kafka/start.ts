@@ -10,13 +10,16 @@ export const LATEST = -1n;
  * Where each newly seen partition starts: the store's cursor when the pipe has claimed from it
  * (the truth about what landed), else the consumer group's committed offset (a group the user
  * brought), else `offset.strategy`: the log's start, its end, or the first message at or after
- * `offset.timestamp`, resolved per partition by the broker.
+ * `offset.timestamp`, resolved per partition by the broker (a partition made after the run
+ * started: its start).
  */
 export async function startOffsets(
   context: RunContext,
   source: KafkaConfig,
   consumer: KafkaConsumer,
   keys: string[],
+  /** Partitions that did not exist when the run started: read from their start, whatever the strategy. */
+  isNew: (key: string) => boolean = () => false,
 ): Promise<Map<string, bigint>> {
   const cursor = ((await context.store.repos.progress.get(context.pipeId))?.cursor ?? {}) as Record<
     string,
@@ -46,9 +49,12 @@ export async function startOffsets(
   const timestamp = strategyTimestamp(source);
   const found = await consumer.listOffsets({ topics, timestamp });
   const ends = timestamp >= 0n ? await consumer.listOffsets({ topics, timestamp: LATEST }) : found;
+  const earliest = fromStrategy.some(isNew)
+    ? await consumer.listOffsets({ topics, timestamp: EARLIEST })
+    : found;
   for (const key of fromStrategy) {
     const [topic, partition] = splitPartitionKey(key);
-    const offset = found.get(topic)?.[partition] ?? -1n;
+    const offset = (isNew(key) ? earliest : found).get(topic)?.[partition] ?? -1n;
     // No message at or after the time: start at the end, where the next one will be.
     starts.set(key, offset >= 0n ? offset : (ends.get(topic)?.[partition] ?? 0n));
   }
