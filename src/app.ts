@@ -102,6 +102,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       dataDir: config.dataDir,
       allowPrivateSources: config.allowPrivateSources,
       allowPlaintextKafka: config.allowPlaintextKafka,
+      awsRegion: config.awsRegion,
       logger,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);

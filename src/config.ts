@@ -23,6 +23,8 @@ export interface Config {
   allowPrivateSources: boolean;
   /** Kafka pipes may talk to brokers without TLS (local networks, tests; off by default). */
   allowPlaintextKafka: boolean;
+  /** This node's AWS region (AWS_REGION, else AWS_DEFAULT_REGION): MSK IAM tokens where the brokers' names do not say it. */
+  awsRegion: string | undefined;
   /** While an alert stays ALERT, remind its webhook at most this often (ms); undefined: never. */
   alertReminderMs: number | undefined;
   /** Where users reach this server (links in notifications); else the listening address. */
@@ -182,6 +184,7 @@ export function loadConfig(
     allowPrivateWebhooks,
     allowPrivateSources,
     allowPlaintextKafka,
+    awsRegion: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined,
     alertTickSeconds: integer('alert-tick-seconds', 60, 1, 86_400),
     alertReminderMs,
     publicUrl,

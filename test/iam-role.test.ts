@@ -1,54 +1,26 @@
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_ROWS, FixtureWriter } from './support/fixtures.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
 import { type RunningS3, startS3 } from './support/s3.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
+import { type StandInSts, startStandInSts } from './support/sts.js';
 
 /**
- * AWS STS cannot run here, so a local stand-in answers AssumeRole in STS's own XML, reached by the
- * real SDK through the standard AWS_ENDPOINT_URL_STS variable; everything after it is real: the
+ * AWS STS cannot run here, so a local stand-in (test/support/sts.ts) answers AssumeRole, reached by
+ * the real SDK through the standard AWS_ENDPOINT_URL_STS variable; everything after it is real: the
  * temporary keys and session token list s3rver and are handed to the engine's s3() function.
  */
 describe('IAM_ROLE object storage, with a stand-in STS (mocked: STS cannot run here)', () => {
-  let sts: Server;
-  const assumed: string[] = [];
+  let sts: StandInSts;
   let s: TestSluice;
   let s3: RunningS3;
   let fixtures: FixtureWriter;
   const saved = { ...process.env };
 
   beforeAll(async () => {
-    sts = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk) => (body += chunk));
-      request.on('end', () => {
-        const params = new URLSearchParams(body);
-        const role = params.get('RoleArn') ?? '';
-        assumed.push(`${role} for ${params.get('ExternalId')}`);
-        if (!role.endsWith(':role/reader')) {
-          response.writeHead(403, { 'content-type': 'text/xml' });
-          response.end(
-            '<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>not allowed to assume this role</Message></Error><RequestId>1</RequestId></ErrorResponse>',
-          );
-          return;
-        }
-        response.writeHead(200, { 'content-type': 'text/xml' });
-        response.end(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>
-          <Credentials><AccessKeyId>S3RVER</AccessKeyId><SecretAccessKey>S3RVER</SecretAccessKey>
-          <SessionToken>temporary-session-token</SessionToken><Expiration>${new Date(Date.now() + 3600_000).toISOString()}</Expiration></Credentials>
-          <AssumedRoleUser><Arn>${role}/sluice</Arn><AssumedRoleId>AROA:sluice</AssumedRoleId></AssumedRoleUser>
-          </AssumeRoleResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></AssumeRoleResponse>`);
-      });
-    });
-    await new Promise<void>((resolve) => sts.listen(0, '127.0.0.1', resolve));
-    const address = sts.address();
-    Object.assign(process.env, {
-      AWS_ENDPOINT_URL_STS: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
-      AWS_ACCESS_KEY_ID: 'node-own-key',
-      AWS_SECRET_ACCESS_KEY: 'node-own-secret',
-      AWS_REGION: 'us-east-1',
-    });
+    // The role's temporary keys are s3rver's own, so the read really needs them.
+    sts = await startStandInSts({ accessKeyId: 'S3RVER', secretKey: 'S3RVER' });
+    Object.assign(process.env, sts.environment('us-east-1'));
     [s, s3, fixtures] = await Promise.all([
       startSluice({ runtime: true }),
       startS3(['secure']),
@@ -58,7 +30,7 @@ describe('IAM_ROLE object storage, with a stand-in STS (mocked: STS cannot run h
   });
   afterAll(async () => {
     process.env = saved;
-    sts?.close();
+    await sts?.close();
     await Promise.all([s?.close(), s3?.stop(), fixtures?.close()]);
   });
 
@@ -84,7 +56,7 @@ describe('IAM_ROLE object storage, with a stand-in STS (mocked: STS cannot run h
     await waitForState(s, id, 'Completed');
     expect(await sql(s, 'SELECT count() AS n FROM default.by_role')).toEqual([{ n: FIXTURE_ROWS }]);
     // The organization's id is the ExternalId: a role can demand it in its trust policy.
-    expect(assumed).toContain(`arn:aws:iam::123456789012:role/reader for ${s.organizationId}`);
+    expect(sts.assumed).toContain(`arn:aws:iam::123456789012:role/reader for ${s.organizationId}`);
   });
 
   it('a role it may not assume is a 400 at create', async () => {

@@ -11,6 +11,7 @@ import {
   type BrokerPorts,
   type KafkaUser,
   LOG4J2_PROPERTIES,
+  type MskIamKey,
   type SaslMechanism,
   scramArgument,
   serverProperties,
@@ -18,6 +19,7 @@ import {
 import { KAFKA_VERSION, kafkaJars, requireKafkaTools } from './kafka/jars.js';
 import {
   type BrokerPaths,
+  compileBrokerClasses,
   exited,
   formatStorage,
   jvmOutput,
@@ -49,6 +51,8 @@ export interface RunningKafka {
   /** A certificate and key the SSL listener accepts (it requires one). */
   clientCertPem: string;
   clientKeyPem: string;
+  /** The AWS key the SASL_SSL listener's MSK IAM stand-in accepts (OAUTHBEARER, SigV4 tokens). */
+  mskIam: MskIamKey;
   /** The SASL users that exist from the first start, one for each mechanism. */
   users: { plain: KafkaUser; scramSha256: KafkaUser; scramSha512: KafkaUser };
   /** The broker's temp directory (data, certificates, configuration, logs). */
@@ -104,6 +108,7 @@ async function startIn(root: string, libDir: string): Promise<RunningKafka> {
   const paths: BrokerPaths = {
     root,
     libDir,
+    classesDir: join(root, 'classes'),
     serverProperties: join(root, 'config', 'server.properties'),
     log4jProperties: join(root, 'config', 'log4j2.properties'),
     dataDir: join(root, 'data'),
@@ -115,7 +120,13 @@ async function startIn(root: string, libDir: string): Promise<RunningKafka> {
     scramSha256: newUser('SCRAM-SHA-256', 'scram256_user'),
     scramSha512: newUser('SCRAM-SHA-512', 'scram512_user'),
   };
-  const setup: BrokerSetup = { paths, certificates, users };
+  const mskIam = {
+    accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretKey: randomBytes(20).toString('base64'),
+    region: 'eu-west-1',
+  };
+  await compileBrokerClasses(paths);
+  const setup: BrokerSetup = { paths, certificates, users, mskIam };
   const { ports, child } = await firstStart(setup);
   return runningKafka(setup, ports, child);
 }
@@ -124,6 +135,7 @@ interface BrokerSetup {
   paths: BrokerPaths;
   certificates: KafkaCertificates;
   users: RunningKafka['users'];
+  mskIam: MskIamKey;
 }
 
 function newUser(mechanism: SaslMechanism, username: string): KafkaUser {
@@ -155,6 +167,7 @@ async function prepareStorage(setup: BrokerSetup, ports: BrokerPorts): Promise<v
     dataDir: paths.dataDir,
     certificates,
     plainUsers: [users.plain],
+    mskIam: setup.mskIam,
   });
   await writeFile(paths.serverProperties, properties);
   await writeFile(paths.log4jProperties, LOG4J2_PROPERTIES);
@@ -325,6 +338,7 @@ function runningKafka(setup: BrokerSetup, ports: BrokerPorts, firstChild: ChildP
     caPem: certificates.caPem,
     clientCertPem: certificates.clientCertPem,
     clientKeyPem: certificates.clientKeyPem,
+    mskIam: setup.mskIam,
     users,
     dir: paths.root,
     logFile: serverLog(paths),

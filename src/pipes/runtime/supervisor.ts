@@ -43,6 +43,7 @@ export class PipeSupervisor implements PipeRuntime {
       dataDir: string;
       allowPrivateSources: boolean;
       allowPlaintextKafka: boolean;
+      awsRegion: string | undefined;
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
     },
@@ -77,6 +78,7 @@ export class PipeSupervisor implements PipeRuntime {
       validateSamples: options.validateSamples,
       allowPrivateSources: this.deps.allowPrivateSources,
       allowPlaintextKafka: this.deps.allowPlaintextKafka,
+      awsRegion: this.deps.awsRegion,
       organizationId: service.organizationId,
       logger: this.deps.logger,
     });
@@ -164,6 +166,7 @@ export class PipeSupervisor implements PipeRuntime {
         localFilesDir: this.deps.localFilesDir,
         allowPrivateSources: this.deps.allowPrivateSources,
         allowPlaintextKafka: this.deps.allowPlaintextKafka,
+        awsRegion: this.deps.awsRegion,
         organizationId: view.row.organizationId,
         logger,
         signal,

@@ -74,6 +74,8 @@ export interface CheckContext {
   allowPrivateSources: boolean;
   /** Kafka brokers may be reached without TLS (SLUICE_ALLOW_PLAINTEXT_KAFKA). */
   allowPlaintextKafka: boolean;
+  /** This node's AWS region (MSK IAM tokens where the brokers' names do not say it). */
+  awsRegion: string | undefined;
   organizationId: string;
   /** Where a check reports what it cannot act on (a client that did not close). */
   logger?: Logger;
@@ -88,6 +90,8 @@ export interface RunContext {
   localFilesDir: string;
   allowPrivateSources: boolean;
   allowPlaintextKafka: boolean;
+  /** This node's AWS region (MSK IAM tokens where the brokers' names do not say it). */
+  awsRegion: string | undefined;
   organizationId: string;
   logger: Logger;
   signal: AbortSignal;

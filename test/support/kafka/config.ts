@@ -21,6 +21,14 @@ export interface BrokerConfig {
   certificates: KafkaCertificates;
   /** The PLAIN users, declared in the listener's JAAS config (PLAIN has no credential store). */
   plainUsers: KafkaUser[];
+  /** The one AWS key the listener's MSK IAM stand-in (MskIamValidator.java) accepts. */
+  mskIam: MskIamKey;
+}
+
+export interface MskIamKey {
+  accessKeyId: string;
+  secretKey: string;
+  region: string;
 }
 
 const HOST = '127.0.0.1';
@@ -64,7 +72,11 @@ export function serverProperties(config: BrokerConfig): string {
     'share.coordinator.state.topic.replication.factor': 1,
     'share.coordinator.state.topic.min.isr': 1,
     'group.initial.rebalance.delay.ms': 0,
-    'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+    'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
+    // OAUTHBEARER as Amazon MSK's IAM access takes it: a SigV4-signed token, checked by the
+    // tests' stand-in (MskIamValidator.java, compiled onto the broker's classpath).
+    'listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class': 'MskIamValidator',
+    'listener.name.sasl_ssl.oauthbearer.sasl.jaas.config': `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" accessKeyId="${config.mskIam.accessKeyId}" secretKey="${config.mskIam.secretKey}" region="${config.mskIam.region}";`,
     'listener.name.sasl_ssl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`,
     'listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config':
       'org.apache.kafka.common.security.scram.ScramLoginModule required;',

@@ -11,6 +11,8 @@ const run = promisify(execFile);
 export interface BrokerPaths {
   root: string;
   libDir: string;
+  /** Classes the tests compile onto the broker's classpath (MskIamValidator). */
+  classesDir: string;
   serverProperties: string;
   log4jProperties: string;
   dataDir: string;
@@ -37,7 +39,7 @@ function javaArgs(paths: BrokerPaths, logFile: string, mainClass: string, args: 
     `-Dlog4j2.configurationFile=${paths.log4jProperties}`,
     `-Dsluice.kafka.log=${logFile}`,
     '-cp',
-    join(paths.libDir, '*'),
+    `${join(paths.libDir, '*')}:${paths.classesDir}`,
     mainClass,
     ...args,
   ];
@@ -55,6 +57,19 @@ export async function runKafkaTool(paths: BrokerPaths, bootstrap: string, args: 
   } catch (error) {
     const output = error as { stdout?: string; stderr?: string };
     throw new Error(`KafkaTool ${args[0]} failed:\n${output.stdout ?? ''}${output.stderr ?? ''}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Compiles MskIamValidator.java (beside this file) into the broker's classes directory. */
+export async function compileBrokerClasses(paths: BrokerPaths): Promise<void> {
+  const source = fileURLToPath(new URL('./MskIamValidator.java', import.meta.url));
+  try {
+    await run('javac', ['-cp', join(paths.libDir, '*'), '-d', paths.classesDir, source], { cwd: paths.root });
+  } catch (error) {
+    const output = error as { stdout?: string; stderr?: string };
+    throw new Error(`javac MskIamValidator.java failed:\n${output.stdout ?? ''}${output.stderr ?? ''}`, {
       cause: error,
     });
   }

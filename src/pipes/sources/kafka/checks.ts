@@ -9,6 +9,7 @@ import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from '.
 import { codesOf, messagesOf } from './errors.js';
 import { fetchOnce } from './fetch.js';
 import type { KafkaConsumer } from './member.js';
+import { ROLE_REFUSED } from './msk-iam.js';
 import { type MessagePlan, messagePlan } from './plan.js';
 import { recordsText, type SourcedMessage } from './records-file.js';
 import { RegistryError } from './schema-registry.js';
@@ -30,7 +31,7 @@ export async function kafkaProblems(config: PipeConfig, context: CheckContext): 
   if (unsupported) return [{ path: `${PATH}.${unsupported.field}`, message: unsupported.message }];
   let connection: ReturnType<typeof connectionOptions>;
   try {
-    connection = connectionOptions(source, context.allowPlaintextKafka);
+    connection = connectionOptions(source, context);
     if (!context.allowPrivateSources) {
       for (const broker of parseBrokers(source)) {
         const problem = await privateHostProblem(broker.host, 'SLUICE_ALLOW_PRIVATE_SOURCES');
@@ -96,7 +97,14 @@ async function listTopics(consumer: KafkaConsumer, topics: string[]): Promise<Se
 
 function connectionProblem(error: unknown): Problem {
   const codes = codesOf(error);
-  if (codes.includes('PLT_KFK_AUTHENTICATION')) {
+  // A refused OAUTHBEARER token (MSK IAM) ends the SASL exchange early: the broker then calls the
+  // client's next request one "not valid given the current SASL state".
+  const saslRefused = messagesOf(error).some((m) => /SASL state|OAUTHBEARER token/i.test(m));
+  if (codes.includes(ROLE_REFUSED)) {
+    const reason = messagesOf(error).find((m) => m.startsWith('cannot assume iamRole'));
+    return { path: `${PATH}.iamRole`, message: reason ?? 'cannot assume iamRole' };
+  }
+  if (codes.includes('PLT_KFK_AUTHENTICATION') || saslRefused) {
     return { path: `${PATH}.credentials`, message: 'the brokers refused the credentials' };
   }
   const reason = messagesOf(error).find((m) => /certificate|TLS|SSL|handshake/i.test(m));

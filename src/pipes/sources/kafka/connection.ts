@@ -1,5 +1,6 @@
 import type { PipeConfig } from '../../model.js';
 import { PermanentError } from '../../records/index.js';
+import { mskTokenProvider } from './msk-iam.js';
 
 export type KafkaConfig = NonNullable<PipeConfig['source']['kafka']>;
 
@@ -16,7 +17,9 @@ export interface Broker {
 export interface ConnectionOptions {
   bootstrapBrokers: string[];
   tls?: { ca?: string; cert?: string; key?: string };
-  sasl?: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string };
+  sasl?:
+    | { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string }
+    | { mechanism: 'OAUTHBEARER'; token: () => Promise<string> };
 }
 
 /** `host:port` entries of the comma list; a missing port is Kafka's 9092 (9093 on Event Hubs). */
@@ -45,13 +48,6 @@ export function unsupportedKafka(source: KafkaConfig): { field: string; message:
       message: 'format Protobuf is not supported yet for Kafka pipes: use JSONEachRow, Avro or AvroConfluent',
     };
   }
-  const authentication = source.authentication ?? 'PLAIN';
-  if (authentication === 'IAM_ROLE' || authentication === 'IAM_USER') {
-    return {
-      field: 'authentication',
-      message: `${authentication} (MSK IAM) authentication is not supported yet: use SCRAM or MUTUAL_TLS`,
-    };
-  }
   return undefined;
 }
 
@@ -60,7 +56,11 @@ export function unsupportedKafka(source: KafkaConfig): { field: string; message:
  * certificate for MUTUAL_TLS), SASL for PLAIN and SCRAM; plaintext only where the operator allowed
  * it and the pipe spelled it out for every broker.
  */
-export function connectionOptions(source: KafkaConfig, allowPlaintext: boolean): ConnectionOptions {
+export function connectionOptions(
+  source: KafkaConfig,
+  context: { allowPlaintextKafka: boolean; organizationId: string; awsRegion: string | undefined },
+): ConnectionOptions {
+  const allowPlaintext = context.allowPlaintextKafka;
   const brokers = parseBrokers(source);
   if (brokers.length === 0) throw new PermanentError('brokers names no broker: write host:port, ...');
   const plaintext = brokers.filter((broker) => broker.plaintext).length;
@@ -91,6 +91,11 @@ export function connectionOptions(source: KafkaConfig, allowPlaintext: boolean):
       mechanism: 'PLAIN',
       username: '$ConnectionString',
       password: credentials.connectionString,
+    };
+  } else if (authentication === 'IAM_USER' || authentication === 'IAM_ROLE') {
+    options.sasl = {
+      mechanism: 'OAUTHBEARER',
+      token: mskTokenProvider(source, brokers, context),
     };
   } else if (
     (authentication === 'PLAIN' || authentication.startsWith('SCRAM-')) &&

@@ -35,6 +35,8 @@ function flatten(error: unknown): ClientError[] {
 export function kafkaFailure(error: unknown): Error {
   const codes = codesOf(error);
   const detail = messagesOf(error).at(-1) ?? String(error);
+  const role = messagesOf(error).find((m) => m.startsWith('cannot assume iamRole'));
+  if (role) return new Error(`Kafka: ${role}`);
   if (codes.includes('PLT_KFK_AUTHENTICATION'))
     return new Error('Kafka: the brokers refused the credentials');
   if (codes.includes('PLT_KFK_NETWORK') || /connect|ECONNREFUSED|socket/i.test(detail)) {

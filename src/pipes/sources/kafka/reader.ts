@@ -78,7 +78,7 @@ class KafkaRun implements SourceRun, MemberHost {
   }
 
   async start(): Promise<void> {
-    const connection = connectionOptions(this.source, this.context.allowPlaintextKafka);
+    const connection = connectionOptions(this.source, this.context);
     const groupId = this.source.consumerGroup ?? `pipes-${this.context.pipeId}`;
     for (let index = 0; index < this.replicas; index += 1) {
       this.members.push(new Member(this, index, groupId, connection));

@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { AwsKeys } from '../aws/index.js';
 import type { Location } from './location.js';
 
 /** One file to ingest: its key (path relative to the location), size and modification time. */
@@ -10,12 +11,8 @@ export interface SourceFile {
   modified: Date;
 }
 
-export interface Credentials {
-  accessKeyId: string;
-  secretKey: string;
-  /** Present for temporary credentials (an assumed role). */
-  sessionToken?: string;
-}
+/** An access key, or an assumed role's temporary keys (with their session token). */
+export type Credentials = AwsKeys;
 
 /**
  * Globs `*`, `?` and `**` only, as the hosted service (no `{a,b}` alternation), with the engine's
