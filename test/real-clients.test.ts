@@ -145,8 +145,9 @@ describe('what real clients send', () => {
   });
 
   it('null means absent, and empty optional strings and arrays mean not set (cloud CLI bodies)', async () => {
-    // The cloud CLI's body is an MSK IAM pipe: a running Sluice reads its nulls and then refuses
-    // IAM honestly; that the rest is accepted and kept is asked of a Sluice with its runtime off.
+    // The cloud CLI's body is an MSK IAM pipe on made-up brokers: a running Sluice reads its nulls
+    // and then checks the brokers (their names say no AWS region, and this node has none); that
+    // the rest is accepted and kept is asked of a Sluice with its runtime off.
     const refused = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -154,7 +155,7 @@ describe('what real clients send', () => {
     });
     expect(refused.statusCode).toBe(400);
     expect(refused.json.error).toBe(
-      'BAD_REQUEST: source.kafka.authentication: IAM_ROLE (MSK IAM) authentication is not supported yet: use SCRAM or MUTUAL_TLS',
+      'BAD_REQUEST: source.kafka.brokers: cannot tell the AWS region for MSK IAM: the brokers are not named *.kafka.<region>.amazonaws.com and AWS_REGION is not set',
     );
     const rulesOnly = await startSluice({ runtime: false });
     try {
