@@ -1,5 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Consumer, Producer } from '@platformatic/kafka';
 import { createSluice, type Sluice } from '../src/app.js';
@@ -42,11 +43,13 @@ export async function benchKafka(): Promise<void> {
     const bytes = count * MESSAGE_BYTES;
     const bare = await timed(() => bareConsume(kafka, 'backlog', count));
     let peakRss = 0;
+    const usage = cpuUsage();
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 100);
     const pipe = await ingest(sluice, scope, kafka, 'backlog', count);
     clearInterval(sampler);
+    const cpu = usage();
     const steadyMbps = (pipe.steadyRowsPerSecond * MESSAGE_BYTES) / 1e6;
     const bareMbps = bytes / 1e6 / bare;
     printTable(
@@ -74,6 +77,9 @@ export async function benchKafka(): Promise<void> {
           'rows/s': Math.round(count / pipe.totalSeconds),
         },
       ],
+    );
+    console.log(
+      `while ingesting: the machine's ${cpus().length} cores ${cpu.machineBusy} busy; this process ${cpu.processCores} cores, its event loop ${cpu.eventLoop} busy (the engines and the broker are processes of their own)`,
     );
     console.log(
       `create (checks against the broker) ${pipe.createSeconds.toFixed(2)} s; first rows visible ${pipe.firstRowsSeconds.toFixed(2)} s after create; peak RSS of this process (Sluice, producer and bench) ${Math.round(peakRss / 1e6)} MB`,
@@ -214,7 +220,7 @@ async function ingest(sluice: Sluice, scope: Scope, kafka: RunningKafka, topic: 
       samples.push({ at: performance.now(), rows: status.rowsWritten });
     if (status.rowsWritten >= count) break;
     if (status.state === 'Failed') throw new Error(`bench pipe failed: ${status.reason}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const moving = samples.filter((sample) => sample.rows > 0);
   const [first, lastFull] = [moving[0], moving.at(-2) ?? moving[0]];
@@ -292,6 +298,36 @@ async function steadyLatency(sluice: Sluice, scope: Scope, kafka: RunningKafka, 
     'p50 ms': at(0.5),
     'p99 ms': at(0.99),
     'max ms': at(1),
+  };
+}
+
+/**
+ * Where the CPU went between the call and the returned function's call: the whole machine's
+ * share busy (Linux /proc/stat; 'n/a' elsewhere), this process's cores and event-loop use.
+ */
+function cpuUsage() {
+  const machine = () => {
+    if (!existsSync('/proc/stat')) return undefined;
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+    return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+  };
+  const [start, cpu, loop, wall] = [
+    machine(),
+    process.cpuUsage(),
+    performance.eventLoopUtilization(),
+    performance.now(),
+  ];
+  return () => {
+    const end = machine();
+    const used = process.cpuUsage(cpu);
+    return {
+      machineBusy:
+        start && end
+          ? `${Math.round((1 - (end.idle - start.idle) / (end.total - start.total)) * 100)}%`
+          : 'n/a',
+      processCores: ((used.user + used.system) / 1e3 / (performance.now() - wall)).toFixed(2),
+      eventLoop: `${Math.round(performance.eventLoopUtilization(loop).utilization * 100)}%`,
+    };
   };
 }
 

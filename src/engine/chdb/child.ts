@@ -7,7 +7,7 @@ import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
  * engine crash away from the API. Statements run off this process's event loop (queryAsync).
  *
  * argv: the data path, then the engine's configuration file (confinement.ts) when it has one.
- * Sluice's runtime shares one connection; each statement of a user opens a connection of its own
+ * Sluice's runtime shares a few connections; each statement of a user opens a connection of its own
  * with its settings given at connect (`--readonly=1` cannot be lifted by the statement).
  */
 const [path, configFile] = process.argv.slice(2);
@@ -16,26 +16,54 @@ if (!path || !process.send) {
   process.exit(2);
 }
 const RUNTIME_MAX_QUERY_BYTES = 16 * 1024 * 1024;
+/**
+ * Sluice's runtime statements run on up to this many connections at once: one connection runs
+ * one statement at a time, and a pipe's batches (and several pipes) parse and load side by side.
+ * Runtime statements carry their settings in their text, so any connection serves any of them.
+ */
+const RUNTIME_CONNECTIONS = 4;
 const hello = (message: EngineHello) => process.send?.(message);
-let runtime: Session;
+// Sluice's own statements name every column of a table up to LIMITS.columnsPerTable, each with a
+// type of up to LIMITS.expression characters: more than the engine's default query size.
+const runtimeArgs = [
+  ...(configFile ? [`--config-file=${configFile}`] : []),
+  `--max_query_size=${RUNTIME_MAX_QUERY_BYTES}`,
+];
+const openRuntime = () => new Session(path as string, { connectionArgs: runtimeArgs });
+const runtimes: Session[] = [];
 try {
-  // Sluice's own statements name every column of a table up to LIMITS.columnsPerTable, each with a
-  // type of up to LIMITS.expression characters: more than the engine's default query size.
-  const args = [`--max_query_size=${RUNTIME_MAX_QUERY_BYTES}`];
-  runtime = new Session(path, {
-    connectionArgs: configFile ? [`--config-file=${configFile}`, ...args] : args,
-  });
+  runtimes.push(openRuntime());
 } catch (error) {
   hello({ ready: false, error: error instanceof Error ? error.message : String(error) });
   process.exit(1);
+}
+const idleRuntimes = [...runtimes];
+const waitingForRuntime: ((session: Session) => void)[] = [];
+
+async function withRuntime<T>(use: (session: Session) => Promise<T>): Promise<T> {
+  let session = idleRuntimes.pop();
+  if (!session && runtimes.length < RUNTIME_CONNECTIONS) {
+    session = openRuntime();
+    runtimes.push(session);
+  }
+  session ??= await new Promise<Session>((resolve) => waitingForRuntime.push(resolve));
+  try {
+    return await use(session);
+  } finally {
+    const next = waitingForRuntime.shift();
+    if (next) next(session);
+    else idleRuntimes.push(session);
+  }
 }
 const reply = (message: EngineReply) => process.send?.(message);
 
 async function run(request: EngineRequest): Promise<string> {
   const format = request.format ?? 'TabSeparated';
   if (!request.caller) {
-    const result = await runtime.queryAsync(request.sql, { format });
-    return request.format ? result.text() : '';
+    return withRuntime(async (session) => {
+      const result = await session.queryAsync(request.sql, { format });
+      return request.format ? result.text() : '';
+    });
   }
   const settings = { ...request.settings, ...(request.caller === 'reader' ? { readonly: '1' } : {}) };
   const session = new Session(path as string, {
@@ -57,7 +85,7 @@ process.on('message', async (request: EngineRequest) => {
   }
 });
 process.on('disconnect', () => {
-  runtime.close?.();
+  for (const session of runtimes) session.close?.();
   process.exit(0);
 });
 hello({ ready: true });

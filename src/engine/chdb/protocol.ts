@@ -5,7 +5,7 @@ export interface EngineRequest {
   /** Output format; JSON for queries that return rows, absent for statements. */
   format?: 'JSON';
   /**
-   * Who runs the statement. Absent: Sluice's own runtime, on the process's long-lived connection.
+   * Who runs the statement. Absent: Sluice's own runtime, on one of the process's long-lived connections.
    * `admin` and `reader`: a user's SQL, each on a connection of its own opened for this statement
    * and closed after it, so nothing it sets outlives it; `reader` connections are read-only.
    */

@@ -53,7 +53,9 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           answer = 'claimed';
         }
         if (slots.busy()) {
-          await slots.next();
+          // A free slot whose source had nothing ready asks again after pollMs, not only when a
+          // running batch ends: a stream's next batch fills while the last one is written.
+          await slots.next(slots.free(inFlight) === undefined ? undefined : sleep(source.pollMs, signal));
           continue;
         }
         if (answer === 'claimed') continue;
@@ -98,9 +100,9 @@ class Slots {
     return this.running.size > 0;
   }
 
-  /** Waits for any slot to finish; throws the first failure of any. */
-  async next(): Promise<void> {
-    await Promise.race(this.running.values());
+  /** Waits for any slot to finish (or `orElse` to resolve); throws the first failure of any. */
+  async next(orElse?: Promise<void>): Promise<void> {
+    await Promise.race([...this.running.values(), ...(orElse ? [orElse] : [])]);
     this.rethrow();
   }
 

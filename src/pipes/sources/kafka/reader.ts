@@ -45,7 +45,7 @@ export async function openKafka(context: RunContext): Promise<SourceRun> {
 class KafkaRun implements SourceRun, MemberHost {
   readonly firstCursor: Json = {};
   readonly pollMs = POLL_MS;
-  /** Two batches per member: one is parsed and staged while the other moves and commits. */
+  /** Three batches per member: parsing, loading and moving overlap (the engines run statements side by side). */
   readonly inFlight: number;
   private readonly replicas: number;
   readonly topics: string[];
@@ -74,7 +74,7 @@ class KafkaRun implements SourceRun, MemberHost {
     this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
     this.how = messagePlan(context.config, context.allowPrivateSources);
     this.replicas = context.config.scaling.replicas ?? 1;
-    this.inFlight = 2 * this.replicas;
+    this.inFlight = 3 * this.replicas;
   }
 
   async start(): Promise<void> {
