@@ -277,10 +277,15 @@ describe('a Kafka pipe while it runs', () => {
       }
     })();
     await waitForCount('stop_start', 200);
+    // A running pipe says how fast it goes (the last minute); a stopped one says nothing of it.
+    const running = await statusOf(s, id);
+    expect(running.rowsPerSecond).toBeGreaterThan(0);
+    expect(running.bytesPerSecond).toBeGreaterThan(running.rowsPerSecond);
     const url = `${s.pipesUrl}/${id}/state`;
     expect((await s.request({ method: 'PATCH', url, body: { command: 'stop' } })).json.result.state).toBe(
       'Stopped',
     );
+    expect(await statusOf(s, id)).not.toHaveProperty('rowsPerSecond');
     const atStop = (await totals('stop_start')).n;
     await producing;
     await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -20,6 +20,12 @@ const PipeStatusSchema = T.Object({
   lastInsertAt: Nullable(T.String()),
   lastError: Nullable(T.String()),
   lastErrorAt: Nullable(T.String()),
+  rowsPerSecond: T.Optional(
+    T.Number({ description: 'While the pipe runs: rows committed per second over the last minute' }),
+  ),
+  bytesPerSecond: T.Optional(
+    T.Number({ description: 'While the pipe runs: source bytes committed per second over the last minute' }),
+  ),
   partitions: T.Optional(
     T.Array(
       T.Object({

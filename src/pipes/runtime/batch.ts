@@ -66,7 +66,8 @@ async function shapeOf(engine: Engine, destination: Destination): Promise<string
  * Takes a claimed batch to committed (DESIGN.md, "Checkpoints and exactly-once"): read into its
  * slot's emptied staging tables, marked staged, moved partition by partition into the destination
  * and its error table, committed. A crash before `staged` reads the batch again; a crash after it
- * only finishes the moves, since what moved is gone from the stage.
+ * only finishes the moves, since what moved is gone from the stage. Returns the batch as
+ * committed (its rows and bad records counted).
  */
 export async function completeBatch(
   context: {
@@ -81,7 +82,7 @@ export async function completeBatch(
   destination: Destination,
   claimed: Batch,
   read: RangeReader,
-): Promise<void> {
+): Promise<Batch> {
   const { engine, store, stagesChecked } = context;
   const batch = { ...claimed };
   const names = stageNames(batch.pipeId, batch.slot);
@@ -123,6 +124,7 @@ export async function completeBatch(
     await movePartitions(engine, names.errors, tableName(destination.database, destination.errorTable));
   }
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
+  return batch;
 }
 
 /** Moves every partition of a staging table into `to`; what moved is gone from the stage. */

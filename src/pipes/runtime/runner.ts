@@ -9,6 +9,8 @@ export interface RunnerContext extends RunContext {
   setState(to: 'Running' | 'Completed', reason: string, from: string[]): Promise<boolean>;
   /** The source while it is open (its status joins the pipe's), undefined once closed. */
   opened?(source: SourceRun | undefined): void;
+  /** A batch committed (its rows and source bytes counted), for the pipe's rates. */
+  committed?(batch: Batch): void;
 }
 
 /**
@@ -30,9 +32,10 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     const stagesChecked = new Map<number, string>();
     const run = (batch: Batch) =>
       slots.run(batch.slot, async () => {
-        await completeBatch({ engine, store, stagesChecked }, destination, batch, (b, into) =>
+        const done = await completeBatch({ engine, store, stagesChecked }, destination, batch, (b, into) =>
           source.read(b, into),
         );
+        context.committed?.(done);
         await source.committed?.(batch);
       });
     try {

@@ -12,6 +12,7 @@ import { connectorFor, type SourceRun, type SourceStatus } from '../sources/inde
 import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
+import { Throughput } from './throughput.js';
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Running', 'Degraded', 'Resync'];
@@ -31,6 +32,8 @@ export class PipeSupervisor implements PipeRuntime {
   private readonly workers = new Map<string, Worker>();
   /** The open source of each running pipe, for its status. */
   private readonly sources = new Map<string, SourceRun>();
+  /** What each running pipe committed lately (rowsPerSecond, bytesPerSecond in its status). */
+  private readonly throughput = new Map<string, Throughput>();
   private closing = false;
 
   constructor(
@@ -93,9 +96,14 @@ export class PipeSupervisor implements PipeRuntime {
     return definitionProblems(destination, this.deps.engines.engineFor(service));
   }
 
-  /** What a running pipe's source says of itself (Kafka: partitions); {} when it does not run. */
+  /**
+   * What a running pipe says of itself: its rates over the last minute, and what its source adds
+   * (Kafka: partitions); {} when it does not run.
+   */
   sourceStatus(pipeId: string): SourceStatus {
-    return this.sources.get(pipeId)?.status?.() ?? {};
+    const source = this.sources.get(pipeId);
+    if (!source) return {};
+    return { ...this.throughput.get(pipeId)?.rates(), ...source.status?.() };
   }
 
   /** Every running pipe's source status, for the metrics. */
@@ -172,7 +180,16 @@ export class PipeSupervisor implements PipeRuntime {
         signal,
         redact: (text) => this.hidePaths(view.redact(text)),
         setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
-        opened: (source) => (source ? this.sources.set(pipeId, source) : this.sources.delete(pipeId)),
+        opened: (source) => {
+          if (source) {
+            this.sources.set(pipeId, source);
+            this.throughput.set(pipeId, new Throughput());
+          } else {
+            this.sources.delete(pipeId);
+            this.throughput.delete(pipeId);
+          }
+        },
+        committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
       });
       return 'done';
     } catch (error) {

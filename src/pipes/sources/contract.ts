@@ -61,6 +61,9 @@ export interface PartitionStatus {
 }
 
 export interface SourceStatus {
+  /** Rows and source bytes committed per second over the last minute, while the pipe runs. */
+  rowsPerSecond?: number;
+  bytesPerSecond?: number;
   partitions?: PartitionStatus[];
 }
 
