@@ -1,7 +1,7 @@
 import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningKafka, startKafka } from './support/kafka.js';
-import { kafkaPipe, produce, type TestMessage } from './support/kafka-pipes.js';
+import { kafkaPipe, produce, type TestMessage, VIRTUAL_COLUMNS } from './support/kafka-pipes.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { type RunningRegistry, startSchemaRegistry } from './support/schema-registry.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
@@ -106,16 +106,7 @@ describe('an AvroConfluent Kafka pipe', () => {
       value: value(i),
     }));
     await produce(kafka.connection('plaintext'), messages);
-    const virtual = {
-      _key: 'String',
-      _timestamp: 'DateTime64(3)',
-      _partition: 'Int32',
-      _offset: 'Int64',
-      _topic: 'String',
-      _header_keys: 'Array(String)',
-      _header_values: 'Array(String)',
-      _raw_message: 'String',
-    };
+    const virtual = VIRTUAL_COLUMNS;
     const body = kafkaPipe(
       'confluent',
       { format: 'AvroConfluent', brokers: plaintext(), topics: topic, schemaRegistry: registryConfig() },

@@ -1,1 +1,1 @@
-export { isPrivateAddress, privateHostProblem } from './private-address.js';
+export { isPrivateAddress, privateHostProblem, publicOnlyLookup } from './private-address.js';

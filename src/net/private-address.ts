@@ -1,3 +1,4 @@
+import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -58,4 +59,33 @@ export async function privateHostProblem(hostname: string, allowedBy: string): P
     return `the host ${host} is a private, loopback or link-local address; an operator may allow those with ${allowedBy}=true`;
   }
   return undefined;
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for http(s).request and net.connect that refuses private, loopback and link-local
+ * addresses at connect time: a check made before the request cannot hold, since the name may
+ * resolve elsewhere when the request looks it up again (DNS rebinding).
+ */
+export function publicOnlyLookup(
+  hostname: string,
+  options: { all?: boolean; family?: number | 'IPv4' | 'IPv6' },
+  callback: LookupCallback,
+): void {
+  lookupCallback(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const refused = addresses.find((entry) => isPrivateAddress(entry.address));
+    if (refused || addresses.length === 0) {
+      const problem = new Error(`the host ${hostname} resolves to a private, loopback or link-local address`);
+      return callback(Object.assign(problem, { code: 'SLUICE_ERR_PRIVATE_ADDRESS' }), []);
+    }
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  });
 }

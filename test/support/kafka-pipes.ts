@@ -13,6 +13,18 @@ export interface TestMessage {
   timestamp?: bigint;
 }
 
+/** Kafka's virtual columns and the column types they are documented to fill (README). */
+export const VIRTUAL_COLUMNS = {
+  _key: 'String',
+  _timestamp: 'DateTime64(3)',
+  _partition: 'Int32',
+  _offset: 'Int64',
+  _topic: 'String',
+  _header_keys: 'Array(String)',
+  _header_values: 'Array(String)',
+  _raw_message: 'String',
+};
+
 /** Produces with an idempotent producer (a retried batch cannot write a message twice). */
 export async function produce(options: KafkaConnectionOptions, messages: TestMessage[]): Promise<void> {
   const producer = new Producer({ clientId: 'sluice-test-producer', ...options, idempotent: true });

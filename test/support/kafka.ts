@@ -124,6 +124,11 @@ async function startIn(root: string, libDir: string): Promise<RunningKafka> {
     accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`,
     secretKey: randomBytes(20).toString('base64'),
     region: 'eu-west-1',
+    role: {
+      accessKeyId: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
+      secretKey: randomBytes(20).toString('base64'),
+      sessionToken: randomBytes(24).toString('hex'),
+    },
   };
   await compileBrokerClasses(paths);
   const setup: BrokerSetup = { paths, certificates, users, mskIam };

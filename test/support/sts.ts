@@ -16,7 +16,11 @@ export interface StandInSts {
  * Roles ending in `:role/reader` may be assumed and get `keys` as their temporary credentials
  * (with a session token); any other role is AccessDenied.
  */
-export async function startStandInSts(keys: { accessKeyId: string; secretKey: string }): Promise<StandInSts> {
+export async function startStandInSts(keys: {
+  accessKeyId: string;
+  secretKey: string;
+  sessionToken?: string;
+}): Promise<StandInSts> {
   const assumed: string[] = [];
   const server = createServer((request, response) => {
     let body = '';
@@ -37,7 +41,7 @@ export async function startStandInSts(keys: { accessKeyId: string; secretKey: st
       response.writeHead(200, { 'content-type': 'text/xml' });
       response.end(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>
           <Credentials><AccessKeyId>${keys.accessKeyId}</AccessKeyId><SecretAccessKey>${keys.secretKey}</SecretAccessKey>
-          <SessionToken>temporary-session-token</SessionToken><Expiration>${new Date(Date.now() + 3600_000).toISOString()}</Expiration></Credentials>
+          <SessionToken>${keys.sessionToken ?? 'temporary-session-token'}</SessionToken><Expiration>${new Date(Date.now() + 3600_000).toISOString()}</Expiration></Credentials>
           <AssumedRoleUser><Arn>${role}/sluice</Arn><AssumedRoleId>AROA:sluice</AssumedRoleId></AssumedRoleUser>
           </AssumeRoleResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></AssumeRoleResponse>`);
     });

@@ -1,7 +1,18 @@
 import { stat } from 'node:fs/promises';
-import { type Engine, literal, settingsClause } from '../../engine/index.js';
+import { type Engine, EngineError, literal, settingsClause } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
 import type { InsertPlan } from './insert-plan.js';
+
+/**
+ * The load of parsed rows into the table failed (not the parsing): some blocks may be in already,
+ * so only reading the whole batch again into emptied stages is safe. Keeps the engine's code.
+ */
+export class StageLoadError extends EngineError {
+  constructor(cause: EngineError) {
+    super(cause.message, cause.code);
+    this.name = 'StageLoadError';
+  }
+}
 
 export interface SkippedRow {
   row: number;
@@ -63,9 +74,13 @@ export async function loadThroughReader(
           ? { storage_file_read_method: settings.storage_file_read_method }
           : {}),
       });
-      await engine.execute(
-        `INSERT INTO ${load.into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))}${blocks} FORMAT Native`,
-      );
+      try {
+        await engine.execute(
+          `INSERT INTO ${load.into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))}${blocks} FORMAT Native`,
+        );
+      } catch (error) {
+        throw error instanceof EngineError ? new StageLoadError(error) : error;
+      }
     }
     return skipped;
   } finally {

@@ -58,7 +58,16 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         if (slots.busy()) {
           // A free slot whose source had nothing ready asks again after pollMs, not only when a
           // running batch ends: a stream's next batch fills while the last one is written.
-          await slots.next(slots.free(inFlight) === undefined ? undefined : sleep(source.pollMs, signal));
+          if (slots.free(inFlight) === undefined) {
+            await slots.next();
+            continue;
+          }
+          const wake = new AbortController();
+          try {
+            await slots.next(sleep(source.pollMs, AbortSignal.any([signal, wake.signal])));
+          } finally {
+            wake.abort(); // the poll's timer and listener go when a slot finished first
+          }
           continue;
         }
         if (answer === 'claimed') continue;

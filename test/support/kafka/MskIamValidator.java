@@ -24,7 +24,8 @@ import org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallback
  * an OAUTHBEARER token as MSK does (the base64url of a SigV4-presigned
  * https://kafka.<region>.amazonaws.com/?Action=kafka-cluster:Connect request) and verifies its
  * signature with the one access key it is configured with (JAAS options accessKeyId, secretKey,
- * region), its action, region and expiry. MSK itself cannot run here; this checks what a client
+ * region; and a role's temporary key with its session token: roleAccessKeyId, roleSecretKey,
+ * roleSessionToken), its action, region and expiry. MSK itself cannot run here; this checks what a client
  * sends it, independently of the client's code.
  */
 public class MskIamValidator implements AuthenticateCallbackHandler {
@@ -33,6 +34,9 @@ public class MskIamValidator implements AuthenticateCallbackHandler {
   private String accessKeyId;
   private String secretKey;
   private String region;
+  private String roleAccessKeyId;
+  private String roleSecretKey;
+  private String roleSessionToken;
 
   @Override
   public void configure(Map<String, ?> configs, String mechanism, List<AppConfigurationEntry> entries) {
@@ -40,13 +44,21 @@ public class MskIamValidator implements AuthenticateCallbackHandler {
     accessKeyId = (String) options.get("accessKeyId");
     secretKey = (String) options.get("secretKey");
     region = (String) options.get("region");
+    roleAccessKeyId = (String) options.get("roleAccessKeyId");
+    roleSecretKey = (String) options.get("roleSecretKey");
+    roleSessionToken = (String) options.get("roleSessionToken");
   }
 
   @Override
   public void handle(Callback[] callbacks) throws UnsupportedCallbackException {
     for (Callback callback : callbacks) {
       if (callback instanceof OAuthBearerValidatorCallback validator) {
-        String problem = problem(validator.tokenValue(), accessKeyId, secretKey, region, Instant.now());
+        String problem = problem(validator.tokenValue(), accessKeyId, secretKey, null, region, Instant.now());
+        if (problem != null && roleAccessKeyId != null) {
+          // A role's temporary key: signed by it, and carrying its session token.
+          String asRole = problem(validator.tokenValue(), roleAccessKeyId, roleSecretKey, roleSessionToken, region, Instant.now());
+          if (asRole == null) problem = null;
+        }
         if (problem == null) validator.token(token(validator.tokenValue()));
         else validator.error("invalid_token", null, null);
         if (problem != null) System.err.println("MskIamValidator refused a token: " + problem);
@@ -62,7 +74,7 @@ public class MskIamValidator implements AuthenticateCallbackHandler {
   public void close() {}
 
   /** Why the token is not a valid MSK IAM token for the key, or null when it is. */
-  static String problem(String token, String accessKeyId, String secretKey, String region, Instant now) {
+  static String problem(String token, String accessKeyId, String secretKey, String sessionToken, String region, Instant now) {
     try {
       String url = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
       String host = "kafka." + region + ".amazonaws.com";
@@ -80,6 +92,7 @@ public class MskIamValidator implements AuthenticateCallbackHandler {
       Instant signed = AMZ_DATE.parse(date, Instant::from);
       long expires = Long.parseLong(query.get("X-Amz-Expires"));
       if (now.isAfter(signed.plusSeconds(expires)) || now.isBefore(signed.minusSeconds(300))) return "expired or not yet valid";
+      if (sessionToken != null && !sessionToken.equals(query.get("X-Amz-Security-Token"))) return "without the role's session token";
       String signature = query.remove("X-Amz-Signature");
       query.remove("User-Agent");
       StringBuilder canonicalQuery = new StringBuilder();
@@ -140,9 +153,9 @@ public class MskIamValidator implements AuthenticateCallbackHandler {
     return out.toString();
   }
 
-  /** Checks one token from the command line: java -cp '<lib>/*' MskIamValidator.java token key secret region */
+  /** Checks one token from the command line: java -cp '<lib>/*' MskIamValidator.java token key secret region [sessionToken] */
   public static void main(String[] args) {
-    String problem = problem(args[0], args[1], args[2], args[3], Instant.now());
+    String problem = problem(args[0], args[1], args[2], args.length > 4 ? args[4] : null, args[3], Instant.now());
     System.out.println(problem == null ? "valid" : problem);
   }
 }

@@ -29,6 +29,8 @@ export interface MskIamKey {
   accessKeyId: string;
   secretKey: string;
   region: string;
+  /** The temporary keys of a role (as STS hands them out): accepted only with their session token. */
+  role: { accessKeyId: string; secretKey: string; sessionToken: string };
 }
 
 const HOST = '127.0.0.1';
@@ -76,7 +78,7 @@ export function serverProperties(config: BrokerConfig): string {
     // OAUTHBEARER as Amazon MSK's IAM access takes it: a SigV4-signed token, checked by the
     // tests' stand-in (MskIamValidator.java, compiled onto the broker's classpath).
     'listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class': 'MskIamValidator',
-    'listener.name.sasl_ssl.oauthbearer.sasl.jaas.config': `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" accessKeyId="${config.mskIam.accessKeyId}" secretKey="${config.mskIam.secretKey}" region="${config.mskIam.region}";`,
+    'listener.name.sasl_ssl.oauthbearer.sasl.jaas.config': `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" accessKeyId="${config.mskIam.accessKeyId}" secretKey="${config.mskIam.secretKey}" region="${config.mskIam.region}" roleAccessKeyId="${config.mskIam.role.accessKeyId}" roleSecretKey="${config.mskIam.role.secretKey}" roleSessionToken="${config.mskIam.role.sessionToken}";`,
     'listener.name.sasl_ssl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`,
     'listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config':
       'org.apache.kafka.common.security.scram.ScramLoginModule required;',

@@ -31,7 +31,16 @@ export async function assumeRole(roleArn: string, organizationId: string): Promi
     },
     clientConfig: { region: process.env.AWS_REGION ?? 'us-east-1' },
   });
-  const identity = await provider();
+  let identity: Awaited<ReturnType<typeof provider>>;
+  try {
+    identity = await provider();
+  } catch (error) {
+    // STS's own message names this node's identity (its account and role): a tenant sees the code.
+    const code = (error as { name?: string }).name ?? 'an error';
+    throw new Error(
+      `STS refused to assume ${roleArn} (${code}): check the role's trust policy and ExternalId`,
+    );
+  }
   const credentials: AwsKeys = {
     accessKeyId: identity.accessKeyId,
     secretKey: identity.secretAccessKey,

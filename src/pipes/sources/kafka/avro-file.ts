@@ -3,6 +3,7 @@ import {
   avroBytes,
   avroLong,
   containerHeader,
+  nestingDepth,
   plainBlockData,
   readContainer,
 } from './avro.js';
@@ -20,6 +21,9 @@ const VIRTUAL_AVRO_TYPES: Record<KafkaVirtualColumn, unknown> = {
   _header_values: { type: 'array', items: 'bytes' },
   _raw_message: 'bytes',
 };
+
+/** Deeper writer schemas are refused: the engine's Avro reader walks a schema recursively. */
+const MAX_SCHEMA_DEPTH = 64;
 
 /** The Confluent wire format: magic byte 0, a 4-byte schema id, then the record's Avro data. */
 const CONFLUENT_PREFIX = 5;
@@ -70,6 +74,9 @@ export function avroFiles(
   const groupFor = (key: string, schema: string, codec: string) => {
     let group = groups.get(key);
     if (!group) {
+      if (nestingDepth(schema) > MAX_SCHEMA_DEPTH) {
+        throw new RefusedMessage(`the writer schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+      }
       const { header, sync } = containerHeader(withVirtualFields(schema, columns), codec);
       group = { header, schema, sync, entries: [] };
       groups.set(key, group);
@@ -98,8 +105,8 @@ export function avroFiles(
       const datum = format === 'AvroConfluent' ? framed.blocks[0]?.data : undefined;
       group.entries.push({ index, pieces, ...(datum ? { datum } : {}) });
     } catch (error) {
-      if (!(error instanceof RefusedMessage)) throw error;
-      refused.push({ index, error: error.message });
+      // Whatever a message's bytes or its schema make fail sets that message aside, never the batch.
+      refused.push({ index, error: (error as Error).message });
     }
   }
   return { groups: [...groups.values()], refused };
@@ -155,7 +162,12 @@ function containerRecords(sourced: SourcedMessage, withVirtual: boolean): Framed
         `a block holds ${block.count} records: with virtual columns mapped, each block of an Avro message must hold one`,
       );
     }
-    const data = plainBlockData(codec, block.data);
+    let data: Buffer | undefined;
+    try {
+      data = plainBlockData(codec, block.data);
+    } catch (error) {
+      throw new RefusedMessage((error as Error).message);
+    }
     if (!data) throw new RefusedMessage(`codec ${codec}: with virtual columns mapped, use null or deflate`);
     return { count: 1, data };
   });
@@ -175,10 +187,10 @@ function withVirtualFields(schema: string, columns: readonly KafkaVirtualColumn[
   if (record?.type !== 'record' || !Array.isArray(record.fields)) {
     throw new RefusedMessage('with virtual columns mapped, the writer schema must be a record');
   }
-  const clash = record.fields.find((field) => columns.includes(field.name as KafkaVirtualColumn));
+  const clash = record.fields.find((field) => columns.includes(field?.name as KafkaVirtualColumn));
   if (clash) {
     throw new RefusedMessage(
-      `the record has a field ${String(clash.name)}, which is also a mapped virtual column`,
+      `the record has a field ${String(clash?.name)}, which is also a mapped virtual column`,
     );
   }
   const virtual = columns.map((name) => ({ name, type: VIRTUAL_AVRO_TYPES[name] }));

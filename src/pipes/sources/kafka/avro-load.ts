@@ -2,13 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import avro from 'avsc';
 import { type Engine, EngineError, isTransientEngineError, literal } from '../../../engine/index.js';
-import { type BadRecord, loadThroughReader } from '../../records/index.js';
+import { type BadRecord, loadThroughReader, StageLoadError } from '../../records/index.js';
 import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
 import type { SourcedMessage } from './records-file.js';
 import type { SchemaAnswer } from './schema-registry.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
+
+/** A writer schema the columns cannot take, as the Avro reader says reading a file's header. */
+const HEADER_CODES = new Set([
+  44, // ILLEGAL_COLUMN
+  53, // TYPE_MISMATCH
+  70, // CANNOT_CONVERT_TYPE
+]);
 
 /**
  * Loads a batch of Avro messages into `into`: one container file per writer schema, parsed by the
@@ -35,6 +42,7 @@ export async function loadAvroMessages(
     for (const entry of entries) bad.push(badRecord(messages[entry.index] as SourcedMessage, error, true));
   };
   const load = async (group: AvroGroup, entries: AvroEntry[], checked: boolean): Promise<void> => {
+    if (entries.length === 0) return;
     const problem = await loadEntries(engines, how, group, entries, into, name);
     if (!problem) return;
     if (entries.length === 1 || problem.wholeSchema) return setAside(entries, problem.reason);
@@ -147,7 +155,12 @@ async function withContainerFile(
     await use(`file(${literal(path)}, 'Avro', ${literal(how.plan.structure)})`, file);
     return undefined;
   } catch (error) {
-    const wholeSchema = error instanceof EngineError && /while reading header/i.test(error.message);
+    // Rows may be in the stage already: only the whole batch read again is safe.
+    if (error instanceof StageLoadError) throw error;
+    const wholeSchema =
+      error instanceof EngineError &&
+      HEADER_CODES.has(error.code ?? 0) &&
+      /while reading header/i.test(error.message);
     if (!wholeSchema && isTransientEngineError(error)) throw error;
     return { reason: reasonOf(error as Error), wholeSchema };
   } finally {

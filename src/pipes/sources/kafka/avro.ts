@@ -87,11 +87,39 @@ export function readContainer(bytes: Buffer): Container {
   return { schema, codec, blocks };
 }
 
+/** A block inflated past this is refused: a Kafka message's records are far smaller. */
+const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+
 /** A block's data uncompressed, for the codecs Node reads itself; undefined for the others. */
 export function plainBlockData(codec: string, data: Buffer): Buffer | undefined {
   if (codec === 'null') return data;
-  if (codec === 'deflate') return inflateRawSync(data);
+  if (codec === 'deflate') {
+    try {
+      return inflateRawSync(data, { maxOutputLength: MAX_INFLATED_BYTES });
+    } catch (error) {
+      throw new AvroFrameError(
+        `a deflate block does not inflate (or passes 64 MB): ${(error as Error).message}`,
+      );
+    }
+  }
   return undefined;
+}
+
+/** How deep a schema's JSON nests (objects and arrays), strings skipped. */
+export function nestingDepth(json: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i += 1) {
+    const c = json[i];
+    if (inString) {
+      if (c === '\\') i += 1;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') deepest = Math.max(deepest, ++depth);
+    else if (c === '}' || c === ']') depth -= 1;
+  }
+  return deepest;
 }
 
 class FrameReader {

@@ -119,6 +119,12 @@ class KafkaRun implements SourceRun, MemberHost {
             { partitions: JSON.parse(counts) },
             'kafka partitions changed: rejoining the group',
           );
+          // The group's leader assigns from its own metadata: every member's is made fresh first.
+          await Promise.all(
+            this.members.map((member) =>
+              member.consumer.metadata({ topics: this.topics, forceUpdate: true }),
+            ),
+          );
           await Promise.all(this.members.map((member) => member.rejoin()));
           known = counts;
         }

@@ -1,9 +1,13 @@
 import { request } from 'node:https';
-import { privateHostProblem } from '../../../net/index.js';
+import { privateHostProblem, publicOnlyLookup } from '../../../net/index.js';
 import type { KafkaConfig } from './connection.js';
 
+/** A whole request's deadline. */
 const TIMEOUT_MS = 10_000;
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** An answer larger than this is refused: a schema is a few KB. */
+const MAX_BODY_BYTES = 1024 * 1024;
+/** Schemas kept per run; the oldest goes first (a topic rarely has more than a few versions). */
+const MAX_CACHED = 256;
 
 /** The registry cannot be asked (unreachable, refused the credentials, answered nonsense). */
 export class RegistryError extends Error {
@@ -38,12 +42,28 @@ export class SchemaRegistryClient {
     this.url = new URL(config.url);
   }
 
-  /** The answers for the ids, asking the registry for those not known yet. */
+  /**
+   * The answers for the ids, asking the registry for those not known yet. A schema is kept (ids
+   * never change meaning); an id the registry does not know is asked again next time (it may be
+   * registered late, or a replica may lag).
+   */
   async schemas(ids: Iterable<number>): Promise<Map<number, SchemaAnswer>> {
+    const answers = new Map<number, SchemaAnswer>();
     for (const id of new Set(ids)) {
-      if (!this.answers.has(id)) this.answers.set(id, await this.fetchSchema(id));
+      let answer = this.answers.get(id);
+      if (!answer) {
+        answer = await this.fetchSchema(id);
+        if ('schema' in answer) this.keep(id, answer);
+      }
+      answers.set(id, answer);
     }
-    return this.answers;
+    return answers;
+  }
+
+  private keep(id: number, answer: SchemaAnswer): void {
+    const oldest = this.answers.keys().next();
+    if (this.answers.size >= MAX_CACHED && !oldest.done) this.answers.delete(oldest.value);
+    this.answers.set(id, answer);
   }
 
   /** Reachable, and the credentials are accepted (it lists its subjects). */
@@ -67,6 +87,7 @@ export class SchemaRegistryClient {
   }
 
   private async get(path: string): Promise<{ status: number; body: unknown }> {
+    // A readable refusal first; each connection's own lookup refuses private addresses as well.
     if (!this.checkedHost && !this.allowPrivateSources) {
       const problem = await privateHostProblem(this.url.hostname, 'SLUICE_ALLOW_PRIVATE_SOURCES');
       if (problem) throw new RegistryError(problem, 'url');
@@ -81,7 +102,7 @@ export class SchemaRegistryClient {
     if (credentials?.username && credentials.password) {
       headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
     }
-    const answer = await httpsGet(target, headers, this.config.caCertificate);
+    const answer = await httpsGet(target, headers, this.config.caCertificate, this.allowPrivateSources);
     if (answer.status === 401 || answer.status === 403) {
       throw new RegistryError(`it refused the credentials (HTTP ${answer.status})`, 'credentials');
     }
@@ -100,39 +121,46 @@ function httpsGet(
   target: URL,
   headers: Record<string, string>,
   ca: string | undefined,
+  allowPrivate: boolean,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      target,
-      { method: 'GET', headers, timeout: TIMEOUT_MS, ...(ca ? { ca } : {}) },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_BODY_BYTES) {
-            req.destroy(new RegistryError('its answer is larger than 4 MB', 'url'));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new RegistryError(`no answer within ${TIMEOUT_MS / 1000} s`, 'url')));
-    req.on('error', (error: Error) => {
-      if (error instanceof RegistryError) return reject(error);
-      const tls = /certificate|self.signed|TLS|SSL/i.test(error.message);
-      reject(
-        new RegistryError(
-          tls ? `TLS with the registry failed: ${error.message}` : `cannot reach it: ${error.message}`,
-          tls ? 'caCertificate' : 'url',
-        ),
+    const options = {
+      method: 'GET',
+      headers,
+      // The whole request's deadline, not only the socket's idle time.
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      ...(allowPrivate ? {} : { lookup: publicOnlyLookup }),
+      ...(ca ? { ca } : {}),
+    };
+    const req = request(target, options, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) {
+          req.destroy(new RegistryError('its answer is larger than 1 MB', 'url'));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
       );
+      res.on('error', (error: Error) => reject(asRegistryError(error)));
     });
+    req.on('error', (error: Error) => reject(asRegistryError(error)));
     req.end();
   });
+}
+
+function asRegistryError(error: Error): RegistryError {
+  if (error instanceof RegistryError) return error;
+  if (error.name === 'AbortError' || error.name === 'TimeoutError') {
+    return new RegistryError(`no answer within ${TIMEOUT_MS / 1000} s`, 'url');
+  }
+  const tls = /certificate|self.signed|TLS|SSL/i.test(error.message);
+  return new RegistryError(
+    tls ? `TLS with the registry failed: ${error.message}` : `cannot reach it: ${error.message}`,
+    tls ? 'caCertificate' : 'url',
+  );
 }
