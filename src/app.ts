@@ -14,7 +14,13 @@ import { type Config, ConfigError } from './config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
 import { EngineRegistry } from './engine/index.js';
-import { buildServer, createMetricsRegistry, readTls, type TlsMaterial } from './http/index.js';
+import {
+  buildServer,
+  createMetricsRegistry,
+  readTls,
+  TlsFilesError,
+  type TlsMaterial,
+} from './http/index.js';
 import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipesService } from './pipes/index.js';
@@ -75,7 +81,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
   // Before anything opens: a certificate that cannot be read stops the start with its name.
   const tls = config.tls
     ? await readTls(config.tls).catch((error: Error) => {
-        throw new ConfigError([error.message]);
+        throw new ConfigError(error instanceof TlsFilesError ? error.problems : [error.message]);
       })
     : undefined;
   const lock = await DataDirLock.acquire(config.dataDir);

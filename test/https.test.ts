@@ -78,7 +78,7 @@ describe('HTTPS', () => {
     }
   });
 
-  it('needs both files, and names one it cannot read', async () => {
+  it('needs both files, and names each it cannot read', async () => {
     const { loadConfig } = await import('../src/config.js');
     expect(() => loadConfig({ SLUICE_TLS_CERT: '/x/cert.pem' })).toThrow(
       'SLUICE_TLS_CERT (--tls-cert) and SLUICE_TLS_KEY (--tls-key) go together',
@@ -93,8 +93,10 @@ describe('HTTPS', () => {
       SLUICE_TLS_KEY: join(dir, 'missing-key.pem'),
     });
     expect(result.code).toBe(1);
+    // Both are named, whichever the file system answers first.
     expect(result.stderr).toContain(
       `cannot read the TLS certificate ${join(dir, 'missing-cert.pem')}: ENOENT`,
     );
+    expect(result.stderr).toContain(`cannot read the TLS key ${join(dir, 'missing-key.pem')}: ENOENT`);
   });
 });

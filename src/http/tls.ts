@@ -11,12 +11,25 @@ export interface TlsMaterial {
   key: Buffer;
 }
 
-/** Reads the certificate chain and key; a file that cannot be read is named in the error. */
+/** The TLS files that cannot be read, each named (one message per file). */
+export class TlsFilesError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+  }
+}
+
+/** Reads the certificate chain and key; every file that cannot be read is named in the error. */
 export async function readTls(files: TlsFiles): Promise<TlsMaterial> {
-  const read = (path: string, what: string) =>
-    readFile(path).catch((error: NodeJS.ErrnoException) => {
-      throw new Error(`cannot read the TLS ${what} ${path}: ${error.code ?? error.message}`);
-    });
-  const [cert, key] = await Promise.all([read(files.certFile, 'certificate'), read(files.keyFile, 'key')]);
-  return { cert, key };
+  const [cert, key] = await Promise.allSettled([readFile(files.certFile), readFile(files.keyFile)]);
+  const problems = [
+    [cert, 'certificate', files.certFile],
+    [key, 'key', files.keyFile],
+  ].flatMap(([result, what, path]) => {
+    const settled = result as PromiseSettledResult<Buffer>;
+    if (settled.status === 'fulfilled') return [];
+    const error = settled.reason as NodeJS.ErrnoException;
+    return [`cannot read the TLS ${what} ${path}: ${error.code ?? error.message}`];
+  });
+  if (cert.status === 'rejected' || key.status === 'rejected') throw new TlsFilesError(problems);
+  return { cert: cert.value, key: key.value };
 }
