@@ -51,6 +51,8 @@ describe('the sluice command', () => {
     expect(existsSync(untouched)).toBe(false);
   });
 
+  // Eleven CLI processes, each a cold start of Node with tsx: on a busy two-core machine that alone
+  // can take a minute.
   it('works on the data directory itself while no server runs', async () => {
     const orgs = await sluiceCli(['orgs', 'list'], env);
     expect(orgs.code, orgs.stderr).toBe(0);
@@ -87,7 +89,7 @@ describe('the sluice command', () => {
     const unknown = await sluiceCli(['keys', 'create', '--org', 'nope', '--role', 'admin'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no organization named or with id "nope"');
-  });
+  }, 150_000);
 
   it('goes through the HTTP API while a server holds the data directory', async () => {
     const created = JSON.parse(
@@ -127,5 +129,5 @@ describe('the sluice command', () => {
     }
     // After a clean stop the CLI opens the directory itself again.
     expect((await sluiceCli(['orgs', 'list'], env)).code).toBe(0);
-  });
+  }, 150_000);
 });

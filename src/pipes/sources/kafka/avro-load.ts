@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import avro from 'avsc';
 import { type Engine, EngineError, isTransientEngineError, literal } from '../../../engine/index.js';
 import { type BadRecord, loadThroughReader, StageLoadError } from '../../records/index.js';
 import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
@@ -48,7 +47,7 @@ export async function loadAvroMessages(
     if (entries.length === 1 || problem.wholeSchema) return setAside(entries, problem.reason);
     if (!checked) {
       // Finding the records that do not decode costs one pass; halving costs a load per half.
-      const broken = undecodable(group, entries);
+      const broken = await undecodable(group, entries);
       for (const [entry, reason] of broken) setAside([entry], reason);
       if (broken.size > 0)
         return load(
@@ -96,10 +95,12 @@ export async function avroSampleProblem(
  * The entries whose record data does not decode with the writer schema, and why (read by avsc,
  * only after the engine refused a file). Entries without their own data are left to halving.
  */
-function undecodable(group: AvroGroup, entries: AvroEntry[]): Map<AvroEntry, string> {
+async function undecodable(group: AvroGroup, entries: AvroEntry[]): Promise<Map<AvroEntry, string>> {
   const broken = new Map<AvroEntry, string>();
   if (!entries.some((entry) => entry.datum)) return broken;
-  let type: avro.Type;
+  // Loaded on first use: only a file the engine refused needs it.
+  const { default: avro } = await import('avsc');
+  let type: InstanceType<typeof avro.Type>;
   try {
     type = avro.Type.forSchema(JSON.parse(group.schema));
   } catch {

@@ -1,4 +1,3 @@
-import { generateAuthTokenFromCredentialsProvider } from 'aws-msk-iam-sasl-signer-js';
 import { PermanentError } from '../../records/index.js';
 import { assumeRole } from '../aws/index.js';
 import type { Broker, KafkaConfig } from './connection.js';
@@ -35,6 +34,8 @@ export function mskTokenProvider(
             throw new RoleRefusedError(`cannot assume iamRole: ${(error as Error).message}`);
           })
         : { accessKeyId: credentials.accessKeyId ?? '', secretKey: credentials.secretKey ?? '' };
+    // Loaded on first use, like the other AWS SDK pieces: most nodes never sign an MSK token.
+    const { generateAuthTokenFromCredentialsProvider } = await import('aws-msk-iam-sasl-signer-js');
     const { token } = await generateAuthTokenFromCredentialsProvider({
       region,
       awsCredentialsProvider: async () => ({
