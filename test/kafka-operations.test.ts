@@ -46,6 +46,15 @@ function waitForCount(table: string, n: number, timeoutMs = 90_000) {
 
 const settings = { streaming_max_insert_wait_ms: 500 };
 
+/** The pipe's status once it has `partitions` partitions, every one at lag 0. */
+function caughtUp(pipeId: string, partitions: number) {
+  return waitFor(`${partitions} partitions at lag 0`, async () => {
+    const status = await statusOf(s, pipeId);
+    const all = status.partitions?.length === partitions;
+    return all && status.partitions.every((p: { lag: number }) => p.lag === 0) ? status : undefined;
+  });
+}
+
 describe('where a Kafka pipe starts', () => {
   it('from_latest skips what was there before; from_timestamp starts at the first message at or after the time', async () => {
     await kafka.createTopic('latest', 2);
@@ -146,12 +155,7 @@ describe('a Kafka pipe while it runs', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(taken.length).toBeGreaterThan(0);
     expect(await totals('rebalance')).toEqual({ n: 6000, ids: 6000 });
-    const status = await waitFor('lag 0 everywhere', async () => {
-      const st = await statusOf(s, id);
-      return st.partitions?.length === 4 && st.partitions.every((p: { lag: number }) => p.lag === 0)
-        ? st
-        : undefined;
-    });
+    const status = await caughtUp(id, 4);
     expect(
       status.partitions
         .map((p: { highWatermark: number }) => p.highWatermark)
@@ -199,12 +203,7 @@ describe('a Kafka pipe while it runs', () => {
       ...rows(topic, 300, 100, { partition: 3 }),
     ]);
     await waitForCount('growing', 400);
-    const status = await waitFor('four partitions at lag 0', async () => {
-      const st = await statusOf(s, id);
-      return st.partitions?.length === 4 && st.partitions.every((p: { lag: number }) => p.lag === 0)
-        ? st
-        : undefined;
-    });
+    const status = await caughtUp(id, 4);
     expect(status.partitions.map((p: { partition: number }) => p.partition).sort()).toEqual([0, 1, 2, 3]);
     expect(await totals('growing')).toEqual({ n: 400, ids: 400 });
   }, 120_000);
