@@ -38,6 +38,34 @@ const PipeStatusSchema = T.Object({
       { description: 'Kafka pipes while they run: per partition, the next offset, the log end and the lag' },
     ),
   ),
+  replication: T.Optional(
+    T.Object(
+      {
+        phase: T.String(),
+        slot: Nullable(T.String()),
+        publication: Nullable(T.String()),
+        lastReceivedLsn: Nullable(T.String()),
+        lastCommittedLsn: Nullable(T.String()),
+        slotLagBytes: Nullable(T.Number()),
+        changesPerSecond: T.Number(),
+      },
+      { description: 'PostgreSQL pipes while they run: the stream, the slot and its lag' },
+    ),
+  ),
+  tables: T.Optional(
+    T.Array(
+      T.Object({
+        table: T.String(),
+        source: T.String(),
+        snapshot: T.String(),
+        snapshotRanges: T.Optional(T.Number()),
+        snapshotRangesDone: T.Optional(T.Number()),
+        estimatedRows: T.Optional(T.Number()),
+        snapshotRowsThisRun: T.Number(),
+      }),
+      { description: 'PostgreSQL pipes while they run: per table, the snapshot progress' },
+    ),
+  ),
 });
 
 const BASE = '/v1/organizations/:organizationId/services/:serviceId/pipes';

@@ -6,6 +6,8 @@ export interface BadRecord {
   row: number;
   error: string;
   raw: string;
+  /** The table it was meant for, when the pipe writes several (a database pipe's mappings). */
+  table?: string;
 }
 
 /** How long bad records are kept in the error table. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { countRows, describeTable, type Engine, literal, tableName } from '../../engine/index.js';
 import type { Batch, Store } from '../../store/index.js';
 import { type BadRecord, insertBadRecords, PermanentError, UnreadablePartError } from '../records/index.js';
@@ -11,15 +12,29 @@ export interface Destination {
   errorTable: string;
   /** False for a Null destination: nothing is kept, so nothing is staged. */
   staged: boolean;
+  /** Tells the stages of the tables of a pipe that writes several apart; '' for a pipe's one table. */
+  stageSuffix: string;
 }
 
-/** Reads exactly a batch's range (without its skipped parts) into `into`; returns its bad records. */
-export type RangeReader = (batch: Batch, into: string) => Promise<BadRecord[]>;
+/** The stage suffix of one of several tables a pipe writes: stable whatever else the pipe writes. */
+export function stageSuffixOf(table: string): string {
+  return `_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * Reads exactly a batch's range (without its skipped parts) into `into` (a pipe of several tables:
+ * each into `intoTable(table)`); returns its bad records.
+ */
+export type RangeReader = (
+  batch: Batch,
+  into: string,
+  intoTable: (table: string) => string,
+) => Promise<BadRecord[]>;
 
 /** The staging tables of one worker slot of a pipe (each slot stages its own batch). */
-export function stageNames(pipeId: string, slot: number) {
+export function stageNames(pipeId: string, slot: number, suffix = '') {
   const id = pipeId.replace(/-/g, '');
-  return { data: `stage_${id}_${slot}`, errors: `stage_errors_${id}_${slot}` };
+  return { data: `stage_${id}_${slot}${suffix}`, errors: `stage_errors_${id}_${slot}${suffix}` };
 }
 
 /**
@@ -28,7 +43,7 @@ export function stageNames(pipeId: string, slot: number) {
  * destination for its partitions to move.
  */
 export async function ensureStages(engine: Engine, destination: Destination, pipeId: string, slot: number) {
-  const names = stageNames(pipeId, slot);
+  const names = stageNames(pipeId, slot, destination.stageSuffix);
   const pairs = [
     [names.data, destination.table],
     [names.errors, destination.errorTable],
@@ -52,12 +67,16 @@ export async function ensureStages(engine: Engine, destination: Destination, pip
   }
 }
 
-/** The columns of the destination and its error table, as one string: one query, not six. */
-async function shapeOf(engine: Engine, destination: Destination): Promise<string> {
+/** The columns of the destinations and their error tables, as one string: one query, not six. */
+async function shapeOf(engine: Engine, destinations: readonly Destination[]): Promise<string> {
+  const tables = destinations.flatMap((d) => [
+    `(${literal(d.database)}, ${literal(d.table)})`,
+    `(${literal(d.database)}, ${literal(d.errorTable)})`,
+  ]);
   const result = await engine.query(
-    `SELECT table, name, type, default_kind, default_expression FROM system.columns
-      WHERE database = ${literal(destination.database)} AND table IN (${literal(destination.table)}, ${literal(destination.errorTable)})
-      ORDER BY table, position`,
+    `SELECT database, table, name, type, default_kind, default_expression FROM system.columns
+      WHERE (database, table) IN (${tables.join(', ')})
+      ORDER BY database, table, position`,
   );
   return JSON.stringify(result.rows);
 }
@@ -74,42 +93,54 @@ export async function completeBatch(
     engine: Engine;
     store: Store;
     /**
-     * Per slot, the destination's shape (its columns) when its stages were last checked in this
-     * run: a stream's small batches check the stages again only after the destination changed.
+     * Per slot, the destinations' shape (their columns) when its stages were last checked in this
+     * run: a stream's small batches check the stages again only after a destination changed.
      */
     stagesChecked?: Map<number, string>;
   },
-  destination: Destination,
+  destinations: readonly Destination[],
   claimed: Batch,
   read: RangeReader,
 ): Promise<Batch> {
   const { engine, store, stagesChecked } = context;
   const batch = { ...claimed };
-  const names = stageNames(batch.pipeId, batch.slot);
+  const staged = destinations.filter((d) => d.staged);
+  const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
   const stage = (name: string) => tableName(STAGING_DATABASE, name);
-  if (destination.staged) {
-    const shape = await shapeOf(engine, destination);
+  if (staged.length > 0) {
+    const shape = await shapeOf(engine, staged);
     if (stagesChecked?.get(batch.slot) !== shape) {
-      await ensureStages(engine, destination, batch.pipeId, batch.slot);
+      for (const destination of staged) await ensureStages(engine, destination, batch.pipeId, batch.slot);
       stagesChecked?.set(batch.slot, shape);
     }
   }
+  const main = destinations[0] as Destination;
+  const byTable = new Map(destinations.map((d) => [d.table, d]));
+  const destinationOf = (table: string | undefined) => {
+    const found = table === undefined ? main : byTable.get(table);
+    if (!found)
+      throw new PermanentError(`the source wrote to ${table}, which is not one of the pipe's tables`);
+    return found;
+  };
+  const into = (d: Destination) => (d.staged ? stage(stages(d).data) : tableName(d.database, d.table));
+  const errorsInto = (d: Destination) =>
+    d.staged ? stage(stages(d).errors) : tableName(d.database, d.errorTable);
   while (!batch.staged) {
-    if (destination.staged) {
-      await engine.execute(`TRUNCATE TABLE ${stage(names.data)}`);
-      await engine.execute(`TRUNCATE TABLE ${stage(names.errors)}`);
+    for (const destination of staged) {
+      await engine.execute(`TRUNCATE TABLE ${stage(stages(destination).data)}`);
+      await engine.execute(`TRUNCATE TABLE ${stage(stages(destination).errors)}`);
     }
     try {
-      const into = destination.staged
-        ? stage(names.data)
-        : tableName(destination.database, destination.table);
-      const bad = await read(batch, into);
+      const bad = await read(batch, into(main), (table) => into(destinationOf(table)));
       bad.push(...batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' })));
-      const errorsInto = destination.staged
-        ? stage(names.errors)
-        : tableName(destination.database, destination.errorTable);
-      await insertBadRecords(engine, errorsInto, batch.pipeId, bad);
-      batch.rows = destination.staged ? await countRows(engine, STAGING_DATABASE, names.data) : 0;
+      for (const destination of destinations) {
+        const mine = bad.filter((record) => destinationOf(record.table) === destination);
+        await insertBadRecords(engine, errorsInto(destination), batch.pipeId, mine);
+      }
+      let rows = 0;
+      for (const destination of staged)
+        rows += await countRows(engine, STAGING_DATABASE, stages(destination).data);
+      batch.rows = rows;
       batch.badRecords = bad.length;
       batch.staged = true;
       await store.repos.progress.setStaged(batch);
@@ -119,7 +150,8 @@ export async function completeBatch(
       await store.repos.progress.setSkipped(batch);
     }
   }
-  if (destination.staged) {
+  for (const destination of staged) {
+    const names = stages(destination);
     await movePartitions(engine, names.data, tableName(destination.database, destination.table));
     await movePartitions(engine, names.errors, tableName(destination.database, destination.errorTable));
   }

@@ -8,7 +8,7 @@ import {
 } from '../../engine/index.js';
 import type { PipeConfig } from '../model.js';
 import { ensureErrorTable, errorTableName, PermanentError } from '../records/index.js';
-import { type Destination, STAGING_DATABASE } from './batch.js';
+import { type Destination, STAGING_DATABASE, stageSuffixOf } from './batch.js';
 
 /** The table a managed destination defines, or undefined when Sluice does not manage it. */
 export function managedTableSpec(destination: Partial<PipeConfig['destination']>): TableSpec | undefined {
@@ -25,8 +25,29 @@ export function managedTableSpec(destination: Partial<PipeConfig['destination']>
   };
 }
 
+/**
+ * The tables a pipe writes, each with its error table, and the staging database, made when
+ * missing: the source's own tables when it writes several (a database pipe), else the pipe's one
+ * destination.
+ */
+export async function prepareDestinations(
+  engine: Engine,
+  config: PipeConfig,
+  tables: readonly TableSpec[] | undefined,
+): Promise<Destination[]> {
+  await ensureDatabase(engine, STAGING_DATABASE);
+  if (!tables) return [await prepareDestination(engine, config)];
+  const destinations: Destination[] = [];
+  for (const spec of tables) {
+    await ensureDatabase(engine, spec.database);
+    await engine.execute(createTableSql(spec, { ifNotExists: true }));
+    destinations.push(await besideErrors(engine, spec.database, spec.table, stageSuffixOf(spec.table)));
+  }
+  return destinations;
+}
+
 /** The destination, its error table and the staging database, made when missing. */
-export async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Destination> {
+async function prepareDestination(engine: Engine, config: PipeConfig): Promise<Destination> {
   const { destination } = config;
   const database = destination.database ?? 'default';
   const table = destination.table ?? '';
@@ -37,8 +58,11 @@ export async function prepareDestination(engine: Engine, config: PipeConfig): Pr
   } else if (!(await describeTable(engine, database, table))) {
     throw new PermanentError(`the destination table ${database}.${table} does not exist`);
   }
+  return besideErrors(engine, database, table, '');
+}
+
+async function besideErrors(engine: Engine, database: string, table: string, stageSuffix: string) {
   await ensureErrorTable(engine, database, table);
-  await ensureDatabase(engine, STAGING_DATABASE);
   const staged = (await tableEngine(engine, database, table)) !== 'Null';
-  return { database, table, errorTable: errorTableName(table), staged };
+  return { database, table, errorTable: errorTableName(table), staged, stageSuffix };
 }

@@ -2,11 +2,12 @@ import { sleep } from '../../concurrency.js';
 import type { Batch } from '../../store/index.js';
 import type { RunContext, SourceConnector, SourceRun } from '../sources/index.js';
 import { completeBatch } from './batch.js';
-import { prepareDestination } from './destination.js';
+import { prepareDestinations } from './destination.js';
+
+/** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
+const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
 
 export interface RunnerContext extends RunContext {
-  /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
-  setState(to: 'Running' | 'Completed', reason: string, from: string[]): Promise<boolean>;
   /** The source while it is open (its status joins the pipe's), undefined once closed. */
   opened?(source: SourceRun | undefined): void;
   /** A batch committed (its rows and source bytes counted), for the pipe's rates. */
@@ -26,26 +27,30 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
   try {
     // First, so a failure of anything below is recorded where the status shows it (lastError).
     await store.repos.progress.ensure(pipeId, source.firstCursor);
-    const destination = await prepareDestination(engine, config);
-    const inFlight = source.inFlight ?? config.scaling.replicas ?? 1;
+    const destinations = await prepareDestinations(engine, config, source.tables);
+    const inFlight = () => source.inFlight ?? config.scaling.replicas ?? 1;
     const slots = new Slots();
     const stagesChecked = new Map<number, string>();
     const run = (batch: Batch) =>
       slots.run(batch.slot, async () => {
-        const done = await completeBatch({ engine, store, stagesChecked }, destination, batch, (b, into) =>
-          source.read(b, into),
+        const done = await completeBatch(
+          { engine, store, stagesChecked },
+          destinations,
+          batch,
+          (b, into, of) => source.read(b, into, of),
         );
         context.committed?.(done);
         await source.committed?.(batch);
       });
     try {
       for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
-      await context.setState('Running', 'ingesting', ['Provisioning', 'Degraded', 'Running', 'Resync']);
+      // A source with phases of its own (a database pipe's snapshot) moves the pipe itself.
+      if (!source.ownsState) await context.setState('Running', 'ingesting', STARTING);
       while (!signal.aborted) {
         // A pipe deleted under a running worker (a race with a PATCH) stops claiming work.
         if (!(await store.repos.pipes.getById(pipeId))) return;
         let answer: 'claimed' | 'idle' | 'complete' = 'idle';
-        for (let slot = slots.free(inFlight); slot !== undefined; slot = slots.free(inFlight)) {
+        for (let slot = slots.free(inFlight()); slot !== undefined; slot = slots.free(inFlight())) {
           const cursor = (await store.repos.progress.get(pipeId))?.cursor ?? null;
           const next = await source.next(cursor);
           if (next === 'idle' || next === 'complete') {
@@ -58,7 +63,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         if (slots.busy()) {
           // A free slot whose source had nothing ready asks again after pollMs, not only when a
           // running batch ends: a stream's next batch fills while the last one is written.
-          if (slots.free(inFlight) === undefined) {
+          if (slots.free(inFlight()) === undefined) {
             await slots.next();
             continue;
           }
@@ -72,7 +77,10 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         }
         if (answer === 'claimed') continue;
         if (answer === 'complete') {
-          await context.setState('Completed', 'every file ingested', ['Running']);
+          await context.setState('Completed', source.completion ?? 'every file ingested', [
+            'Running',
+            'Snapshot',
+          ]);
           return;
         }
         await sleep(source.pollMs, signal);

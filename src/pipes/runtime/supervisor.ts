@@ -15,7 +15,7 @@ import { runPipe } from './runner.js';
 import { Throughput } from './throughput.js';
 
 /** States in which a pipe has a worker. */
-export const RUNNING_STATES = ['Provisioning', 'Running', 'Degraded', 'Resync'];
+export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
 const BACKOFF_MS = { first: 1_000, max: 60_000 };
 
 interface Worker {
@@ -123,7 +123,7 @@ export class PipeSupervisor implements PipeRuntime {
       worker.controller.abort();
       await worker.done;
     }
-    if (options.deleting) await this.dropStage(pipeId);
+    if (options.deleting) await this.release(pipeId);
   }
 
   async close(): Promise<void> {
@@ -201,7 +201,12 @@ export class PipeSupervisor implements PipeRuntime {
         return 'done';
       }
       logger.warn({ pipeId, error: message }, 'pipe worker failed; retrying');
-      await pipes.runtimeTransition(pipeId, 'Degraded', message, ['Provisioning', 'Running']);
+      await pipes.runtimeTransition(pipeId, 'Degraded', message, [
+        'Provisioning',
+        'Setup',
+        'Snapshot',
+        'Running',
+      ]);
       return 'retry';
     }
   }
@@ -215,9 +220,13 @@ export class PipeSupervisor implements PipeRuntime {
     return text.split(files).join('file:///').split(resolve(this.deps.dataDir)).join('<data dir>');
   }
 
-  private async dropStage(pipeId: string): Promise<void> {
+  /** A deleted pipe's staging tables go, and what it held at its source (a slot, a publication). */
+  private async release(pipeId: string): Promise<void> {
     const view = await this.deps.pipes.runtimeView(pipeId);
-    if (!view || !connectorFor(view.row.sourceKind)) return;
+    const connector = view && connectorFor(view.row.sourceKind);
+    if (!view || !connector) return;
+    const { allowPrivateSources, logger } = this.deps;
+    await connector.deleted?.(view.config, { pipeId, allowPrivateSources, logger });
     await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch((error: unknown) =>
       this.deps.logger.warn({ pipeId, err: error }, 'could not drop the staging tables of a deleted pipe'),
     );

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Engine } from '../../engine/index.js';
+import type { Engine, TableSpec } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { Batch, Claim, Json, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
@@ -22,14 +22,35 @@ export interface SourceConnector {
   createProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]>;
   /** Starts reading a pipe's source; checks what must hold at every start (an address still public). */
   open(context: RunContext): Promise<SourceRun>;
+  /**
+   * The pipe is being deleted: gives back what the source holds for it (a database pipe's
+   * replication slot and the publication Sluice made). Problems are logged, never thrown.
+   */
+  deleted?(config: PipeConfig, context: CleanupContext): Promise<void>;
+}
+
+export interface CleanupContext {
+  pipeId: string;
+  allowPrivateSources: boolean;
+  logger: Logger;
 }
 
 /** What a connector reads with while a pipe runs. */
 export interface SourceRun {
   /** Where a new pipe starts (the progress row's first cursor). */
   readonly firstCursor: Json | null;
-  /** Batches it may have in flight at once; `scaling.replicas` when absent. */
+  /** Batches it may have in flight at once, asked before each claim; `scaling.replicas` when absent. */
   readonly inFlight?: number;
+  /**
+   * The tables this source writes, each beside its error table, when it writes several (a
+   * database pipe's table mappings): the runtime makes them when absent and stages a batch for
+   * each. Absent: the pipe's one destination.
+   */
+  readonly tables?: readonly TableSpec[];
+  /** The source moves the pipe through its own states (Setup, Snapshot, Running), not the runtime. */
+  readonly ownsState?: boolean;
+  /** Why a one-off source is complete, for the pipe's state history. */
+  readonly completion?: string;
   /** How long to wait before asking `next` again after it answered 'idle'. */
   readonly pollMs: number;
   /**
@@ -41,9 +62,11 @@ export interface SourceRun {
    * Reads exactly the batch's range, without its skipped parts, into the table `into`, the same
    * records every time it is asked (after a crash a range is read again into an emptied stage).
    * Returns the records it had to set aside; a part it cannot read at all throws
-   * UnreadablePartError, and the runtime reads the batch again without that part.
+   * UnreadablePartError, and the runtime reads the batch again without that part. A source of
+   * several tables writes each table's records into `intoTable(table)` and names the table in
+   * each bad record.
    */
-  read(batch: Batch, into: string): Promise<BadRecord[]>;
+  read(batch: Batch, into: string, intoTable: (table: string) => string): Promise<BadRecord[]>;
   /** What the source says of itself while it runs (Kafka: each partition's offset and lag). */
   status?(): SourceStatus;
   /** After the store committed a batch (a stream tells its own bookkeeping, like Kafka's group). */
@@ -60,11 +83,36 @@ export interface PartitionStatus {
   lag: number | null;
 }
 
+/** A database pipe's replication: where the stream and the slot are. */
+export interface ReplicationStatus {
+  phase: 'snapshot' | 'changes';
+  slot: string | null;
+  publication: string | null;
+  lastReceivedLsn: string | null;
+  lastCommittedLsn: string | null;
+  /** WAL the server keeps for the slot: its current position past the slot's confirmed one. */
+  slotLagBytes: number | null;
+  changesPerSecond: number;
+}
+
+/** One table of a database pipe: its snapshot's progress. */
+export interface TableStatus {
+  table: string;
+  source: string;
+  snapshot: 'copying' | 'done';
+  snapshotRanges?: number;
+  snapshotRangesDone?: number;
+  estimatedRows?: number;
+  snapshotRowsThisRun: number;
+}
+
 export interface SourceStatus {
   /** Rows and source bytes committed per second over the last minute, while the pipe runs. */
   rowsPerSecond?: number;
   bytesPerSecond?: number;
   partitions?: PartitionStatus[];
+  replication?: ReplicationStatus;
+  tables?: TableStatus[];
 }
 
 export interface CheckContext {
@@ -100,4 +148,9 @@ export interface RunContext {
   signal: AbortSignal;
   /** Takes the pipe's secrets out of a text (engine errors may quote their input). */
   redact(text: string): string;
+  /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
+  setState(to: RunState, reason: string, from: string[]): Promise<boolean>;
 }
+
+/** The states a pipe's run moves it to by itself. */
+export type RunState = 'Setup' | 'Snapshot' | 'Running' | 'Completed';

@@ -2,20 +2,24 @@ import type { SourceKind } from '../schema/enums.js';
 import type { SourceConnector } from './contract.js';
 import { kafkaConnector } from './kafka/index.js';
 import { objectStorageConnector } from './object-storage/index.js';
+import { postgresConnector } from './postgres/index.js';
 
 export type {
   CheckContext,
   PartitionStatus,
+  ReplicationStatus,
   RunContext,
   SourceConnector,
   SourceRun,
   SourceStatus,
+  TableStatus,
 } from './contract.js';
 
 /** Every kind of source that can run; a kind missing here is stored and then Failed as not supported yet. */
 const CONNECTORS: Partial<Record<SourceKind, SourceConnector>> = {
   kafka: kafkaConnector,
   objectStorage: objectStorageConnector,
+  postgres: postgresConnector,
 };
 
 export function connectorFor(kind: SourceKind | string): SourceConnector | undefined {

@@ -1,0 +1,83 @@
+import type pg from 'pg';
+import type { SourceColumn } from './types.js';
+
+/** A source table as Sluice needs to know it. */
+export interface SourceTable {
+  schema: string;
+  table: string;
+  oid: number;
+  columns: SourceColumn[];
+  /** The primary key's columns in key order; [] without one. */
+  primaryKey: string[];
+  /** pg_class.relreplident: d(efault), f(ull), i(ndex), n(othing). */
+  replicaIdentity: string;
+  /** Rows and 8 KB blocks as the statistics estimate them (for ranges and progress). */
+  estimatedRows: number;
+  blocks: number;
+}
+
+/** The table, or undefined when it does not exist (or is not a table). */
+export async function readTable(
+  client: pg.Client,
+  schema: string,
+  table: string,
+): Promise<SourceTable | undefined> {
+  const found = await client.query<{ oid: number; replident: string; reltuples: number; blocks: string }>(
+    `SELECT c.oid::int8::float8 AS oid, c.relreplident AS replident, c.reltuples::float8 AS reltuples,
+            (pg_relation_size(c.oid) / current_setting('block_size')::int8)::text AS blocks
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')`,
+    [schema, table],
+  );
+  const row = found.rows[0];
+  if (!row) return undefined;
+  const columns = await client.query<{
+    name: string;
+    type: string;
+    element: string | null;
+    kind: string;
+    typmod: number;
+    notnull: boolean;
+    dims: number;
+  }>(
+    `SELECT a.attname AS name, t.typname AS type, e.typname AS element, t.typtype AS kind,
+            a.atttypmod AS typmod, a.attnotnull AS notnull, a.attndims AS dims
+       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+       LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
+      WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    [row.oid],
+  );
+  const key = await client.query<{ name: string }>(
+    `SELECT a.attname AS name FROM pg_index i
+       JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) ON true
+       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+      WHERE i.indrelid = $1 AND i.indisprimary ORDER BY k.ord`,
+    [row.oid],
+  );
+  let estimatedRows = row.reltuples;
+  // Never analyzed (-1): count, so the ranges and the progress have something to go by.
+  if (estimatedRows < 0) {
+    const counted = await client.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM "${schema.replace(/"/g, '""')}"."${table.replace(/"/g, '""')}"`,
+    );
+    estimatedRows = Number(counted.rows[0]?.n ?? 0);
+  }
+  return {
+    schema,
+    table,
+    oid: row.oid,
+    columns: columns.rows.map((c) => ({
+      name: c.name,
+      type: c.type,
+      element: c.element,
+      kind: c.kind,
+      typmod: c.typmod,
+      notNull: c.notnull,
+      dimensions: c.dims,
+    })),
+    primaryKey: key.rows.map((k) => k.name),
+    replicaIdentity: row.replident,
+    estimatedRows,
+    blocks: Number(row.blocks),
+  };
+}

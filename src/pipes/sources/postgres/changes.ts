@@ -1,0 +1,142 @@
+import { PermanentError } from '../../records/index.js';
+import { UNCHANGED, type Value } from './pgoutput.js';
+import type { Change, RowChange, Transaction } from './stream.js';
+import type { TablePlan } from './tables.js';
+import { arrayTextToJson } from './types.js';
+
+/** A row for the target: each kept column's text (null for NULL), the deleted flag, the version. */
+export interface TargetRow {
+  fields: (string | null | typeof UNCHANGED)[];
+  deleted: 0 | 1;
+  version: bigint;
+}
+
+/** What a batch of changes writes to one table. */
+export interface TableChanges {
+  plan: TablePlan;
+  rows: TargetRow[];
+  /** The WAL position of the last TRUNCATE in the batch: older versions go from the target. */
+  truncatedAt?: bigint;
+}
+
+/**
+ * The rows a batch's transactions write, per target table, in WAL order (README, "PostgreSQL
+ * pipes"): an insert or update is the row's new version, a delete a version with the deleted flag
+ * (its key, or its whole old row under REPLICA IDENTITY FULL), an update that changed the key
+ * also a deleted version of the old key. A TOAST value the update left unchanged is taken from the
+ * row's last version in the batch; what the batch cannot tell stays UNCHANGED for the caller to
+ * find in the target.
+ */
+export function rowsOfChanges(
+  transactions: readonly Transaction[],
+  planOf: (schema: string, table: string) => TablePlan | undefined,
+): Map<string, TableChanges> {
+  const tables = new Map<string, TableChanges & { latest: Map<string, TargetRow> }>();
+  const tableFor = (plan: TablePlan) => {
+    let entry = tables.get(plan.mapping.targetTable);
+    if (!entry) {
+      entry = { plan, rows: [], latest: new Map() };
+      tables.set(plan.mapping.targetTable, entry);
+    }
+    return entry;
+  };
+  for (const transaction of transactions) {
+    for (const change of transaction.changes) {
+      if (change.kind === 'truncate') {
+        for (const relation of change.relations) {
+          const plan = planOf(relation.schema, relation.name);
+          if (!plan) continue;
+          const entry = tableFor(plan);
+          entry.rows = [];
+          entry.latest.clear();
+          entry.truncatedAt = change.lsn;
+        }
+        continue;
+      }
+      const plan = planOf(change.relation.schema, change.relation.name);
+      if (!plan) continue;
+      const entry = tableFor(plan);
+      for (const row of targetRows(plan, change)) {
+        const key = keyOf(plan, row.fields);
+        if (row.deleted === 0) {
+          const previous = entry.latest.get(key);
+          row.fields = row.fields.map((field, i) =>
+            field === UNCHANGED && previous ? (previous.fields[i] ?? null) : field,
+          );
+        }
+        entry.latest.set(key, row);
+        entry.rows.push(row);
+      }
+    }
+  }
+  return new Map(
+    [...tables].map(([name, { plan, rows, truncatedAt }]) => [
+      name,
+      { plan, rows, ...(truncatedAt !== undefined ? { truncatedAt } : {}) },
+    ]),
+  );
+}
+
+function targetRows(plan: TablePlan, change: RowChange): TargetRow[] {
+  const index = new Map(change.relation.columns.map((column, i) => [column.name, i]));
+  for (const column of change.relation.columns) {
+    if (
+      !plan.columns.some((c) => c.name === column.name) &&
+      !(plan.mapping.excludedColumns ?? []).includes(column.name)
+    ) {
+      throw new PermanentError(
+        `column "${column.name}" was added to ${plan.source.schema}.${plan.source.table}: following added columns is not supported yet; resync the pipe`,
+      );
+    }
+  }
+  const fieldsOf = (values: Value[]) =>
+    plan.columns.map((column) => {
+      const at = index.get(column.name);
+      const value = at === undefined ? null : (values[at] ?? null);
+      if (typeof value !== 'string') return value;
+      return column.array ? arrayTextToJson(value, elementOf(plan, column.name)) : value;
+    });
+  const rows: TargetRow[] = [];
+  if (change.old) {
+    const old = fieldsOf(change.old);
+    const fresh = change.row ? fieldsOf(change.row) : undefined;
+    if (!fresh || keyOf(plan, old) !== keyOf(plan, fresh)) {
+      rows.push({ fields: old.map((f) => (f === UNCHANGED ? null : f)), deleted: 1, version: change.lsn });
+    }
+  }
+  if (change.row) rows.push({ fields: fieldsOf(change.row), deleted: 0, version: change.lsn });
+  return rows;
+}
+
+function elementOf(plan: TablePlan, name: string): string | null {
+  return plan.source.columns.find((column) => column.name === name)?.element ?? null;
+}
+
+/** The row's sorting key, as one string. */
+export function keyOf(plan: TablePlan, fields: TargetRow['fields']): string {
+  return JSON.stringify(
+    plan.keys.map((key) => {
+      const field = fields[plan.columns.findIndex((column) => column.name === key)];
+      return field === UNCHANGED ? null : (field ?? null);
+    }),
+  );
+}
+
+/** Lines of PostgreSQL's COPY text format: what the snapshot's files hold, so one reader serves both. */
+export function rowsText(rows: readonly TargetRow[]): string {
+  let text = '';
+  for (const row of rows) {
+    for (const field of row.fields)
+      text += `${field === null || field === UNCHANGED ? '\\N' : escape(field)}\t`;
+    text += `${row.deleted}\t${row.version}\n`;
+  }
+  return text;
+}
+
+function escape(value: string): string {
+  return value.replace(/[\\\t\n\r]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+  );
+}
+
+export type { Change };

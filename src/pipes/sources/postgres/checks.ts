@@ -1,0 +1,169 @@
+import type pg from 'pg';
+import { countRows, describeTable, expressionProblem } from '../../../engine/index.js';
+import type { Problem } from '../../../errors.js';
+import type { PipeConfig } from '../../model.js';
+import type { CheckContext } from '../contract.js';
+import { readTable } from './catalog.js';
+import { connect, type PostgresSource, SourceConnectError } from './connection.js';
+import { tablesNotPublished } from './setup.js';
+
+const PATH = 'source.postgres';
+
+/**
+ * What a database pipe needs of its server, checked before anything is stored (reference/pipes.md:
+ * connectivity failures are 400s): it connects, replicates (wal_level logical, the REPLICATION
+ * privilege), every mapped table exists with a key the target can be ordered by, excluded and
+ * sorting columns exist, the publication named covers the tables, the targets are absent or empty.
+ */
+export async function postgresProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
+  const source = config.source.postgres as PostgresSource;
+  const early = unsupported(source);
+  if (early.length > 0) return early;
+  let client: pg.Client;
+  try {
+    client = await connect(source, context);
+  } catch (error) {
+    if (error instanceof SourceConnectError)
+      return [{ path: `${PATH}.${error.field}`, message: error.message }];
+    throw error;
+  }
+  try {
+    const problems: Problem[] = [];
+    const mode = source.settings?.replicationMode ?? 'cdc';
+    if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
+    problems.push(...(await tableProblems(client, source)));
+    problems.push(...(await targetProblems(config, source, context)));
+    return problems;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function unsupported(source: PostgresSource): Problem[] {
+  const problems: Problem[] = [];
+  if (source.authentication === 'IAM_ROLE') {
+    problems.push({
+      path: `${PATH}.authentication`,
+      message: 'IAM_ROLE is not supported yet for PostgreSQL sources: use basic with credentials',
+    });
+  }
+  source.tableMappings.forEach((mapping, index) => {
+    if (mapping.partitionKey) {
+      problems.push({
+        path: `${PATH}.tableMappings[${index}].partitionKey`,
+        message: 'not supported yet: the snapshot is always cut into ctid ranges; leave partitionKey out',
+      });
+    }
+  });
+  return problems;
+}
+
+async function replicationProblems(client: pg.Client, source: PostgresSource): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  const settings = await client.query<{ wal_level: string; may: boolean }>(
+    `SELECT current_setting('wal_level') AS wal_level,
+            (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user) AS may`,
+  );
+  const row = settings.rows[0];
+  if (row?.wal_level !== 'logical') {
+    problems.push({
+      path: `${PATH}.host`,
+      message: `the server's wal_level is ${row?.wal_level}: set wal_level = logical and restart it (or use replicationMode snapshot)`,
+    });
+  }
+  if (!row?.may) {
+    problems.push({
+      path: `${PATH}.credentials`,
+      message:
+        'the user may not replicate: ALTER ROLE ... WITH REPLICATION (or use replicationMode snapshot)',
+    });
+  }
+  const publication = source.settings?.publicationName;
+  if (publication) {
+    const found = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [publication]);
+    if (found.rowCount === 0) {
+      problems.push({
+        path: `${PATH}.settings.publicationName`,
+        message: `there is no publication ${publication}: create it, or leave publicationName out and Sluice makes one`,
+      });
+    } else {
+      const missing = await tablesNotPublished(client, publication, source);
+      if (missing.length > 0) {
+        problems.push({
+          path: `${PATH}.settings.publicationName`,
+          message: `the publication ${publication} does not cover ${missing.join(', ')}: ALTER PUBLICATION ... ADD TABLE`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+async function tableProblems(client: pg.Client, source: PostgresSource): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  for (const [index, mapping] of source.tableMappings.entries()) {
+    const at = `${PATH}.tableMappings[${index}]`;
+    const schema = mapping.sourceSchemaName ?? 'public';
+    const table = await readTable(client, schema, mapping.sourceTable);
+    if (!table) {
+      problems.push({
+        path: `${at}.sourceTable`,
+        message: `there is no table ${schema}.${mapping.sourceTable}`,
+      });
+      continue;
+    }
+    if (table.primaryKey.length === 0 && table.replicaIdentity !== 'f') {
+      problems.push({
+        path: `${at}.sourceTable`,
+        message: `${schema}.${mapping.sourceTable} has no primary key: add one, or ALTER TABLE ... REPLICA IDENTITY FULL`,
+      });
+    }
+    const names = new Set(table.columns.map((c) => c.name));
+    for (const [i, column] of (mapping.excludedColumns ?? []).entries()) {
+      if (!names.has(column)) {
+        problems.push({
+          path: `${at}.excludedColumns[${i}]`,
+          message: `${schema}.${mapping.sourceTable} has no column ${column}`,
+        });
+      } else if (table.primaryKey.includes(column) || (mapping.sortingKeys ?? []).includes(column)) {
+        problems.push({
+          path: `${at}.excludedColumns[${i}]`,
+          message: `${column} is a key column: it cannot be left out`,
+        });
+      }
+    }
+    for (const [i, column] of (mapping.sortingKeys ?? []).entries()) {
+      if (!names.has(column)) {
+        problems.push({
+          path: `${at}.sortingKeys[${i}]`,
+          message: `${schema}.${mapping.sourceTable} has no column ${column}`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+async function targetProblems(
+  config: PipeConfig,
+  source: PostgresSource,
+  context: CheckContext,
+): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  const database = config.destination.database ?? 'default';
+  for (const [index, mapping] of source.tableMappings.entries()) {
+    const at = `${PATH}.tableMappings[${index}]`;
+    if (mapping.partitionByExpr) {
+      const problem = await expressionProblem(context.service, mapping.partitionByExpr);
+      if (problem) problems.push({ path: `${at}.partitionByExpr`, message: problem });
+    }
+    const existing = await describeTable(context.service, database, mapping.targetTable);
+    if (existing && (await countRows(context.service, database, mapping.targetTable)) > 0) {
+      problems.push({
+        path: `${at}.targetTable`,
+        message: `${database}.${mapping.targetTable} already exists and holds rows: pick another name or empty it`,
+      });
+    }
+  }
+  return problems;
+}

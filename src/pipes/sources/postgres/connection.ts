@@ -1,0 +1,113 @@
+import pg from 'pg';
+import { privateHostProblem } from '../../../net/index.js';
+import type { PipeConfig } from '../../model.js';
+
+export type PostgresSource = NonNullable<PipeConfig['source']['postgres']>;
+
+/**
+ * Every session Sluice opens speaks one text dialect, whatever the server's defaults: times in UTC
+ * and ISO form, intervals as PostgreSQL writes them, floats with every digit. The snapshot's COPY
+ * and the replication stream's values then read the same in the engine.
+ */
+const SESSION_OPTIONS = '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3';
+
+/** The client settings of a source: its TLS options, its credentials, Sluice's session dialect. */
+export function clientConfig(
+  source: PostgresSource,
+  options: { replication?: boolean } = {},
+): pg.ClientConfig {
+  const ssl = source.disableTls
+    ? false
+    : {
+        rejectUnauthorized: source.skipCertVerification !== true,
+        ...(source.caCertificate ? { ca: source.caCertificate } : {}),
+        ...(source.tlsHost ? { servername: source.tlsHost } : {}),
+      };
+  return {
+    host: source.host,
+    port: source.port,
+    database: source.database,
+    user: source.credentials?.username,
+    password: source.credentials?.password,
+    ssl,
+    options: SESSION_OPTIONS,
+    application_name: 'sluice',
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    ...(options.replication ? { replication: 'database' } : {}),
+  };
+}
+
+/** A connected client; the private-address rule of object storage holds for the host. */
+export async function connect(
+  source: PostgresSource,
+  context: { allowPrivateSources: boolean },
+  options: { replication?: boolean } = {},
+): Promise<pg.Client> {
+  if (!context.allowPrivateSources) {
+    const problem = await privateHostProblem(source.host, 'SLUICE_ALLOW_PRIVATE_SOURCES');
+    if (problem) throw new SourceConnectError('host', problem);
+  }
+  const client = new pg.Client(clientConfig(source, options));
+  // A connection that breaks later fails the query in flight; this keeps it from crashing Sluice.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw connectError(error);
+  }
+  return client;
+}
+
+/** The server refused or could not be reached: names the field to fix. */
+export class SourceConnectError extends Error {
+  constructor(
+    readonly field: 'host' | 'port' | 'database' | 'credentials' | 'disableTls' | 'caCertificate',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SourceConnectError';
+  }
+}
+
+function connectError(error: unknown): SourceConnectError {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === '28P01' || code === '28000') {
+    return new SourceConnectError('credentials', `PostgreSQL refused the credentials: ${message}`);
+  }
+  if (code === '3D000') return new SourceConnectError('database', `PostgreSQL says: ${message}`);
+  if (/does not support SSL/i.test(message)) {
+    return new SourceConnectError(
+      'disableTls',
+      'the server does not accept TLS: set disableTls: true to connect without it',
+    );
+  }
+  if (/certificate|self[- ]signed|SSL|TLS/i.test(message)) {
+    return new SourceConnectError(
+      'caCertificate',
+      `the server's certificate is not trusted (${message}): give caCertificate, or skipCertVerification: true`,
+    );
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new SourceConnectError('host', `the host is unknown: ${message}`);
+  }
+  if (code === 'ECONNREFUSED') {
+    return new SourceConnectError('port', `nothing accepts connections there: ${message}`);
+  }
+  return new SourceConnectError('host', `cannot connect: ${message}`);
+}
+
+/** `"schema"."table"` for PostgreSQL. */
+export function pgTable(schema: string, table: string): string {
+  return `${pgIdent(schema)}.${pgIdent(table)}`;
+}
+
+export function pgIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function pgLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}

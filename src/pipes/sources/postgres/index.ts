@@ -1,0 +1,18 @@
+import type { SourceConnector } from '../contract.js';
+import { postgresProblems } from './checks.js';
+import type { PostgresSource } from './connection.js';
+import { PostgresRun } from './reader.js';
+import { dropOwned } from './setup.js';
+
+/** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
+export const postgresConnector: SourceConnector = {
+  kind: 'postgres',
+  virtualColumns: [],
+  createProblems: postgresProblems,
+  open: (context) => PostgresRun.open(context),
+  async deleted(config, context) {
+    const source = config.source.postgres as PostgresSource;
+    const mode = source.settings?.replicationMode ?? 'cdc';
+    if (mode !== 'snapshot') await dropOwned(source, context);
+  },
+};

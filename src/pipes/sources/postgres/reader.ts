@@ -1,0 +1,428 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { sleep } from '../../../concurrency.js';
+import type { Batch, Claim, Json } from '../../../store/index.js';
+import { type BadRecord, PermanentError } from '../../records/index.js';
+import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
+import { readTable } from './catalog.js';
+import { rowsOfChanges } from './changes.js';
+import { connect, type PostgresSource } from './connection.js';
+import { loadChanges, loadRowsFile } from './load.js';
+import { formatLsn, parseLsn } from './lsn.js';
+import {
+  type CreatedSlot,
+  createSlot,
+  dropSlot,
+  ensurePublication,
+  ownedNames,
+  slotPosition,
+} from './setup.js';
+import { copyRange, planRanges, rangeAt, type SnapshotRange, type TableRanges } from './snapshot.js';
+import { ChangeStream, type Transaction } from './stream.js';
+import { type TablePlan, tablePlan } from './tables.js';
+
+/** Where a database pipe is (the progress row's cursor). */
+interface Cursor {
+  phase: 'snapshot' | 'cdc';
+  slot: string | null;
+  publication: string | null;
+  /** Changes: the end of the last claimed transaction; the snapshot: the slot's consistent point. */
+  lsn: string;
+  tables: Record<string, TableRanges>;
+}
+
+interface ChangesRange {
+  kind: 'changes';
+  from: string;
+  to: string;
+  changes: number;
+}
+
+/** A pipe's run: setup, the snapshot's ranges, then batches of changes (README, "PostgreSQL pipes"). */
+export class PostgresRun implements SourceRun {
+  readonly ownsState = true;
+  readonly pollMs = 100;
+  readonly completion = 'snapshot complete';
+  firstCursor: Json | null = null;
+  readonly tables;
+  private cursor!: Cursor;
+  private snapshotName: string | null = null;
+  private holder: pg.Client | null = null;
+  private stream: ChangeStream | undefined;
+  private readonly inFlightByTable = new Map<string, number>();
+  private changesInFlight = 0;
+  private readonly rowsDone = new Map<string, number>();
+  private lag: { bytes: number | null; at: number } = { bytes: null, at: 0 };
+  private lagTimer: NodeJS.Timeout | undefined;
+  private changesCommitted: { at: number; count: number }[] = [];
+  /** Where the stream starts: the first open batch of changes (read again), else the cursor. */
+  private resumeFrom: string | undefined;
+
+  private constructor(
+    private readonly context: RunContext,
+    private readonly source: PostgresSource,
+    private readonly plans: Map<string, TablePlan>,
+    private readonly meta: pg.Client,
+  ) {
+    this.tables = [...plans.values()].map((plan) => plan.spec);
+  }
+
+  static async open(context: RunContext): Promise<PostgresRun> {
+    const source = context.config.source.postgres as PostgresSource;
+    const meta = await connect(source, context);
+    try {
+      const plans = new Map<string, TablePlan>();
+      for (const mapping of source.tableMappings) {
+        const schema = mapping.sourceSchemaName ?? 'public';
+        const table = await readTable(meta, schema, mapping.sourceTable);
+        if (!table)
+          throw new PermanentError(`the source table ${schema}.${mapping.sourceTable} does not exist`);
+        plans.set(
+          mapping.targetTable,
+          tablePlan(mapping, table, {
+            database: context.config.destination.database ?? 'default',
+            allowNullableColumns: source.settings?.allowNullableColumns === true,
+          }),
+        );
+      }
+      const run = new PostgresRun(context, source, plans, meta);
+      await run.begin();
+      return run;
+    } catch (error) {
+      await meta.end().catch(() => {});
+      throw error;
+    }
+  }
+
+  get inFlight(): number {
+    if (this.cursor.phase === 'cdc') return 1;
+    const settings = this.source.settings ?? {};
+    return (settings.initialLoadParallelism ?? 4) * (settings.snapshotNumberOfParallelTables ?? 1);
+  }
+
+  /** Sets the pipe up on its first run (publication, slot, snapshot plan); else resumes. */
+  private async begin(): Promise<void> {
+    const { context, source } = this;
+    const progress = await context.store.repos.progress.get(context.pipeId);
+    const mode = source.settings?.replicationMode ?? 'cdc';
+    if (progress?.cursor) {
+      this.cursor = progress.cursor as unknown as Cursor;
+      for (const batch of await context.store.repos.progress.openBatches(context.pipeId)) {
+        const range = batch.range as unknown as SnapshotRange | ChangesRange;
+        if (range.kind === 'snapshot') this.adjust(range.table, 1);
+        else {
+          this.changesInFlight = 1;
+          this.resumeFrom ??= range.from;
+        }
+      }
+      if (this.cursor.phase === 'snapshot') {
+        context.logger.info(
+          { pipeId: context.pipeId },
+          'resuming a snapshot after a restart: the ranges left are read as the tables are now, the changes since the slot was made follow',
+        );
+      }
+    } else {
+      await context.setState('Setup', 'creating the publication and the replication slot', [
+        'Provisioning',
+        'Resync',
+        'Degraded',
+      ]);
+      this.cursor = await this.setUp(mode);
+      this.firstCursor = this.cursor as unknown as Json;
+    }
+    if (this.cursor.phase === 'cdc') await this.startStreaming();
+    else
+      await context.setState('Snapshot', 'copying the tables', [
+        'Provisioning',
+        'Setup',
+        'Degraded',
+        'Resync',
+        'Snapshot',
+      ]);
+    this.lagTimer = setInterval(() => void this.measureLag(), 10_000);
+    void this.measureLag();
+  }
+
+  private async setUp(mode: string): Promise<Cursor> {
+    const { context, source, meta } = this;
+    const tables: Record<string, TableRanges> = {};
+    const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
+    for (const [target, plan] of this.plans) tables[target] = planRanges(plan.source, rowsPerRange);
+    if (mode === 'snapshot') {
+      // One-off: no slot; a transaction held open exports the snapshot every range reads under.
+      this.holder = await connect(source, context);
+      await this.holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const exported = await this.holder.query<{ name: string }>('SELECT pg_export_snapshot() AS name');
+      this.snapshotName = exported.rows[0]?.name ?? null;
+      return { phase: 'snapshot', slot: null, publication: null, lsn: '0/0', tables };
+    }
+    const publication = await ensurePublication(meta, source, context.pipeId);
+    const given = mode === 'cdc_only' ? source.settings?.replicationSlotName : undefined;
+    const slot = given ?? ownedNames(context.pipeId).slot;
+    const existing = await slotPosition(meta, slot);
+    if (given && existing !== undefined) {
+      return { phase: 'cdc', slot, publication, lsn: existing, tables: {} };
+    }
+    // A slot of ours without progress is a setup that did not finish: it starts again.
+    if (existing !== undefined) await dropSlot(meta, slot);
+    const created: CreatedSlot = await createSlot(source, context, slot, mode === 'cdc');
+    this.holder = created.holder;
+    this.snapshotName = created.snapshotName;
+    if (mode === 'cdc_only')
+      return { phase: 'cdc', slot, publication, lsn: created.consistentLsn, tables: {} };
+    return { phase: 'snapshot', slot, publication, lsn: created.consistentLsn, tables };
+  }
+
+  private async startStreaming(): Promise<void> {
+    await this.releaseSnapshot();
+    const { slot, publication } = this.cursor;
+    if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
+    const settings = this.source.settings ?? {};
+    // The connection that made the slot (and held its snapshot) lets go of it as it closes.
+    for (let attempt = 0; ; attempt += 1) {
+      const stream = new ChangeStream({
+        source: this.source,
+        slot,
+        publication,
+        from: parseLsn(this.resumeFrom ?? this.cursor.lsn),
+        maxReadyChanges: Math.max(10_000, 2 * (settings.pullBatchSize ?? 100_000)),
+        quiet: () => this.changesInFlight === 0,
+        logger: this.context.logger,
+      });
+      this.stream = stream;
+      try {
+        await stream.start(this.context);
+        break;
+      } catch (error) {
+        await stream.close();
+        if ((error as { code?: string }).code !== '55006' || attempt >= 40) throw error;
+        await sleep(250, this.context.signal);
+      }
+    }
+    await this.context.setState('Running', 'replicating changes', [
+      'Provisioning',
+      'Setup',
+      'Snapshot',
+      'Degraded',
+      'Resync',
+      'Running',
+    ]);
+  }
+
+  async next(cursorJson: Json | null): Promise<Claim | 'idle' | 'complete'> {
+    const cursor = (cursorJson as unknown as Cursor | null) ?? this.cursor;
+    this.cursor = cursor;
+    if (cursor.phase === 'snapshot') {
+      const claim = this.nextRange(cursor);
+      if (claim) return claim;
+      if ([...this.inFlightByTable.values()].some((n) => n > 0)) return 'idle';
+      if ((this.source.settings?.replicationMode ?? 'cdc') === 'snapshot') return 'complete';
+      await this.startStreaming();
+      this.cursor = { ...cursor, phase: 'cdc' };
+    }
+    return this.nextChanges();
+  }
+
+  private nextRange(cursor: Cursor): Claim | undefined {
+    const settings = this.source.settings ?? {};
+    const perTable = settings.initialLoadParallelism ?? 4;
+    const tablesAtOnce = settings.snapshotNumberOfParallelTables ?? 1;
+    const busy = [...this.inFlightByTable].filter(([, n]) => n > 0).map(([t]) => t);
+    for (const [table, ranges] of Object.entries(cursor.tables)) {
+      if (ranges.next >= ranges.ranges) continue;
+      const active = busy.includes(table);
+      if (!active && busy.length >= tablesAtOnce) continue;
+      if ((this.inFlightByTable.get(table) ?? 0) >= perTable) continue;
+      const range = rangeAt(table, ranges, ranges.next);
+      this.adjust(table, 1);
+      const tables = { ...cursor.tables, [table]: { ...ranges, next: ranges.next + 1 } };
+      return {
+        range: range as unknown as Json,
+        files: 0,
+        bytes: 0,
+        skipped: [],
+        cursor: { ...cursor, tables } as unknown as Json,
+      };
+    }
+    return undefined;
+  }
+
+  private nextChanges(): Claim | 'idle' {
+    const stream = this.stream as ChangeStream;
+    stream.throwIfFailed();
+    if (this.changesInFlight > 0) return 'idle';
+    // What the store committed before the slot heard of it comes again after a restart: it is done.
+    const done = parseLsn(this.cursor.lsn);
+    while (stream.ready.length > 0 && (stream.ready[0] as Transaction).endLsn <= done) {
+      stream.takeRange(done, (stream.ready[0] as Transaction).endLsn);
+    }
+    if (stream.ready.length === 0) return 'idle';
+    const settings = this.source.settings ?? {};
+    const limit = settings.pullBatchSize ?? 100_000;
+    const waitMs = (settings.syncIntervalSeconds ?? 60) * 1000;
+    const pending = stream.ready.reduce((n, t) => n + t.changes.length, 0);
+    const oldest = (stream.ready[0] as Transaction).receivedAt;
+    if (pending < limit && Date.now() - oldest < waitMs) return 'idle';
+    let changes = 0;
+    let bytes = 0;
+    let last: Transaction | undefined;
+    for (const transaction of stream.ready) {
+      if (last && changes + transaction.changes.length > limit) break;
+      changes += transaction.changes.length;
+      bytes += transaction.bytes;
+      last = transaction;
+    }
+    const range: ChangesRange = {
+      kind: 'changes',
+      from: this.cursor.lsn,
+      to: formatLsn((last as Transaction).endLsn),
+      changes,
+    };
+    this.changesInFlight += 1;
+    return {
+      range: range as unknown as Json,
+      files: 0,
+      bytes,
+      skipped: [],
+      cursor: { ...this.cursor, phase: 'cdc', lsn: range.to } as unknown as Json,
+    };
+  }
+
+  async read(batch: Batch, _into: string, intoTable: (table: string) => string): Promise<BadRecord[]> {
+    const range = batch.range as unknown as SnapshotRange | ChangesRange;
+    const engines = { engine: this.context.engine, sourceReader: this.context.sourceReader };
+    const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
+    const file = { name, path: this.context.engine.scratchPath(`${name}.tsv`), label: '' };
+    try {
+      if (range.kind === 'snapshot') {
+        const plan = this.planOf(range.table);
+        await copyRange(this.source, this.context, plan, range, this.snapshotName, file.path);
+        const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
+        return await loadRowsFile(engines, plan, { ...file, label }, intoTable(range.table));
+      }
+      const stream = this.stream as ChangeStream;
+      const to = parseLsn(range.to);
+      await stream.waitFor(to, this.context.signal);
+      const transactions = stream.takeRange(parseLsn(range.from), to);
+      const byTable = rowsOfChanges(transactions, (schema, table) => this.planBySource(schema, table));
+      const bad: BadRecord[] = [];
+      for (const [target, changes] of byTable) {
+        const label = `changes ${range.from}..${range.to} of ${changes.plan.source.schema}.${changes.plan.source.table}`;
+        bad.push(
+          ...(await loadChanges(
+            engines,
+            changes,
+            { ...file, label },
+            intoTable(target),
+            this.context.logger,
+          )),
+        );
+      }
+      return bad;
+    } finally {
+      await this.context.engine.removeScratch(`${name}.tsv`);
+    }
+  }
+
+  async committed(batch: Batch): Promise<void> {
+    const range = batch.range as unknown as SnapshotRange | ChangesRange;
+    if (range.kind === 'snapshot') {
+      this.adjust(range.table, -1);
+      this.rowsDone.set(range.table, (this.rowsDone.get(range.table) ?? 0) + batch.rows);
+      return;
+    }
+    this.changesInFlight = 0;
+    this.stream?.confirm(parseLsn(range.to));
+    this.changesCommitted.push({ at: Date.now(), count: range.changes });
+  }
+
+  status(): SourceStatus {
+    const cutoff = Date.now() - 60_000;
+    this.changesCommitted = this.changesCommitted.filter((c) => c.at >= cutoff);
+    const changes = this.changesCommitted.reduce((n, c) => n + c.count, 0);
+    return {
+      replication: {
+        phase: this.cursor.phase === 'cdc' ? 'changes' : 'snapshot',
+        slot: this.cursor.slot,
+        publication: this.cursor.publication,
+        lastReceivedLsn: this.stream ? formatLsn(this.stream.lastReceived) : null,
+        lastCommittedLsn:
+          this.cursor.phase === 'cdc'
+            ? this.stream
+              ? formatLsn(this.stream.confirmed)
+              : this.cursor.lsn
+            : null,
+        slotLagBytes: this.lag.bytes,
+        changesPerSecond: Math.round((changes / 60) * 10) / 10,
+      },
+      tables: [...this.plans.keys()].map((table) => {
+        const ranges = this.cursor.tables[table];
+        const inFlight = this.inFlightByTable.get(table) ?? 0;
+        const snapshotDone = !ranges || (ranges.next >= ranges.ranges && inFlight === 0);
+        return {
+          table,
+          source: `${this.planOf(table).source.schema}.${this.planOf(table).source.table}`,
+          snapshot: snapshotDone ? 'done' : 'copying',
+          ...(ranges
+            ? {
+                snapshotRanges: ranges.ranges,
+                snapshotRangesDone: Math.max(0, ranges.next - inFlight),
+                estimatedRows: ranges.estimatedRows,
+              }
+            : {}),
+          snapshotRowsThisRun: this.rowsDone.get(table) ?? 0,
+        };
+      }),
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.lagTimer);
+    await this.stream?.close();
+    await this.releaseSnapshot();
+    await this.meta.end().catch(() => {});
+  }
+
+  private async releaseSnapshot(): Promise<void> {
+    const holder = this.holder;
+    this.holder = null;
+    this.snapshotName = null;
+    await holder?.end().catch(() => {});
+  }
+
+  private async measureLag(): Promise<void> {
+    const slot = this.cursor?.slot;
+    if (!slot) return;
+    try {
+      const result = await this.meta.query<{ lag: string | null }>(
+        'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag FROM pg_replication_slots WHERE slot_name = $1',
+        [slot],
+      );
+      const lag = result.rows[0]?.lag;
+      this.lag = { bytes: lag === null || lag === undefined ? null : Number(lag), at: Date.now() };
+    } catch (error) {
+      this.context.logger.debug(
+        { pipeId: this.context.pipeId, err: error },
+        'could not measure the slot lag',
+      );
+    }
+  }
+
+  private adjust(table: string, by: number): void {
+    this.inFlightByTable.set(table, (this.inFlightByTable.get(table) ?? 0) + by);
+  }
+
+  private planOf(target: string): TablePlan {
+    const plan = this.plans.get(target);
+    if (!plan)
+      throw new PermanentError(`the table mapping for ${target} was removed while a batch for it was open`);
+    return plan;
+  }
+
+  private planBySource(schema: string, table: string): TablePlan | undefined {
+    for (const plan of this.plans.values()) {
+      if (plan.source.schema === schema && plan.source.table === table) return plan;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,131 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { connect, type PostgresSource, pgIdent, pgLiteral, pgTable } from './connection.js';
+
+/** The slot and publication names a pipe owns (Sluice makes and drops them). */
+export function ownedNames(pipeId: string): { slot: string; publication: string } {
+  const name = `pipes_${pipeId.replace(/-/g, '')}`;
+  return { slot: name, publication: name };
+}
+
+/** The publication to stream from: the one given (it must exist), else the pipe's own, made now. */
+export async function ensurePublication(
+  client: pg.Client,
+  source: PostgresSource,
+  pipeId: string,
+): Promise<string> {
+  const given = source.settings?.publicationName;
+  if (given) return given;
+  const name = ownedNames(pipeId).publication;
+  const found = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
+  const tables = source.tableMappings.map((m) => pgTable(m.sourceSchemaName ?? 'public', m.sourceTable));
+  if (found.rowCount === 0) {
+    await client.query(`CREATE PUBLICATION ${pgIdent(name)} FOR TABLE ${tables.join(', ')}`);
+  } else {
+    // Table mappings changed while stopped: the publication follows them.
+    await client.query(`ALTER PUBLICATION ${pgIdent(name)} SET TABLE ${tables.join(', ')}`);
+  }
+  return name;
+}
+
+/** The mapped tables the publication does not cover. */
+export async function tablesNotPublished(
+  client: pg.Client,
+  publication: string,
+  source: PostgresSource,
+): Promise<string[]> {
+  const result = await client.query<{ schemaname: string; tablename: string }>(
+    'SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1',
+    [publication],
+  );
+  const covered = new Set(result.rows.map((r) => `${r.schemaname}.${r.tablename}`));
+  return source.tableMappings
+    .map((m) => `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`)
+    .filter((name) => !covered.has(name));
+}
+
+/** A replication connection holding a new slot's exported snapshot until it is closed. */
+export interface CreatedSlot {
+  consistentLsn: string;
+  snapshotName: string | null;
+  /** Keeps the snapshot alive: it lasts until this connection runs anything else or closes. */
+  holder: pg.Client | null;
+}
+
+/**
+ * Creates a pgoutput slot. With `exportSnapshot`, the snapshot of the slot's consistent point stays
+ * usable (SET TRANSACTION SNAPSHOT) by other sessions while `holder` stays open and idle.
+ */
+export async function createSlot(
+  source: PostgresSource,
+  context: { allowPrivateSources: boolean },
+  slot: string,
+  exportSnapshot: boolean,
+): Promise<CreatedSlot> {
+  const holder = await connect(source, context, { replication: true });
+  try {
+    const result = await holder.query<{ consistent_point: string; snapshot_name: string | null }>(
+      `CREATE_REPLICATION_SLOT ${pgIdent(slot)} LOGICAL pgoutput ${exportSnapshot ? 'EXPORT_SNAPSHOT' : 'NOEXPORT_SNAPSHOT'}`,
+    );
+    const row = result.rows[0];
+    if (!row) throw new Error('the server did not describe the new replication slot');
+    if (!exportSnapshot) {
+      await holder.end();
+      return { consistentLsn: row.consistent_point, snapshotName: null, holder: null };
+    }
+    return { consistentLsn: row.consistent_point, snapshotName: row.snapshot_name, holder };
+  } catch (error) {
+    await holder.end().catch(() => {});
+    throw error;
+  }
+}
+
+/** The slot's confirmed position, or undefined when there is no such slot. */
+export async function slotPosition(client: pg.Client, slot: string): Promise<string | undefined> {
+  const result = await client.query<{ lsn: string | null }>(
+    'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1',
+    [slot],
+  );
+  const row = result.rows[0];
+  return row ? (row.lsn ?? '0/0') : undefined;
+}
+
+export async function dropSlot(client: pg.Client, slot: string): Promise<void> {
+  await client.query(
+    'SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1',
+    [slot],
+  );
+}
+
+/**
+ * Drops what Sluice made for a deleted pipe: its slot (waiting a little for a stream that is
+ * still closing) and its own publication. A user's named slot and publication stay.
+ */
+export async function dropOwned(
+  source: PostgresSource,
+  context: { pipeId: string; allowPrivateSources: boolean; logger: Logger },
+): Promise<void> {
+  const { slot, publication } = ownedNames(context.pipeId);
+  let client: pg.Client | undefined;
+  try {
+    client = await connect(source, context);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await dropSlot(client, slot);
+        break;
+      } catch (error) {
+        // 55006: the slot is still active (the stream's connection is closing).
+        if ((error as { code?: string }).code !== '55006' || attempt >= 20) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+    await client.query(`DROP PUBLICATION IF EXISTS ${pgIdent(publication)}`);
+  } catch (error) {
+    context.logger.warn(
+      { pipeId: context.pipeId, err: error },
+      `could not drop the replication slot ${pgLiteral(slot)} or publication of a deleted pipe; drop them by hand`,
+    );
+  } finally {
+    await client?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,69 @@
+import { createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { to as copyTo } from 'pg-copy-streams';
+import type { SourceTable } from './catalog.js';
+import { connect, type PostgresSource, pgLiteral, pgTable } from './connection.js';
+import type { TablePlan } from './tables.js';
+
+/** How a table's snapshot is cut: ranges of `rangeBlocks` blocks, the last one open-ended. */
+export interface TableRanges {
+  ranges: number;
+  rangeBlocks: number;
+  /** The next range to claim. */
+  next: number;
+  estimatedRows: number;
+}
+
+/** A snapshot batch: one ctid range of one table. */
+export interface SnapshotRange {
+  kind: 'snapshot';
+  table: string;
+  index: number;
+  fromBlock: number;
+  /** Exclusive; null for the last range, which reads to the end of the table. */
+  toBlock: number | null;
+}
+
+/** Cuts a table into ctid ranges of about `rowsPerRange` rows, from its statistics. */
+export function planRanges(table: SourceTable, rowsPerRange: number): TableRanges {
+  const rowsPerBlock = table.blocks > 0 ? Math.max(1, table.estimatedRows / table.blocks) : 1;
+  const rangeBlocks = Math.max(1, Math.floor(rowsPerRange / rowsPerBlock));
+  const ranges = Math.max(1, Math.ceil(table.blocks / rangeBlocks));
+  return { ranges, rangeBlocks, next: 0, estimatedRows: Math.max(0, Math.round(table.estimatedRows)) };
+}
+
+export function rangeAt(table: string, plan: TableRanges, index: number): SnapshotRange {
+  const fromBlock = index * plan.rangeBlocks;
+  const toBlock = index === plan.ranges - 1 ? null : fromBlock + plan.rangeBlocks;
+  return { kind: 'snapshot', table, index, fromBlock, toBlock };
+}
+
+/**
+ * Writes one range of a table to `path` in COPY's text format, read under the exported snapshot
+ * when there is one (a snapshot resumed after a restart reads each range as it is now: the
+ * changes from the slot's position, which follow, end in the same rows).
+ */
+export async function copyRange(
+  source: PostgresSource,
+  context: { allowPrivateSources: boolean },
+  plan: TablePlan,
+  range: SnapshotRange,
+  snapshotName: string | null,
+  path: string,
+): Promise<void> {
+  const client = await connect(source, context);
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    if (snapshotName) await client.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshotName)}`);
+    const where = [`ctid >= '(${range.fromBlock},0)'::tid`];
+    if (range.toBlock !== null) where.push(`ctid < '(${range.toBlock},0)'::tid`);
+    const table = pgTable(plan.source.schema, plan.source.table);
+    const copy = client.query(
+      copyTo(`COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`),
+    );
+    await pipeline(copy, createWriteStream(path));
+    await client.query('COMMIT');
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

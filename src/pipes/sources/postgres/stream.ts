@@ -1,0 +1,254 @@
+import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication';
+import type { Logger } from 'pino';
+import { privateHostProblem } from '../../../net/index.js';
+import { clientConfig, type PostgresSource, SourceConnectError } from './connection.js';
+import { formatLsn, parseLsn } from './lsn.js';
+import { type Message, PgoutputDecoder, type Relation, type Value } from './pgoutput.js';
+
+/** One row change, at its own WAL position (its version: later changes of a row sit later). */
+export interface RowChange {
+  kind: 'insert' | 'update' | 'delete';
+  lsn: bigint;
+  relation: Relation;
+  row: Value[] | null;
+  old: Value[] | null;
+  oldIsKey: boolean;
+}
+
+export interface TruncateChange {
+  kind: 'truncate';
+  lsn: bigint;
+  relations: Relation[];
+}
+
+export type Change = RowChange | TruncateChange;
+
+/** A committed transaction: its changes in order, and where its commit record ends. */
+export interface Transaction {
+  endLsn: bigint;
+  changes: Change[];
+  receivedAt: number;
+  bytes: number;
+}
+
+/** pgoutput through the library's stream, decoded by Sluice (the library would type the values). */
+class TextPgoutput extends PgoutputPlugin {
+  private readonly decoder = new PgoutputDecoder();
+  // The library's type is its own decoded message; this plugin hands on Sluice's instead.
+  override parse(buffer: Buffer): never {
+    return this.decoder.decode(buffer) as never;
+  }
+}
+
+/**
+ * A pipe's logical replication stream (README, "PostgreSQL pipes"): transactions arrive whole (at
+ * their commit) into `ready`, where the run claims them; the slot's confirmed position moves only
+ * when the run says a batch is committed in the store. While nothing is pending, the server's
+ * keepalive position is confirmed too, so WAL of tables the pipe does not read is recycled.
+ */
+export class ChangeStream {
+  readonly ready: Transaction[] = [];
+  private open: Transaction | undefined;
+  private readonly service: LogicalReplicationService;
+  private failure: Error | undefined;
+  private readonly waiters = new Set<() => void>();
+  private roomWaiters: (() => void)[] = [];
+  /** Changes in `ready`: past the limit, reading pauses (PostgreSQL keeps the rest). */
+  private readyChanges = 0;
+  private confirmedLsn: bigint;
+  /** The newest position the server reported (keepalives and data). */
+  lastReceived: bigint;
+  private lastStatusAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: {
+      source: PostgresSource;
+      slot: string;
+      publication: string;
+      from: bigint;
+      maxReadyChanges: number;
+      /** True while the run has no batch of changes in flight. */
+      quiet: () => boolean;
+      logger: Logger;
+    },
+  ) {
+    this.confirmedLsn = options.from;
+    this.lastReceived = options.from;
+    this.service = new LogicalReplicationService(clientConfig(options.source, { replication: true }), {
+      acknowledge: { auto: false, timeoutSeconds: 0 },
+      flowControl: { enabled: true },
+    });
+    this.service.on('data', (lsn: string, message: Message) => this.take(parseLsn(lsn), message));
+    this.service.on('heartbeat', (lsn: string, _time: number, respond: boolean) =>
+      this.heartbeat(parseLsn(lsn), respond),
+    );
+    this.service.on('error', (error: Error) => this.fail(error));
+  }
+
+  /** Starts streaming from the slot at `from` (the last position the store committed). */
+  async start(context: { allowPrivateSources: boolean }): Promise<void> {
+    if (!context.allowPrivateSources) {
+      const problem = await privateHostProblem(this.options.source.host, 'SLUICE_ALLOW_PRIVATE_SOURCES');
+      if (problem) throw new SourceConnectError('host', problem);
+    }
+    const plugin = new TextPgoutput({ protoVersion: 1, publicationNames: [this.options.publication] });
+    // Resolves when the stream ends; failures arrive as 'error' too.
+    this.service.subscribe(plugin, this.options.slot, formatLsn(this.options.from)).then(
+      () => this.fail(new Error('the replication stream ended')),
+      (error: unknown) => this.fail(error instanceof Error ? error : new Error(String(error))),
+    );
+    await new Promise<void>((resolve, reject) => {
+      const cleanup = () => {
+        this.waiters.delete(failed);
+        this.service.off('start', started);
+      };
+      const started = () => {
+        cleanup();
+        resolve();
+      };
+      const failed = () => {
+        if (!this.failure) return;
+        cleanup();
+        reject(this.failure);
+      };
+      this.service.once('start', started);
+      this.waiters.add(failed);
+    });
+    this.timer = setInterval(() => this.sendStatus(false), 10_000);
+  }
+
+  get confirmed(): bigint {
+    return this.confirmedLsn;
+  }
+
+  /** The store committed everything up to `lsn`: the server may forget it. */
+  confirm(lsn: bigint): void {
+    if (lsn > this.confirmedLsn) this.confirmedLsn = lsn;
+    this.sendStatus(true);
+  }
+
+  /** Waits until a transaction ending at or after `lsn` is ready (a batch read again after a crash). */
+  async waitFor(lsn: bigint, signal: AbortSignal): Promise<void> {
+    while (!this.ready.some((t) => t.endLsn >= lsn)) {
+      this.throwIfFailed();
+      signal.throwIfAborted();
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.waiters.delete(done);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        this.waiters.add(done);
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  /** Takes the transactions ending in (from, to] out of `ready`, dropping older ones (committed). */
+  takeRange(from: bigint, to: bigint): Transaction[] {
+    const taken: Transaction[] = [];
+    while (this.ready.length > 0 && (this.ready[0] as Transaction).endLsn <= to) {
+      const transaction = this.ready.shift() as Transaction;
+      this.readyChanges -= transaction.changes.length;
+      if (transaction.endLsn > from) taken.push(transaction);
+    }
+    const waiting = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const wake of waiting) wake();
+    return taken;
+  }
+
+  throwIfFailed(): void {
+    if (this.failure) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.failure ??= new Error('the replication stream is closed');
+    this.wake();
+    for (const wake of this.roomWaiters) wake();
+    // A connection in COPY BOTH mode may wait on its goodbye; its socket goes now, so the slot is
+    // free for the next stream at once.
+    const internal = this.service as unknown as {
+      _client?: { connection?: { stream?: { destroy(): void } } };
+    };
+    internal._client?.connection?.stream?.destroy();
+    await this.service
+      .destroy()
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, 'closing the replication stream failed'),
+      );
+  }
+
+  private async take(lsn: bigint, message: Message): Promise<void> {
+    if (lsn > this.lastReceived) this.lastReceived = lsn;
+    switch (message.tag) {
+      case 'begin':
+        this.open = { endLsn: 0n, changes: [], receivedAt: 0, bytes: 0 };
+        return;
+      case 'insert':
+      case 'update':
+      case 'delete': {
+        const old = message.tag === 'insert' ? null : message.old;
+        const row = message.tag === 'delete' ? null : message.row;
+        const oldIsKey = message.tag === 'insert' ? false : message.oldIsKey;
+        this.open?.changes.push({ kind: message.tag, lsn, relation: message.relation, row, old, oldIsKey });
+        if (this.open) this.open.bytes += sizeOf(row) + sizeOf(old);
+        return;
+      }
+      case 'truncate':
+        this.open?.changes.push({ kind: 'truncate', lsn, relations: message.relations });
+        return;
+      case 'commit': {
+        const transaction = this.open;
+        this.open = undefined;
+        if (!transaction) return;
+        transaction.endLsn = message.endLsn;
+        transaction.receivedAt = Date.now();
+        this.ready.push(transaction);
+        this.readyChanges += transaction.changes.length;
+        this.wake();
+        // Backpressure: the library reads the next message only when this one is handled.
+        while (this.readyChanges > this.options.maxReadyChanges && !this.failure) {
+          await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private heartbeat(lsn: bigint, respond: boolean): void {
+    if (lsn > this.lastReceived) this.lastReceived = lsn;
+    // Nothing received is waiting to be committed: everything up to here is done with.
+    if (!this.open && this.ready.length === 0 && this.options.quiet() && lsn > this.confirmedLsn) {
+      this.confirmedLsn = lsn;
+    }
+    if (respond) this.sendStatus(true);
+  }
+
+  private sendStatus(now: boolean): void {
+    if (!now && Date.now() - this.lastStatusAt < 10_000) return;
+    this.lastStatusAt = Date.now();
+    this.service
+      .acknowledge(formatLsn(this.confirmedLsn))
+      .catch((error: unknown) => this.fail(error as Error));
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}
+
+function sizeOf(values: Value[] | null): number {
+  let bytes = 0;
+  for (const value of values ?? []) if (typeof value === 'string') bytes += value.length + 1;
+  return bytes;
+}
