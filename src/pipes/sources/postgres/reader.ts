@@ -175,6 +175,7 @@ export class PostgresRun implements SourceRun {
 
   private async startStreaming(): Promise<void> {
     await this.releaseSnapshot();
+    await this.stream?.close();
     const { slot, publication } = this.cursor;
     if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
     const settings = this.source.settings ?? {};
@@ -210,7 +211,10 @@ export class PostgresRun implements SourceRun {
   }
 
   async next(cursorJson: Json | null): Promise<Claim | 'idle' | 'complete'> {
-    const cursor = (cursorJson as unknown as Cursor | null) ?? this.cursor;
+    const stored = (cursorJson as unknown as Cursor | null) ?? this.cursor;
+    // The stored cursor says 'snapshot' until the first batch of changes is claimed; once this run
+    // streams, it is in changes whatever the store says (a second stream would find the slot busy).
+    const cursor: Cursor = this.stream ? { ...stored, phase: 'cdc' } : stored;
     this.cursor = cursor;
     if (cursor.phase === 'snapshot') {
       const claim = this.nextRange(cursor);
