@@ -179,6 +179,56 @@ describe('postgres pipes', () => {
     await client.end();
   }, 180_000);
 
+  it('follows a column added at the source, keeps a dropped one, and fails clearly on a type change', async () => {
+    const { client, port } = await database('shape');
+    await client.query('CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL)');
+    await client.query(`INSERT INTO people VALUES (1, 'ann')`);
+    const id = await createPipe(
+      s,
+      pipeBody('shape', port, [{ sourceTable: 'people', targetTable: 'people' }]),
+    );
+    await waitForState(s, id, 'Running', 90_000);
+
+    await client.query('ALTER TABLE people ADD COLUMN age int');
+    await client.query(`INSERT INTO people VALUES (2, 'bob', 30)`);
+    await client.query('UPDATE people SET age = 40 WHERE id = 1');
+    await waitFor(
+      'the added column in the target',
+      async () => {
+        const rows = await mirror('shape', 'people', '*').catch(() => []);
+        const ages = rows.map((r) => [r.id, r.name, r.age]);
+        return JSON.stringify(ages) ===
+          JSON.stringify([
+            [1, 'ann', 40],
+            [2, 'bob', 30],
+          ])
+          ? rows
+          : undefined;
+      },
+      30_000,
+    );
+
+    await client.query('ALTER TABLE people DROP COLUMN name');
+    await client.query('INSERT INTO people VALUES (3, 50)');
+    await waitFor('the row after the drop', async () => {
+      const rows = await mirror('shape', 'people', 'id, name, age');
+      return rows.length === 3 ? rows : undefined;
+    });
+    expect(await mirror('shape', 'people', 'id, name, age')).toEqual([
+      { id: 1, name: 'ann', age: 40 },
+      { id: 2, name: 'bob', age: 30 },
+      { id: 3, name: '', age: 50 },
+    ]);
+
+    await client.query('ALTER TABLE people ALTER COLUMN age TYPE text');
+    await client.query(`INSERT INTO people VALUES (4, 'sixty')`);
+    const failed = await waitForState(s, id, 'Failed', 30_000);
+    expect(failed.reason).toContain('column "age" of public.people changed type');
+    expect(failed.reason).toContain('resync');
+    expect((await mirror('shape', 'people', 'id')).map((r) => r.id)).toEqual([1, 2, 3]);
+    await client.end();
+  }, 180_000);
+
   it('refuses a table without a primary key, naming it and the fix', async () => {
     const { client, port } = await database('nokey');
     await client.query('CREATE TABLE events (at timestamptz, what text)');

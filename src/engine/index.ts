@@ -23,6 +23,7 @@ export {
   typeProblem,
 } from './statement.js';
 export {
+  addColumnsSql,
   countRows,
   createTableSql,
   describeTable,

@@ -49,6 +49,12 @@ export function createTableSql(
   return `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${name} (${columns}) ENGINE = ${engine}${clauses}`;
 }
 
+/** Adds columns at the end of a table (its qualified name), each only when missing: safe to repeat. */
+export function addColumnsSql(table: string, columns: readonly EngineColumn[]): string {
+  const adds = columns.map((c) => `ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${c.type}`).join(', ');
+  return `ALTER TABLE ${table} ${adds}`;
+}
+
 function engineClause(spec: TableSpec): string {
   switch (spec.engine.type) {
     case 'ReplacingMergeTree':

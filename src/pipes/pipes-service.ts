@@ -164,6 +164,8 @@ export class PipesService {
         transitions: row.state === 'Stopping' ? [{ to: 'Stopped', reason: 'stopped by request' }] : [],
       }));
     }
+    // A resync starts the running worker over: its run reads the state it starts in.
+    if (record.state === 'Resync') await this.runtime?.reload(record.id);
     this.runtime?.changed(record.id);
     return record;
   }

@@ -135,6 +135,25 @@ export class ProgressRepo {
     return { pipeId, seq, slot, range, files, bytes, skipped, staged: false, rows: 0, badRecords: 0 };
   }
 
+  /**
+   * Moves a pipe's cursor back or aside: the open batches named (all when none are) are forgotten,
+   * as a database pipe's resync or the tables added to it read them again their own way. Call
+   * inside a transaction.
+   */
+  async reset(pipeId: string, cursor: Json, forget?: readonly number[]): Promise<void> {
+    if (forget === undefined) await this.db.query('delete from pipe_batches where pipe_id = $1', [pipeId]);
+    else if (forget.length > 0)
+      await this.db.query('delete from pipe_batches where pipe_id = $1 and seq = any($2::int8[])', [
+        pipeId,
+        forget,
+      ]);
+    await this.db.query('update pipe_progress set cursor = $2::jsonb, updated_at = $3 where pipe_id = $1', [
+      pipeId,
+      JSON.stringify(cursor),
+      new Date(),
+    ]);
+  }
+
   async setSkipped(batch: Batch): Promise<void> {
     await this.db.query('update pipe_batches set skipped = $3::jsonb where pipe_id = $1 and seq = $2', [
       batch.pipeId,

@@ -8,6 +8,7 @@ import {
 } from '../../engine/index.js';
 import type { PipeConfig } from '../model.js';
 import { ensureErrorTable, errorTableName, PermanentError } from '../records/index.js';
+import type { WrittenTable } from '../sources/index.js';
 import { type Destination, STAGING_DATABASE, stageSuffixOf } from './batch.js';
 
 /** The table a managed destination defines, or undefined when Sluice does not manage it. */
@@ -33,7 +34,7 @@ export function managedTableSpec(destination: Partial<PipeConfig['destination']>
 export async function prepareDestinations(
   engine: Engine,
   config: PipeConfig,
-  tables: readonly TableSpec[] | undefined,
+  tables: readonly WrittenTable[] | undefined,
 ): Promise<Destination[]> {
   await ensureDatabase(engine, STAGING_DATABASE);
   if (!tables) return [await prepareDestination(engine, config)];
@@ -41,7 +42,9 @@ export async function prepareDestinations(
   for (const spec of tables) {
     await ensureDatabase(engine, spec.database);
     await engine.execute(createTableSql(spec, { ifNotExists: true }));
-    destinations.push(await besideErrors(engine, spec.database, spec.table, stageSuffixOf(spec.table)));
+    destinations.push(
+      await besideErrors(engine, spec.database, spec.table, stageSuffixOf(spec.table), spec.errorsOf),
+    );
   }
   return destinations;
 }
@@ -61,8 +64,14 @@ async function prepareDestination(engine: Engine, config: PipeConfig): Promise<D
   return besideErrors(engine, database, table, '');
 }
 
-async function besideErrors(engine: Engine, database: string, table: string, stageSuffix: string) {
-  await ensureErrorTable(engine, database, table);
+async function besideErrors(
+  engine: Engine,
+  database: string,
+  table: string,
+  stageSuffix: string,
+  errorsOf = table,
+) {
+  await ensureErrorTable(engine, database, errorsOf);
   const staged = (await tableEngine(engine, database, table)) !== 'Null';
-  return { database, table, errorTable: errorTableName(table), staged, stageSuffix };
+  return { database, table, errorTable: errorTableName(errorsOf), staged, stageSuffix };
 }

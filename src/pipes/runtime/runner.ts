@@ -27,7 +27,15 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
   try {
     // First, so a failure of anything below is recorded where the status shows it (lastError).
     await store.repos.progress.ensure(pipeId, source.firstCursor);
-    const destinations = await prepareDestinations(engine, config, source.tables);
+    let destinations = await prepareDestinations(engine, config, source.tables);
+    let preparedFor = source.tables;
+    // A source may change the tables it writes between claims (a database pipe swaps in the
+    // tables its resync filled): the next batch goes to the new ones, made when missing.
+    const prepareIfChanged = async () => {
+      if (source.tables === preparedFor) return;
+      destinations = await prepareDestinations(engine, config, source.tables);
+      preparedFor = source.tables;
+    };
     const inFlight = () => source.inFlight ?? config.scaling.replicas ?? 1;
     const slots = new Slots();
     const stagesChecked = new Map<number, string>();
@@ -57,6 +65,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
             if (answer !== 'claimed') answer = next;
             break;
           }
+          await prepareIfChanged();
           run(await store.transaction((repos) => repos.progress.claim(pipeId, slot, next)));
           answer = 'claimed';
         }

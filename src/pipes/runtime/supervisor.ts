@@ -176,6 +176,7 @@ export class PipeSupervisor implements PipeRuntime {
         allowPlaintextKafka: this.deps.allowPlaintextKafka,
         awsRegion: this.deps.awsRegion,
         organizationId: view.row.organizationId,
+        startedIn: view.row.state,
         logger,
         signal,
         redact: (text) => this.hidePaths(view.redact(text)),

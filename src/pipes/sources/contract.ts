@@ -46,7 +46,7 @@ export interface SourceRun {
    * database pipe's table mappings): the runtime makes them when absent and stages a batch for
    * each. Absent: the pipe's one destination.
    */
-  readonly tables?: readonly TableSpec[];
+  readonly tables?: readonly WrittenTable[];
   /** The source moves the pipe through its own states (Setup, Snapshot, Running), not the runtime. */
   readonly ownsState?: boolean;
   /** Why a one-off source is complete, for the pipe's state history. */
@@ -144,6 +144,8 @@ export interface RunContext {
   /** This node's AWS region (MSK IAM tokens where the brokers' names do not say it). */
   awsRegion: string | undefined;
   organizationId: string;
+  /** The pipe's state as its worker started (a database pipe starts over after `Resync`). */
+  startedIn: string;
   logger: Logger;
   signal: AbortSignal;
   /** Takes the pipe's secrets out of a text (engine errors may quote their input). */
@@ -151,6 +153,9 @@ export interface RunContext {
   /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
   setState(to: RunState, reason: string, from: string[]): Promise<boolean>;
 }
+
+/** A table a source writes; its bad records go beside `errorsOf` when given (a resync's fresh table). */
+export type WrittenTable = TableSpec & { errorsOf?: string };
 
 /** The states a pipe's run moves it to by itself. */
 export type RunState = 'Setup' | 'Snapshot' | 'Running' | 'Completed';

@@ -13,6 +13,7 @@ export type {
   SourceRun,
   SourceStatus,
   TableStatus,
+  WrittenTable,
 } from './contract.js';
 
 /** Every kind of source that can run; a kind missing here is stored and then Failed as not supported yet. */

@@ -34,13 +34,14 @@ export async function readTable(
   const columns = await client.query<{
     name: string;
     type: string;
+    oid: number;
     element: string | null;
     kind: string;
     typmod: number;
     notnull: boolean;
     dims: number;
   }>(
-    `SELECT a.attname AS name, t.typname AS type, e.typname AS element, t.typtype AS kind,
+    `SELECT a.attname AS name, t.typname AS type, a.atttypid::int8::float8 AS oid, e.typname AS element, t.typtype AS kind,
             a.atttypmod AS typmod, a.attnotnull AS notnull, a.attndims AS dims
        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
        LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
@@ -69,6 +70,7 @@ export async function readTable(
     columns: columns.rows.map((c) => ({
       name: c.name,
       type: c.type,
+      typeOid: c.oid,
       element: c.element,
       kind: c.kind,
       typmod: c.typmod,

@@ -1,4 +1,3 @@
-import { PermanentError } from '../../records/index.js';
 import { UNCHANGED, type Value } from './pgoutput.js';
 import type { Change, RowChange, Transaction } from './stream.js';
 import type { TablePlan } from './tables.js';
@@ -79,16 +78,6 @@ export function rowsOfChanges(
 
 function targetRows(plan: TablePlan, change: RowChange): TargetRow[] {
   const index = new Map(change.relation.columns.map((column, i) => [column.name, i]));
-  for (const column of change.relation.columns) {
-    if (
-      !plan.columns.some((c) => c.name === column.name) &&
-      !(plan.mapping.excludedColumns ?? []).includes(column.name)
-    ) {
-      throw new PermanentError(
-        `column "${column.name}" was added to ${plan.source.schema}.${plan.source.table}: following added columns is not supported yet; resync the pipe`,
-      );
-    }
-  }
   const fieldsOf = (values: Value[]) =>
     plan.columns.map((column) => {
       const at = index.get(column.name);
@@ -127,13 +116,13 @@ export function rowsText(rows: readonly TargetRow[]): string {
   let text = '';
   for (const row of rows) {
     for (const field of row.fields)
-      text += `${field === null || field === UNCHANGED ? '\\N' : escape(field)}\t`;
+      text += `${field === null || field === UNCHANGED ? '\\N' : copyTextEscape(field)}\t`;
     text += `${row.deleted}\t${row.version}\n`;
   }
   return text;
 }
 
-function escape(value: string): string {
+function copyTextEscape(value: string): string {
   return value.replace(/[\\\t\n\r]/g, (c) =>
     c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
   );

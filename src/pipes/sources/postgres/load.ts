@@ -32,7 +32,7 @@ export async function loadRowsFile(
     row: s.row,
     error: s.error,
     raw: s.raw,
-    table: plan.mapping.targetTable,
+    table: plan.spec.table,
   }));
 }
 

@@ -3,12 +3,15 @@ import type pg from 'pg';
 import { sleep } from '../../../concurrency.js';
 import type { Batch, Claim, Json } from '../../../store/index.js';
 import { type BadRecord, PermanentError } from '../../records/index.js';
-import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
+import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
 import { readTable } from './catalog.js';
 import { rowsOfChanges } from './changes.js';
 import { connect, type PostgresSource } from './connection.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { formatLsn, parseLsn } from './lsn.js';
+import type { Relation } from './pgoutput.js';
+import { dropFresh, freshName, swapIn } from './resync.js';
+import { followSchema, shapeChanged } from './schema.js';
 import {
   type CreatedSlot,
   createSlot,
@@ -16,10 +19,18 @@ import {
   ensurePublication,
   ownedNames,
   slotPosition,
+  tablesNotPublished,
 } from './setup.js';
 import { copyRange, planRanges, rangeAt, type SnapshotRange, type TableRanges } from './snapshot.js';
 import { ChangeStream, type Transaction } from './stream.js';
 import { type TablePlan, tablePlan } from './tables.js';
+
+function planOptions(context: RunContext) {
+  return {
+    database: context.config.destination.database ?? 'default',
+    allowNullableColumns: context.config.source.postgres?.settings?.allowNullableColumns === true,
+  };
+}
 
 /** Where a database pipe is (the progress row's cursor). */
 interface Cursor {
@@ -29,6 +40,10 @@ interface Cursor {
   /** Changes: the end of the last claimed transaction; the snapshot: the slot's consistent point. */
   lsn: string;
   tables: Record<string, TableRanges>;
+  /** The target tables mapped when the cursor was set: one mapped later needs its snapshot. */
+  mapped: string[];
+  /** A resync under way: its snapshot fills fresh tables, swapped in for the targets when done. */
+  resync?: { startedAt: string };
 }
 
 interface ChangesRange {
@@ -44,7 +59,7 @@ export class PostgresRun implements SourceRun {
   readonly pollMs = 100;
   readonly completion = 'snapshot complete';
   firstCursor: Json | null = null;
-  readonly tables;
+  tables: readonly WrittenTable[];
   private cursor!: Cursor;
   private snapshotName: string | null = null;
   private holder: pg.Client | null = null;
@@ -77,13 +92,10 @@ export class PostgresRun implements SourceRun {
         const table = await readTable(meta, schema, mapping.sourceTable);
         if (!table)
           throw new PermanentError(`the source table ${schema}.${mapping.sourceTable} does not exist`);
-        plans.set(
-          mapping.targetTable,
-          tablePlan(mapping, table, {
-            database: context.config.destination.database ?? 'default',
-            allowNullableColumns: source.settings?.allowNullableColumns === true,
-          }),
-        );
+        const plan = tablePlan(mapping, table, planOptions(context));
+        // Columns added at the source while the pipe was stopped join the target now.
+        await followSchema(context.engine, plan);
+        plans.set(mapping.targetTable, plan);
       }
       const run = new PostgresRun(context, source, plans, meta);
       await run.begin();
@@ -100,14 +112,21 @@ export class PostgresRun implements SourceRun {
     return (settings.initialLoadParallelism ?? 4) * (settings.snapshotNumberOfParallelTables ?? 1);
   }
 
-  /** Sets the pipe up on its first run (publication, slot, snapshot plan); else resumes. */
+  /**
+   * Sets the pipe up on its first run and on a resync (publication, slot, snapshot plan); else
+   * resumes, snapshotting the tables mapped while it was stopped.
+   */
   private async begin(): Promise<void> {
     const { context, source } = this;
     const progress = await context.store.repos.progress.get(context.pipeId);
     const mode = source.settings?.replicationMode ?? 'cdc';
-    if (progress?.cursor) {
-      this.cursor = progress.cursor as unknown as Cursor;
-      for (const batch of await context.store.repos.progress.openBatches(context.pipeId)) {
+    const stored = (progress?.cursor ?? null) as unknown as Cursor | null;
+    // A resync's own cursor says so: after a crash it goes on with it rather than start again.
+    const resyncing = context.startedIn === 'Resync' && !stored?.resync;
+    if (stored && !resyncing) {
+      this.cursor = stored;
+      const open = await context.store.repos.progress.openBatches(context.pipeId);
+      for (const batch of open) {
         const range = batch.range as unknown as SnapshotRange | ChangesRange;
         if (range.kind === 'snapshot') this.adjust(range.table, 1);
         else {
@@ -121,23 +140,40 @@ export class PostgresRun implements SourceRun {
           'resuming a snapshot after a restart: the ranges left are read as the tables are now, the changes since the slot was made follow',
         );
       }
+      await this.followMappings(mode, open);
     } else {
-      await context.setState('Setup', 'creating the publication and the replication slot', [
-        'Provisioning',
-        'Resync',
-        'Degraded',
-      ]);
-      this.cursor = await this.setUp(mode);
-      this.firstCursor = this.cursor as unknown as Json;
+      // A resync stays `Resync` until its new cursor is stored, so a retry still knows it is one.
+      if (!resyncing)
+        await context.setState('Setup', 'creating the publication and the replication slot', [
+          'Provisioning',
+          'Degraded',
+        ]);
+      const cursor = await this.setUp(mode);
+      if (resyncing) {
+        cursor.resync = { startedAt: new Date().toISOString() };
+        for (const plan of this.plans.values()) await dropFresh(context.engine, plan);
+      }
+      this.cursor = cursor;
+      if (stored) {
+        await context.store.transaction((repos) =>
+          repos.progress.reset(context.pipeId, cursor as unknown as Json),
+        );
+        await context.setState(
+          'Setup',
+          'resync: a new replication slot, then the snapshot into fresh tables',
+          ['Resync'],
+        );
+      } else this.firstCursor = cursor as unknown as Json;
     }
+    if (this.cursor.resync) this.writeFresh(true);
     if (this.cursor.phase === 'cdc') await this.startStreaming();
     else
       await context.setState('Snapshot', 'copying the tables', [
         'Provisioning',
         'Setup',
         'Degraded',
-        'Resync',
         'Snapshot',
+        'Running',
       ]);
     this.lagTimer = setInterval(() => void this.measureLag(), 10_000);
     void this.measureLag();
@@ -148,20 +184,18 @@ export class PostgresRun implements SourceRun {
     const tables: Record<string, TableRanges> = {};
     const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
     for (const [target, plan] of this.plans) tables[target] = planRanges(plan.source, rowsPerRange);
+    const mapped = [...this.plans.keys()];
     if (mode === 'snapshot') {
-      // One-off: no slot; a transaction held open exports the snapshot every range reads under.
-      this.holder = await connect(source, context);
-      await this.holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const exported = await this.holder.query<{ name: string }>('SELECT pg_export_snapshot() AS name');
-      this.snapshotName = exported.rows[0]?.name ?? null;
-      return { phase: 'snapshot', slot: null, publication: null, lsn: '0/0', tables };
+      // One-off: no slot; the exported snapshot is what every range reads.
+      await this.exportSnapshot();
+      return { phase: 'snapshot', slot: null, publication: null, lsn: '0/0', tables, mapped };
     }
     const publication = await ensurePublication(meta, source, context.pipeId);
     const given = mode === 'cdc_only' ? source.settings?.replicationSlotName : undefined;
     const slot = given ?? ownedNames(context.pipeId).slot;
     const existing = await slotPosition(meta, slot);
     if (given && existing !== undefined) {
-      return { phase: 'cdc', slot, publication, lsn: existing, tables: {} };
+      return { phase: 'cdc', slot, publication, lsn: existing, tables: {}, mapped };
     }
     // A slot of ours without progress is a setup that did not finish: it starts again.
     if (existing !== undefined) await dropSlot(meta, slot);
@@ -169,8 +203,78 @@ export class PostgresRun implements SourceRun {
     this.holder = created.holder;
     this.snapshotName = created.snapshotName;
     if (mode === 'cdc_only')
-      return { phase: 'cdc', slot, publication, lsn: created.consistentLsn, tables: {} };
-    return { phase: 'snapshot', slot, publication, lsn: created.consistentLsn, tables };
+      return { phase: 'cdc', slot, publication, lsn: created.consistentLsn, tables: {}, mapped };
+    return { phase: 'snapshot', slot, publication, lsn: created.consistentLsn, tables, mapped };
+  }
+
+  /** A transaction held open exports a snapshot for the ranges to read under. */
+  private async exportSnapshot(): Promise<void> {
+    await this.releaseSnapshot();
+    this.holder = await connect(this.source, this.context);
+    await this.holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const exported = await this.holder.query<{ name: string }>('SELECT pg_export_snapshot() AS name');
+    this.snapshotName = exported.rows[0]?.name ?? null;
+  }
+
+  /**
+   * Table mappings changed while the pipe was stopped (README, "Changing the tables"): the
+   * publication follows them; a removed table's changes are ignored from now on (its target
+   * stays); an added table is snapshotted, after the publication covers it, at a snapshot taken
+   * now, and then the changes go on from the last committed position. What both bring twice ends
+   * as one row: a change's version is above every snapshot row's.
+   */
+  private async followMappings(mode: string, open: Batch[]): Promise<void> {
+    const { context, source, meta } = this;
+    const mapped = new Set(this.cursor.mapped);
+    const added = [...this.plans.keys()].filter((target) => !mapped.has(target));
+    const removed = this.cursor.mapped.filter((target) => !this.plans.has(target));
+    if (added.length === 0 && removed.length === 0) return;
+    const publication = this.cursor.publication;
+    if (publication && source.settings?.publicationName) {
+      const missing = await tablesNotPublished(meta, publication, source);
+      if (missing.length > 0)
+        throw new PermanentError(
+          `the publication ${publication} does not cover ${missing.join(', ')}: add them to it (ALTER PUBLICATION ... ADD TABLE), then start the pipe`,
+        );
+    } else if (publication) await ensurePublication(meta, source, context.pipeId);
+    const tables = { ...this.cursor.tables };
+    for (const target of removed) delete tables[target];
+    let { phase, lsn } = this.cursor;
+    const forget: number[] = [];
+    if (added.length > 0 && mode !== 'cdc_only') {
+      await this.exportSnapshot();
+      const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
+      for (const target of added) tables[target] = planRanges(this.planOf(target).source, rowsPerRange);
+      phase = 'snapshot';
+      // A batch of changes in flight is read again once the snapshot is done.
+      for (const batch of open) {
+        const range = batch.range as unknown as SnapshotRange | ChangesRange;
+        if (range.kind !== 'changes') continue;
+        forget.push(batch.seq);
+        lsn = range.from;
+      }
+      this.changesInFlight = 0;
+      this.resumeFrom = undefined;
+    }
+    this.cursor = { ...this.cursor, phase, lsn, tables, mapped: [...this.plans.keys()] };
+    const cursor = this.cursor as unknown as Json;
+    await context.store.transaction((repos) => repos.progress.reset(context.pipeId, cursor, forget));
+    context.logger.info(
+      { pipeId: context.pipeId, added, removed },
+      'the table mappings changed while the pipe was stopped',
+    );
+  }
+
+  /** Points the plans at a resync's fresh tables (bad records still beside the targets), or back. */
+  private writeFresh(fresh: boolean): void {
+    for (const [target, plan] of this.plans) {
+      const { errorsOf: _, ...spec } = plan.spec;
+      this.plans.set(target, {
+        ...plan,
+        spec: fresh ? { ...spec, table: freshName(target), errorsOf: target } : { ...spec, table: target },
+      });
+    }
+    this.tables = [...this.plans.values()].map((plan) => plan.spec);
   }
 
   private async startStreaming(): Promise<void> {
@@ -205,7 +309,6 @@ export class PostgresRun implements SourceRun {
       'Setup',
       'Snapshot',
       'Degraded',
-      'Resync',
       'Running',
     ]);
   }
@@ -214,15 +317,16 @@ export class PostgresRun implements SourceRun {
     const stored = (cursorJson as unknown as Cursor | null) ?? this.cursor;
     // The stored cursor says 'snapshot' until the first batch of changes is claimed; once this run
     // streams, it is in changes whatever the store says (a second stream would find the slot busy).
-    const cursor: Cursor = this.stream ? { ...stored, phase: 'cdc' } : stored;
+    const cursor: Cursor = this.stream ? { ...stored, phase: 'cdc', resync: undefined } : stored;
     this.cursor = cursor;
     if (cursor.phase === 'snapshot') {
       const claim = this.nextRange(cursor);
       if (claim) return claim;
       if ([...this.inFlightByTable.values()].some((n) => n > 0)) return 'idle';
+      if (cursor.resync) await this.swapInFresh(cursor.resync.startedAt);
       if ((this.source.settings?.replicationMode ?? 'cdc') === 'snapshot') return 'complete';
       await this.startStreaming();
-      this.cursor = { ...cursor, phase: 'cdc' };
+      this.cursor = { ...cursor, phase: 'cdc', resync: undefined };
     }
     return this.nextChanges();
   }
@@ -302,12 +406,13 @@ export class PostgresRun implements SourceRun {
         const plan = this.planOf(range.table);
         await copyRange(this.source, this.context, plan, range, this.snapshotName, file.path);
         const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
-        return await loadRowsFile(engines, plan, { ...file, label }, intoTable(range.table));
+        return await loadRowsFile(engines, plan, { ...file, label }, intoTable(plan.spec.table));
       }
       const stream = this.stream as ChangeStream;
       const to = parseLsn(range.to);
       await stream.waitFor(to, this.context.signal);
       const transactions = stream.takeRange(parseLsn(range.from), to);
+      await this.followRelations(transactions, intoTable);
       const byTable = rowsOfChanges(transactions, (schema, table) => this.planBySource(schema, table));
       const bad: BadRecord[] = [];
       for (const [target, changes] of byTable) {
@@ -317,7 +422,7 @@ export class PostgresRun implements SourceRun {
             engines,
             changes,
             { ...file, label },
-            intoTable(target),
+            intoTable(changes.plan.spec.table),
             this.context.logger,
           )),
         );
@@ -387,6 +492,13 @@ export class PostgresRun implements SourceRun {
     await this.meta.end().catch(() => {});
   }
 
+  /** The resync's snapshot is done: its tables take the targets' place. */
+  private async swapInFresh(startedAt: string): Promise<void> {
+    for (const plan of this.plans.values()) await swapIn(this.context.engine, plan, startedAt);
+    this.writeFresh(false);
+    this.context.logger.info({ pipeId: this.context.pipeId }, 'resync done: the fresh tables are in place');
+  }
+
   private async releaseSnapshot(): Promise<void> {
     const holder = this.holder;
     this.holder = null;
@@ -408,6 +520,38 @@ export class PostgresRun implements SourceRun {
       this.context.logger.debug(
         { pipeId: this.context.pipeId, err: error },
         'could not measure the slot lag',
+      );
+    }
+  }
+
+  /**
+   * Follows the source's schema before a batch of changes is written (README, "Schema changes"):
+   * a relation message that names a new column or a new type makes the table's plan again from the
+   * catalog, and the target (with the stage the batch writes into) gets the added columns.
+   */
+  private async followRelations(
+    transactions: readonly Transaction[],
+    intoTable: (table: string) => string,
+  ): Promise<void> {
+    const relations = new Map<number, Relation>();
+    for (const transaction of transactions) {
+      for (const change of transaction.changes) {
+        for (const relation of change.kind === 'truncate' ? change.relations : [change.relation])
+          relations.set(relation.oid, relation);
+      }
+    }
+    for (const relation of relations.values()) {
+      const plan = this.planBySource(relation.schema, relation.name);
+      if (!plan || !shapeChanged(plan, relation)) continue;
+      const table = await readTable(this.meta, plan.source.schema, plan.source.table);
+      if (!table)
+        throw new PermanentError(`the source table ${plan.source.schema}.${plan.source.table} was dropped`);
+      const next = tablePlan(plan.mapping, table, planOptions(this.context));
+      await followSchema(this.context.engine, next, [intoTable(plan.spec.table)]);
+      this.plans.set(plan.mapping.targetTable, next);
+      this.context.logger.info(
+        { pipeId: this.context.pipeId, table: plan.mapping.targetTable },
+        'the source table changed shape: the target follows it',
       );
     }
   }

@@ -1,5 +1,6 @@
 import { ident, literal, type TableSpec } from '../../../engine/index.js';
 import type { InsertPlan } from '../../records/index.js';
+import type { WrittenTable } from '../contract.js';
 import type { SourceTable } from './catalog.js';
 import type { PostgresSource } from './connection.js';
 import { type ColumnPlan, columnPlan } from './types.js';
@@ -19,7 +20,7 @@ export interface TablePlan {
   columns: ColumnPlan[];
   /** The target's sorting key: the custom one, the primary key, or every column (REPLICA IDENTITY FULL). */
   keys: string[];
-  spec: TableSpec;
+  spec: WrittenTable;
   /** How the engine reads a file of rows (PostgreSQL text, then the deleted flag and the version). */
   insert: InsertPlan;
   /** The snapshot's SELECT list, giving the same fields as a change row. */

@@ -5,6 +5,8 @@ export interface SourceColumn {
   name: string;
   /** pg_type.typname: int4, numeric, _int4 (an array), ... */
   type: string;
+  /** pg_attribute.atttypid: what pgoutput's relation messages name the type by. */
+  typeOid: number;
   /** For arrays, the element's typname. */
   element: string | null;
   /** pg_type.typtype: 'e' for enums. */
