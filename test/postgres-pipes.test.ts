@@ -229,6 +229,81 @@ describe('postgres pipes', () => {
     await client.end();
   }, 180_000);
 
+  it('stop and start keep the place; tables mapped or unmapped while stopped; resync swaps in fresh tables', async () => {
+    const { client, port } = await database('cmds');
+    for (const table of ['a', 'b']) {
+      await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v text NOT NULL)`);
+      await client.query(`INSERT INTO ${table} SELECT i, '${table}' || i FROM generate_series(1, 300) i`);
+    }
+    const id = await createPipe(s, pipeBody('cmds', port, [{ sourceTable: 'a', targetTable: 'a' }]));
+    await waitForState(s, id, 'Running', 90_000);
+    const state = (command: string) =>
+      s.request({ method: 'PATCH', url: `${s.pipesUrl}/${id}/state`, body: { command } });
+    const edit = (postgres: unknown) =>
+      s.request({ method: 'PATCH', url: `${s.pipesUrl}/${id}`, body: { source: { postgres } } });
+    const sourceRows = async (table: string) =>
+      (await client.query(`SELECT id, v FROM ${table} ORDER BY id`)).rows as { id: number; v: string }[];
+    const equal = (table: string) =>
+      waitFor(
+        `${table} equal to the source`,
+        async () => {
+          const [want, got] = [await sourceRows(table), await mirror('cmds', table, 'id, v').catch(() => [])];
+          return JSON.stringify(got) === JSON.stringify(want) ? got : undefined;
+        },
+        60_000,
+      );
+    await equal('a');
+
+    // Stopped: changes wait in the slot; b is mapped and a row of it changes meanwhile.
+    expect((await state('stop')).json.result.state).toBe('Stopped');
+    await client.query(`INSERT INTO a VALUES (1000, 'while stopped')`);
+    await client.query(`UPDATE a SET v = 'changed while stopped' WHERE id = 1`);
+    const added = await edit({ tableMappingsToAdd: [{ sourceTable: 'b', targetTable: 'b' }] });
+    expect(added.statusCode).toBe(200);
+    await client.query(`DELETE FROM b WHERE id <= 10`);
+    expect((await state('start')).statusCode).toBe(200);
+    await waitForState(s, id, 'Running', 90_000);
+    await equal('a');
+    await equal('b');
+    await client.query(`INSERT INTO b VALUES (1000, 'after start')`);
+    await equal('b');
+
+    // a unmapped while stopped: the publication drops it, its changes are not followed any more.
+    await state('stop');
+    expect((await edit({ tableMappingsToRemove: [{ sourceTable: 'a', targetTable: 'a' }] })).statusCode).toBe(
+      200,
+    );
+    await state('start');
+    await waitForState(s, id, 'Running', 90_000);
+    const aBefore = await mirror('cmds', 'a', 'id, v');
+    await client.query(`INSERT INTO a VALUES (2000, 'not followed')`);
+    await client.query(`INSERT INTO b VALUES (2000, 'followed')`);
+    await equal('b');
+    expect(await mirror('cmds', 'a', 'id, v')).toEqual(aBefore);
+    const published = await client.query('SELECT tablename FROM pg_publication_tables ORDER BY 1');
+    expect(published.rows).toEqual([{ tablename: 'b' }]);
+
+    // Resync: a new snapshot into a fresh table that takes b's place; changes go on after it.
+    const requested = Date.now();
+    expect((await state('resync')).json.result.state).toBe('Resync');
+    await waitForState(s, id, 'Running', 90_000);
+    await equal('b');
+    const synced = await sql(
+      s,
+      'SELECT toUnixTimestamp64Milli(min(_pipe_synced_at)) AS first, count() AS n FROM mirror_cmds.b',
+    );
+    expect(Number(synced[0]?.first)).toBeGreaterThanOrEqual(requested - 1000);
+    expect(Number(synced[0]?.n)).toBe((await sourceRows('b')).length);
+    const tables = await sql(s, "SELECT name FROM system.tables WHERE database = 'mirror_cmds' ORDER BY name");
+    expect(tables.map((t) => t.name)).not.toContain('b__resync');
+    await client.query(`UPDATE b SET v = 'after resync' WHERE id = 20`);
+    await equal('b');
+
+    expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
+    expect((await client.query('SELECT slot_name FROM pg_replication_slots')).rows).toEqual([]);
+    await client.end();
+  }, 300_000);
+
   it('refuses a table without a primary key, naming it and the fix', async () => {
     const { client, port } = await database('nokey');
     await client.query('CREATE TABLE events (at timestamptz, what text)');
