@@ -124,6 +124,11 @@ describe('postgres pipes', () => {
     const status = await statusOf(s, id);
     expect(status.replication).toMatchObject({ phase: 'changes', slot: `pipes_${id.replace(/-/g, '')}` });
     expect(status.replication.lastCommittedLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+    expect(metrics).toMatch(
+      new RegExp(`sluice_pipe_replication_slot_lag_bytes\\{pipe_id="${id}",slot="pipes_\\w+"\\} \\d+`),
+    );
+    expect(metrics).toContain(`sluice_pipe_replication_changes_per_second{pipe_id="${id}"}`);
 
     const deleted = await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` });
     expect(deleted.statusCode).toBe(200);
@@ -294,7 +299,10 @@ describe('postgres pipes', () => {
     );
     expect(Number(synced[0]?.first)).toBeGreaterThanOrEqual(requested - 1000);
     expect(Number(synced[0]?.n)).toBe((await sourceRows('b')).length);
-    const tables = await sql(s, "SELECT name FROM system.tables WHERE database = 'mirror_cmds' ORDER BY name");
+    const tables = await sql(
+      s,
+      "SELECT name FROM system.tables WHERE database = 'mirror_cmds' ORDER BY name",
+    );
     expect(tables.map((t) => t.name)).not.toContain('b__resync');
     await client.query(`UPDATE b SET v = 'after resync' WHERE id = 20`);
     await equal('b');

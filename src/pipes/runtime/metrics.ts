@@ -13,6 +13,7 @@ export function registerPipeMetrics(
   sources: () => [pipeId: string, status: SourceStatus][] = () => [],
 ): void {
   registerPartitionMetrics(registry, sources);
+  registerReplicationMetrics(registry, sources);
   const counters = [
     ['sluice_pipe_files_done', 'Files a pipe has ingested', 'filesDone'],
     ['sluice_pipe_files_pending', 'Files a pipe has found and not yet ingested', 'filesPending'],
@@ -48,6 +49,35 @@ export function registerPipeMetrics(
     async collect() {
       state.reset();
       for (const pipe of await read()) state.set({ pipe_id: pipe.pipeId, state: pipe.state }, 1);
+    },
+  });
+}
+
+/** Per database pipe this node runs: how far its slot is behind the server, and its change rate. */
+function registerReplicationMetrics(registry: Registry, sources: () => [string, SourceStatus][]): void {
+  const slotLag = new Gauge({
+    name: 'sluice_pipe_replication_slot_lag_bytes',
+    help: "WAL bytes between the server's current position and the slot's confirmed one",
+    labelNames: ['pipe_id', 'slot'],
+    registers: [registry],
+  });
+  const changes = new Gauge({
+    name: 'sluice_pipe_replication_changes_per_second',
+    help: 'Changes a database pipe committed per second over the last minute',
+    labelNames: ['pipe_id'],
+    registers: [registry],
+  });
+  Object.assign(slotLag, {
+    collect() {
+      slotLag.reset();
+      changes.reset();
+      for (const [pipeId, status] of sources()) {
+        const replication = status.replication;
+        if (!replication) continue;
+        changes.set({ pipe_id: pipeId }, replication.changesPerSecond);
+        if (replication.slot && replication.slotLagBytes !== null)
+          slotLag.set({ pipe_id: pipeId, slot: replication.slot }, replication.slotLagBytes);
+      }
     },
   });
 }
