@@ -132,7 +132,9 @@ describe('postgres pipes', () => {
 
     const deleted = await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` });
     expect(deleted.statusCode).toBe(200);
-    const slots = await client.query('SELECT slot_name FROM pg_replication_slots');
+    const slots = await client.query(
+      'SELECT slot_name FROM pg_replication_slots WHERE database = current_database()',
+    );
     expect(slots.rows).toEqual([]);
     const publications = await client.query('SELECT pubname FROM pg_publication');
     expect(publications.rows).toEqual([]);
@@ -308,7 +310,10 @@ describe('postgres pipes', () => {
     await equal('b');
 
     expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
-    expect((await client.query('SELECT slot_name FROM pg_replication_slots')).rows).toEqual([]);
+    expect(
+      (await client.query('SELECT slot_name FROM pg_replication_slots WHERE database = current_database()'))
+        .rows,
+    ).toEqual([]);
     await client.end();
   }, 300_000);
 
