@@ -3,6 +3,7 @@ import { benchApi } from './api.js';
 import { benchKafka } from './kafka.js';
 import { benchMemory } from './memory.js';
 import { benchObjectStorage } from './object-storage.js';
+import { benchPostgres } from './postgres.js';
 
 /** `npm run bench`: every benchmark, each printing its figures and its ratio to a baseline. */
 const benches: Record<string, () => Promise<void>> = {
@@ -11,6 +12,7 @@ const benches: Record<string, () => Promise<void>> = {
   memory: benchMemory,
   alerts: benchAlerts,
   kafka: benchKafka,
+  postgres: benchPostgres,
 };
 const only = process.argv.slice(2);
 for (const [name, bench] of Object.entries(benches)) {

@@ -232,8 +232,13 @@ export class ChangeStream {
   private sendStatus(now: boolean): void {
     if (!now && Date.now() - this.lastStatusAt < 10_000) return;
     this.lastStatusAt = Date.now();
+    // The library reports the position it is given plus one; positions here already point past
+    // what they cover (a commit's end, the server's keepalive). Reported as they are, a server
+    // shutting down sees its walsender's last position confirmed exactly and lets it go: off by
+    // one, a fast shutdown waits for the stream to end.
+    const reported = this.confirmedLsn > 0n ? this.confirmedLsn - 1n : 0n;
     this.service
-      .acknowledge(formatLsn(this.confirmedLsn))
+      .acknowledge(formatLsn(reported))
       .catch((error: unknown) => this.fail(error as Error));
   }
 

