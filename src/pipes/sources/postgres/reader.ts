@@ -66,6 +66,9 @@ export class PostgresRun implements SourceRun {
   private stream: ChangeStream | undefined;
   private readonly inFlightByTable = new Map<string, number>();
   private changesInFlight = 0;
+  private changesClaimedAt = 0;
+  /** How long the last batches of changes took from claim to commit (ms). */
+  private recentWrites: number[] = [];
   private readonly rowsDone = new Map<string, number>();
   private lag: { bytes: number | null; at: number } = { bytes: null, at: 0 };
   private lagTimer: NodeJS.Timeout | undefined;
@@ -367,7 +370,10 @@ export class PostgresRun implements SourceRun {
     if (stream.ready.length === 0) return 'idle';
     const settings = this.source.settings ?? {};
     const limit = settings.pullBatchSize ?? 100_000;
-    const waitMs = (settings.syncIntervalSeconds ?? 60) * 1000;
+    // syncIntervalSeconds bounds how long a change waits to be visible, so the batch is taken that
+    // much earlier than the interval as recent batches took to write, plus one poll.
+    const writeMs = Math.max(0, ...this.recentWrites);
+    const waitMs = Math.max(0, (settings.syncIntervalSeconds ?? 60) * 1000 - writeMs - this.pollMs);
     const pending = stream.ready.reduce((n, t) => n + t.changes.length, 0);
     const oldest = (stream.ready[0] as Transaction).receivedAt;
     if (pending < limit && Date.now() - oldest < waitMs) return 'idle';
@@ -387,6 +393,7 @@ export class PostgresRun implements SourceRun {
       changes,
     };
     this.changesInFlight += 1;
+    this.changesClaimedAt = Date.now();
     return {
       range: range as unknown as Json,
       files: 0,
@@ -441,6 +448,10 @@ export class PostgresRun implements SourceRun {
       return;
     }
     this.changesInFlight = 0;
+    // A batch read again after a restart was claimed by an earlier process: its time says nothing.
+    if (this.changesClaimedAt > 0)
+      this.recentWrites = [...this.recentWrites.slice(-19), Date.now() - this.changesClaimedAt];
+    this.changesClaimedAt = 0;
     this.stream?.confirm(parseLsn(range.to));
     this.changesCommitted.push({ at: Date.now(), count: range.changes });
   }
