@@ -237,9 +237,7 @@ export class ChangeStream {
     // shutting down sees its walsender's last position confirmed exactly and lets it go: off by
     // one, a fast shutdown waits for the stream to end.
     const reported = this.confirmedLsn > 0n ? this.confirmedLsn - 1n : 0n;
-    this.service
-      .acknowledge(formatLsn(reported))
-      .catch((error: unknown) => this.fail(error as Error));
+    this.service.acknowledge(formatLsn(reported)).catch((error: unknown) => this.fail(error as Error));
   }
 
   private fail(error: Error): void {
