@@ -422,7 +422,7 @@ export class PostgresRun implements SourceRun {
       await this.followRelations(transactions, intoTable);
       const byTable = rowsOfChanges(transactions, (schema, table) => this.planBySource(schema, table));
       const bad: BadRecord[] = [];
-      for (const [target, changes] of byTable) {
+      for (const changes of byTable.values()) {
         const label = `changes ${range.from}..${range.to} of ${changes.plan.source.schema}.${changes.plan.source.table}`;
         bad.push(
           ...(await loadChanges(
