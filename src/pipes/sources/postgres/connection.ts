@@ -6,10 +6,11 @@ export type PostgresSource = NonNullable<PipeConfig['source']['postgres']>;
 
 /**
  * Every session Sluice opens speaks one text dialect, whatever the server's defaults: times in UTC
- * and ISO form, intervals as PostgreSQL writes them, floats with every digit. The snapshot's COPY
+ * and ISO form, intervals as PostgreSQL writes them, floats with every digit, bytea in hex. The snapshot's COPY
  * and the replication stream's values then read the same in the engine.
  */
-const SESSION_OPTIONS = '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3';
+const SESSION_OPTIONS =
+  '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3 -c bytea_output=hex';
 
 /** The client settings of a source: its TLS options, its credentials, Sluice's session dialect. */
 export function clientConfig(

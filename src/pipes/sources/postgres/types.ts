@@ -61,6 +61,9 @@ const ARRAY_ELEMENTS: Record<string, string> = {
   uuid: 'UUID',
 };
 
+/** Array elements whose JSON carries them as strings, in the snapshot and in changes alike. */
+const QUOTED_ELEMENTS = ['numeric', 'float4', 'float8'];
+
 /** numeric(p, s) when it fits the engine's decimals, else the widest decimal with 38 places. */
 function numericType(typmod: number): string {
   if (typmod < 4) return 'Decimal(76, 38)';
@@ -87,9 +90,18 @@ export function columnPlan(column: SourceColumn, nullable: boolean): ColumnPlan 
   const element = column.element === null ? undefined : ARRAY_ELEMENTS[column.element];
   if (element !== undefined && column.dimensions <= 1) {
     const target = `Array(${nullable ? `Nullable(${element})` : element})`;
+    // Extracted with its NULL elements, which become the element's default without
+    // allowNullableColumns (extracted as Array(T), an array of nothing but nulls would be []).
+    const extracted = `JSONExtract(ifNull(${name}, '[]'), ${literal(`Array(Nullable(${element}))`)})`;
+    const select = nullable
+      ? extracted
+      : `arrayMap(_pipe_item -> ifNull(_pipe_item, defaultValueOfTypeName(${literal(element)})), ${extracted})`;
+    // Decimals and floats travel as JSON strings: the engine reads a JSON number as a double (a
+    // numeric's digits beyond it are lost, -0 becomes 0).
+    const quoted = `"${column.name.replace(/"/g, '""')}"`;
     return {
-      ...plan(target, 'Nullable(String)', `JSONExtract(ifNull(${name}, '[]'), ${literal(target)})`),
-      copy: `array_to_json("${column.name.replace(/"/g, '""')}")`,
+      ...plan(target, 'Nullable(String)', select),
+      copy: `array_to_json(${QUOTED_ELEMENTS.includes(column.element ?? '') ? `${quoted}::text[]` : quoted})`,
       array: true,
     };
   }
@@ -114,6 +126,9 @@ export function columnPlan(column: SourceColumn, nullable: boolean): ColumnPlan 
  */
 export function textOfTarget(plan: ColumnPlan): string {
   const name = ident(plan.name);
+  // Numbers the engine prints as JSON strings: a decimal's digits exactly, NaN and Infinity at all.
+  if (plan.array && /Decimal|Float/.test(plan.target))
+    return `toJSONString(arrayMap(_pipe_item -> toString(_pipe_item), ${name}))`;
   if (plan.array) return `toJSONString(${name})`;
   if (plan.select.startsWith('unhex(')) return `concat('\\\\x', lower(hex(${name})))`;
   if (plan.target.includes('String')) return name;
@@ -121,13 +136,14 @@ export function textOfTarget(plan: ColumnPlan): string {
 }
 
 /**
- * PostgreSQL's text form of a one-dimensional array (`{1,NULL,"a b"}`) as the JSON that
- * array_to_json gives in the snapshot: numbers and booleans bare, the rest as strings.
+ * PostgreSQL's text form of a one-dimensional array (`{1,NULL,"a b"}`, `[0:1]={1,2}` when it does
+ * not start at 1) as the JSON the snapshot's `copy` gives: integers and booleans bare, the rest
+ * (numeric and floats included) as strings.
  */
 export function arrayTextToJson(text: string, element: string | null): string {
-  const items = parseArrayText(text);
+  const items = parseArrayText(text.replace(/^(\[-?\d+:-?\d+\])+=/, ''));
   if (items === undefined) return '[]';
-  const bare = element !== null && ['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'].includes(element);
+  const bare = element !== null && ['int2', 'int4', 'int8'].includes(element);
   const json = items.map((item) => {
     if (item === null) return 'null';
     if (element === 'bool') return item === 't' ? 'true' : 'false';
