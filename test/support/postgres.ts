@@ -9,6 +9,12 @@ export interface RunningPostgres {
   url: string;
   /** A fresh, empty database on this server; returns its URL. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * Stops the server (a fast shutdown: sessions and replication connections are ended) and keeps
+   * its data; `start` brings it back on the same data directory and port.
+   */
+  halt(): Promise<void>;
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,7 +33,8 @@ export async function startPostgres(): Promise<RunningPostgres> {
     port,
     user: 'postgres',
     password: 'postgres',
-    persistent: false,
+    // The data stays when the server halts (a restart); stop() removes the whole directory.
+    persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: [
       '-c',
@@ -48,6 +55,12 @@ export async function startPostgres(): Promise<RunningPostgres> {
     async createDatabase(name: string) {
       await server.createDatabase(name);
       return urlFor(name);
+    },
+    async halt() {
+      await server.stop();
+    },
+    async start() {
+      await server.start();
     },
     async stop() {
       await server.stop();

@@ -95,7 +95,7 @@ export class ChangeStream {
     const plugin = new TextPgoutput({ protoVersion: 1, publicationNames: [this.options.publication] });
     // Resolves when the stream ends; failures arrive as 'error' too.
     this.service.subscribe(plugin, this.options.slot, formatLsn(this.options.from)).then(
-      () => this.fail(new Error('the replication stream ended')),
+      () => this.fail(new Error('the server ended it')),
       (error: unknown) => this.fail(error instanceof Error ? error : new Error(String(error))),
     );
     await new Promise<void>((resolve, reject) => {
@@ -240,8 +240,18 @@ export class ChangeStream {
     this.service.acknowledge(formatLsn(reported)).catch((error: unknown) => this.fail(error as Error));
   }
 
+  /**
+   * The stream is done with: what the pipe's state shows names the source (a reset socket says
+   * nothing of where); the server's SQLSTATE stays on it (55006: the slot is still in use).
+   */
   private fail(error: Error): void {
-    this.failure ??= error;
+    if (!this.failure) {
+      const failure = new Error(`PostgreSQL: the replication stream stopped (${error.message})`, {
+        cause: error,
+      });
+      const code = (error as { code?: unknown }).code;
+      this.failure = code === undefined ? failure : Object.assign(failure, { code });
+    }
     this.wake();
   }
 
