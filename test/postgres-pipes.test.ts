@@ -317,6 +317,29 @@ describe('postgres pipes', () => {
     await client.end();
   }, 300_000);
 
+  it('cdc_only follows changes from its start; its resync empties the target and follows on', async () => {
+    const { client, port } = await database('only');
+    await client.query('CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)');
+    await client.query(`INSERT INTO t VALUES (1, 'before the pipe')`);
+    const id = await createPipe(
+      s,
+      pipeBody('only', port, [{ sourceTable: 't', targetTable: 't' }], { replicationMode: 'cdc_only' }),
+    );
+    await waitForState(s, id, 'Running', 90_000);
+    const ids = async () => (await mirror('only', 't', 'id').catch(() => [])).map((r) => r.id);
+    await client.query(`INSERT INTO t VALUES (2, 'after')`);
+    await waitFor('the change', async () => ((await ids()).join() === '2' ? true : undefined), 30_000);
+    const url = `${s.pipesUrl}/${id}/state`;
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'resync' } })).statusCode).toBe(200);
+    await waitForState(s, id, 'Running', 90_000);
+    expect(await ids()).toEqual([]);
+    await client.query(`INSERT INTO t VALUES (3, 'after the resync')`);
+    await waitFor('the change after the resync', async () =>
+      (await ids()).join() === '3' ? true : undefined,
+    );
+    await client.end();
+  }, 180_000);
+
   it('refuses a table without a primary key, naming it and the fix', async () => {
     const { client, port } = await database('nokey');
     await client.query('CREATE TABLE events (at timestamptz, what text)');

@@ -4,7 +4,7 @@ import type { Problem } from '../../../errors.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { readTable } from './catalog.js';
-import { connect, type PostgresSource, SourceConnectError } from './connection.js';
+import { closeClient, connect, type PostgresSource, SourceConnectError } from './connection.js';
 import { tablesNotPublished } from './setup.js';
 
 const PATH = 'source.postgres';
@@ -35,7 +35,7 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
     problems.push(...(await targetProblems(config, source, context)));
     return problems;
   } finally {
-    await client.end().catch(() => {});
+    await closeClient(client, context.logger);
   }
 }
 

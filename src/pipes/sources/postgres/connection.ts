@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
 
@@ -42,7 +43,7 @@ export function clientConfig(
 /** A connected client; the private-address rule of object storage holds for the host. */
 export async function connect(
   source: PostgresSource,
-  context: { allowPrivateSources: boolean },
+  context: { allowPrivateSources: boolean; logger?: Logger },
   options: { replication?: boolean } = {},
 ): Promise<pg.Client> {
   if (!context.allowPrivateSources) {
@@ -51,14 +52,23 @@ export async function connect(
   }
   const client = new pg.Client(clientConfig(source, options));
   // A connection that breaks later fails the query in flight; this keeps it from crashing Sluice.
-  client.on('error', () => {});
+  client.on('error', (error) =>
+    context.logger?.debug({ err: error, host: source.host }, 'a PostgreSQL connection broke'),
+  );
   try {
     await client.connect();
   } catch (error) {
-    await client.end().catch(() => {});
+    await closeClient(client, context.logger);
     throw connectError(error);
   }
   return client;
+}
+
+/** Ends a connection that is done with; one that cannot say goodbye (already broken) is logged. */
+export async function closeClient(client: pg.Client, logger?: Logger): Promise<void> {
+  await client
+    .end()
+    .catch((error: unknown) => logger?.debug({ err: error }, 'closing a PostgreSQL connection failed'));
 }
 
 /** The server refused or could not be reached: names the field to fix. */

@@ -6,11 +6,11 @@ import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
 import { readTable } from './catalog.js';
 import { rowsOfChanges } from './changes.js';
-import { connect, type PostgresSource } from './connection.js';
+import { closeClient, connect, type PostgresSource } from './connection.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import type { Relation } from './pgoutput.js';
-import { dropFresh, freshName, swapIn } from './resync.js';
+import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema, shapeChanged } from './schema.js';
 import {
   type CreatedSlot,
@@ -42,8 +42,11 @@ interface Cursor {
   tables: Record<string, TableRanges>;
   /** The target tables mapped when the cursor was set: one mapped later needs its snapshot. */
   mapped: string[];
-  /** A resync under way: its snapshot fills fresh tables, swapped in for the targets when done. */
-  resync?: { startedAt: string };
+  /**
+   * A resync under way: its snapshot fills fresh tables, swapped in for the targets when done.
+   * `setUp` false: asked for and stored, its slot not made yet (a retry makes it).
+   */
+  resync?: { startedAt: string; setUp: boolean };
 }
 
 interface ChangesRange {
@@ -101,10 +104,14 @@ export class PostgresRun implements SourceRun {
         plans.set(mapping.targetTable, plan);
       }
       const run = new PostgresRun(context, source, plans, meta);
-      await run.begin();
+      // A run that fails to begin lets go of what it opened: a stream holding the slot, a snapshot.
+      await run.begin().catch(async (error: unknown) => {
+        await run.close();
+        throw error;
+      });
       return run;
     } catch (error) {
-      await meta.end().catch(() => {});
+      await closeClient(meta, context.logger);
       throw error;
     }
   }
@@ -125,7 +132,7 @@ export class PostgresRun implements SourceRun {
     const mode = source.settings?.replicationMode ?? 'cdc';
     const stored = (progress?.cursor ?? null) as unknown as Cursor | null;
     // A resync's own cursor says so: after a crash it goes on with it rather than start again.
-    const resyncing = context.startedIn === 'Resync' && !stored?.resync;
+    const resyncing = (context.startedIn === 'Resync' && !stored?.resync) || stored?.resync?.setUp === false;
     if (stored && !resyncing) {
       this.cursor = stored;
       const open = await context.store.repos.progress.openBatches(context.pipeId);
@@ -151,10 +158,21 @@ export class PostgresRun implements SourceRun {
           'Provisioning',
           'Degraded',
         ]);
+      // The resync is stored before the old slot goes: whatever fails after, a retry resyncs.
+      const startedAt = resyncing ? (stored?.resync?.startedAt ?? (await this.engineNow())) : undefined;
+      if (stored && startedAt !== undefined) {
+        const asked = { ...stored, resync: { startedAt, setUp: false } } as unknown as Json;
+        await context.store.transaction((repos) => repos.progress.reset(context.pipeId, asked));
+      }
       const cursor = await this.setUp(mode);
-      if (resyncing) {
-        cursor.resync = { startedAt: new Date().toISOString() };
-        for (const plan of this.plans.values()) await dropFresh(context.engine, plan);
+      if (startedAt !== undefined) {
+        if (mode === 'cdc_only') {
+          // Nothing to snapshot: the targets start empty and follow the changes from now on.
+          for (const plan of this.plans.values()) await emptyTarget(context.engine, plan);
+        } else {
+          cursor.resync = { startedAt, setUp: true };
+          for (const plan of this.plans.values()) await dropFresh(context.engine, plan);
+        }
       }
       this.cursor = cursor;
       if (stored) {
@@ -177,6 +195,7 @@ export class PostgresRun implements SourceRun {
         'Degraded',
         'Snapshot',
         'Running',
+        'Resync',
       ]);
     this.lagTimer = setInterval(() => void this.measureLag(), 10_000);
     void this.measureLag();
@@ -243,7 +262,11 @@ export class PostgresRun implements SourceRun {
     const tables = { ...this.cursor.tables };
     for (const target of removed) delete tables[target];
     let { phase, lsn } = this.cursor;
-    const forget: number[] = [];
+    // Ranges of a removed table claimed before a crash are not read any more.
+    const forget = open
+      .filter((batch) => removed.includes((batch.range as unknown as SnapshotRange).table))
+      .map((batch) => batch.seq);
+    for (const target of removed) this.inFlightByTable.delete(target);
     if (added.length > 0 && mode !== 'cdc_only') {
       await this.exportSnapshot();
       const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
@@ -313,6 +336,7 @@ export class PostgresRun implements SourceRun {
       'Snapshot',
       'Degraded',
       'Running',
+      'Resync',
     ]);
   }
 
@@ -500,13 +524,17 @@ export class PostgresRun implements SourceRun {
     clearInterval(this.lagTimer);
     await this.stream?.close();
     await this.releaseSnapshot();
-    await this.meta.end().catch(() => {});
+    await closeClient(this.meta, this.context.logger);
   }
 
-  /** The resync's snapshot is done: its tables take the targets' place. */
+  /** The resync's snapshot is done: its tables take the targets' place, and the cursor says so. */
   private async swapInFresh(startedAt: string): Promise<void> {
     for (const plan of this.plans.values()) await swapIn(this.context.engine, plan, startedAt);
     this.writeFresh(false);
+    const { resync: _, ...cursor } = this.cursor;
+    this.cursor = cursor;
+    const done = cursor as unknown as Json;
+    await this.context.store.transaction((repos) => repos.progress.reset(this.context.pipeId, done, []));
     this.context.logger.info({ pipeId: this.context.pipeId }, 'resync done: the fresh tables are in place');
   }
 
@@ -514,7 +542,13 @@ export class PostgresRun implements SourceRun {
     const holder = this.holder;
     this.holder = null;
     this.snapshotName = null;
-    await holder?.end().catch(() => {});
+    if (holder) await closeClient(holder, this.context.logger);
+  }
+
+  /** The engine's clock: the one `_pipe_synced_at` is written by (resync.ts tells tables apart by it). */
+  private async engineNow(): Promise<string> {
+    const result = await this.context.sourceReader.query('SELECT toString(now64(6)) AS at');
+    return String(result.rows[0]?.at);
   }
 
   private async measureLag(): Promise<void> {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { connect, type PostgresSource, pgIdent, pgLiteral, pgTable } from './connection.js';
+import { closeClient, connect, type PostgresSource, pgIdent, pgLiteral, pgTable } from './connection.js';
 
 /** The slot and publication names a pipe owns (Sluice makes and drops them). */
 export function ownedNames(pipeId: string): { slot: string; publication: string } {
@@ -58,7 +58,7 @@ export interface CreatedSlot {
  */
 export async function createSlot(
   source: PostgresSource,
-  context: { allowPrivateSources: boolean },
+  context: { allowPrivateSources: boolean; logger?: Logger },
   slot: string,
   exportSnapshot: boolean,
 ): Promise<CreatedSlot> {
@@ -75,7 +75,7 @@ export async function createSlot(
     }
     return { consistentLsn: row.consistent_point, snapshotName: row.snapshot_name, holder };
   } catch (error) {
-    await holder.end().catch(() => {});
+    await closeClient(holder, context.logger);
     throw error;
   }
 }
@@ -126,6 +126,6 @@ export async function dropOwned(
       `could not drop the replication slot ${pgLiteral(slot)} or publication of a deleted pipe; drop them by hand`,
     );
   } finally {
-    await client?.end().catch(() => {});
+    if (client) await closeClient(client, context.logger);
   }
 }

@@ -1,8 +1,9 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
+import type { Logger } from 'pino';
 import type { SourceTable } from './catalog.js';
-import { connect, type PostgresSource, pgLiteral, pgTable } from './connection.js';
+import { closeClient, connect, type PostgresSource, pgLiteral, pgTable } from './connection.js';
 import type { TablePlan } from './tables.js';
 
 /** How a table's snapshot is cut: ranges of `rangeBlocks` blocks, the last one open-ended. */
@@ -45,7 +46,7 @@ export function rangeAt(table: string, plan: TableRanges, index: number): Snapsh
  */
 export async function copyRange(
   source: PostgresSource,
-  context: { allowPrivateSources: boolean },
+  context: { allowPrivateSources: boolean; logger?: Logger },
   plan: TablePlan,
   range: SnapshotRange,
   snapshotName: string | null,
@@ -64,6 +65,6 @@ export async function copyRange(
     await pipeline(copy, createWriteStream(path));
     await client.query('COMMIT');
   } finally {
-    await client.end().catch(() => {});
+    await closeClient(client, context.logger);
   }
 }
