@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { callApi, serveEnv, sluiceServe } from './support/cli.js';
-import { type RunningPostgres, startPostgres } from './support/postgres.js';
+import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { waitFor } from './support/wait.js';
 
 // A PostgreSQL pipe as a user runs it (`sluice serve`, a real server process, the runtime on)
@@ -77,24 +77,6 @@ async function serve(dataDir: string) {
   };
 }
 type Sluice = Awaited<ReturnType<typeof serve>>;
-
-function pipeBody(database: string, port: number, settings: Record<string, unknown>) {
-  return {
-    name: `pg ${database}`,
-    source: {
-      postgres: {
-        host: '127.0.0.1',
-        port,
-        database,
-        disableTls: true,
-        credentials: { username: 'postgres', password: 'postgres' },
-        settings: { syncIntervalSeconds: 1, ...settings },
-        tableMappings: [{ sourceTable: 'items', targetTable: 'items' }],
-      },
-    },
-    destination: { database: `mirror_${database}` },
-  };
-}
 
 async function connectTo(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
@@ -396,7 +378,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
     let sluice = await serve(dataDir);
     step('serving');
     const pipeId = await sluice.create(
-      pipeBody('crash', port, {
+      postgresPipeBody('crash', port, ['items'], {
         snapshotNumRowsPerPartition: ROWS_PER_RANGE,
         initialLoadParallelism: 2,
         pullBatchSize: 2_000,
@@ -484,7 +466,9 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
     dirs.push(dataDir);
     const { url, port } = await itemsDatabase('restart', 20_000);
     const sluice = await serve(dataDir);
-    const pipeId = await sluice.create(pipeBody('restart', port, { pullBatchSize: 2_000 }));
+    const pipeId = await sluice.create(
+      postgresPipeBody('restart', port, ['items'], { pullBatchSize: 2_000 }),
+    );
     await statusWhen(sluice, pipeId, 'the changes to stream', streaming, 180_000, 200);
     const writer = startWriter(url, { outages: true });
     await committing(sluice, pipeId);

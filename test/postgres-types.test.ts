@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningPostgres, startPostgres } from './support/postgres.js';
+import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
@@ -436,24 +436,6 @@ async function insert(id: number, row: Row): Promise<void> {
   await client.query(`INSERT INTO kinds (id, ${names.join(', ')}) VALUES ($1, ${params})`, [id, ...values]);
 }
 
-function pipeBody(name: string, destination: string, table: string, settings: Record<string, unknown>) {
-  return {
-    name,
-    source: {
-      postgres: {
-        host: '127.0.0.1',
-        port,
-        database: 'kinds',
-        disableTls: true,
-        credentials: { username: 'postgres', password: 'postgres' },
-        settings: { syncIntervalSeconds: 1, ...settings },
-        tableMappings: [{ sourceTable: table, targetTable: table }],
-      },
-    },
-    destination: { database: destination },
-  };
-}
-
 type Values = Record<string, unknown>;
 
 /** Each row of the source in the canonical forms, by id. */
@@ -574,9 +556,24 @@ describe('postgres types', () => {
 
     const nullable = await createPipe(
       s,
-      pipeBody('pg kinds', 'mirror_kinds', 'kinds', { allowNullableColumns: true }),
+      postgresPipeBody(
+        'kinds',
+        port,
+        ['kinds'],
+        { allowNullableColumns: true },
+        { name: 'pg kinds', destination: 'mirror_kinds' },
+      ),
     );
-    const plain = await createPipe(s, pipeBody('pg kinds plain', 'mirror_kinds_plain', 'kinds', {}));
+    const plain = await createPipe(
+      s,
+      postgresPipeBody(
+        'kinds',
+        port,
+        ['kinds'],
+        {},
+        { name: 'pg kinds plain', destination: 'mirror_kinds_plain' },
+      ),
+    );
     await waitForState(s, nullable, 'Running', 120_000);
     await waitForState(s, plain, 'Running', 120_000);
 
@@ -694,7 +691,13 @@ describe('postgres types', () => {
     for (const { id, row } of cases) await insertEdge(id, row);
     const pipe = await createPipe(
       s,
-      pipeBody('pg edges', 'mirror_edges', 'edges', { allowNullableColumns: true }),
+      postgresPipeBody(
+        'kinds',
+        port,
+        ['edges'],
+        { allowNullableColumns: true },
+        { name: 'pg edges', destination: 'mirror_edges' },
+      ),
     );
     await waitForState(s, pipe, 'Running', 120_000);
     for (const { id, row } of cases) await insertEdge(id + 100, row);

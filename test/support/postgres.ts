@@ -95,3 +95,31 @@ async function letOthersReachBinaries(): Promise<void> {
     dir = parent;
   }
 }
+
+/**
+ * The body of a pipe that replicates tables of a database of the test server (each into a table of
+ * its name) into `mirror_<database>`, syncing every second.
+ */
+export function postgresPipeBody(
+  database: string,
+  port: number,
+  tables: string[],
+  settings: Record<string, unknown> = {},
+  overrides: { name?: string; destination?: string } = {},
+) {
+  return {
+    name: overrides.name ?? `pg ${database}`,
+    source: {
+      postgres: {
+        host: '127.0.0.1',
+        port,
+        database,
+        disableTls: true,
+        credentials: { username: 'postgres', password: 'postgres' },
+        settings: { syncIntervalSeconds: 1, ...settings },
+        tableMappings: tables.map((table) => ({ sourceTable: table, targetTable: table })),
+      },
+    },
+    destination: { database: overrides.destination ?? `mirror_${database}` },
+  };
+}
