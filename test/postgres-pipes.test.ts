@@ -244,7 +244,7 @@ describe('postgres pipes', () => {
     expect((await state('stop')).json.result.state).toBe('Stopped');
     await client.query(`INSERT INTO a VALUES (1000, 'while stopped')`);
     await client.query(`UPDATE a SET v = 'changed while stopped' WHERE id = 1`);
-    const added = await edit({ tableMappingsToAdd: ['b'] });
+    const added = await edit({ tableMappingsToAdd: [{ sourceTable: 'b', targetTable: 'b' }] });
     expect(added.statusCode).toBe(200);
     await client.query(`DELETE FROM b WHERE id <= 10`);
     expect((await state('start')).statusCode).toBe(200);
@@ -256,7 +256,9 @@ describe('postgres pipes', () => {
 
     // a unmapped while stopped: the publication drops it, its changes are not followed any more.
     await state('stop');
-    expect((await edit({ tableMappingsToRemove: ['a'] })).statusCode).toBe(200);
+    expect((await edit({ tableMappingsToRemove: [{ sourceTable: 'a', targetTable: 'a' }] })).statusCode).toBe(
+      200,
+    );
     await state('start');
     await waitForState(s, id, 'Running', 90_000);
     const aBefore = await mirror('cmds', 'a', 'id, v');
