@@ -114,12 +114,15 @@ export function keyOf(plan: TablePlan, fields: TargetRow['fields']): string {
 /** Lines of PostgreSQL's COPY text format: what the snapshot's files hold, so one reader serves both. */
 export function rowsText(rows: readonly TargetRow[]): string {
   let text = '';
-  for (const row of rows) {
-    for (const field of row.fields)
-      text += `${field === null || field === UNCHANGED ? '\\N' : copyTextEscape(field)}\t`;
-    text += `${row.deleted}\t${row.version}\n`;
-  }
+  for (const row of rows) text += `${copyTextLine(row.fields)}\t${row.deleted}\t${row.version}\n`;
   return text;
+}
+
+/** Fields as one line of COPY's text format (without its end): NULL, and a value not sent, as `\N`. */
+export function copyTextLine(fields: readonly (string | null | typeof UNCHANGED)[]): string {
+  return fields
+    .map((field) => (field === null || field === UNCHANGED ? '\\N' : copyTextEscape(field)))
+    .join('\t');
 }
 
 function copyTextEscape(value: string): string {

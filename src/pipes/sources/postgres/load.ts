@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { type Engine, ident, literal, tableName } from '../../../engine/index.js';
+import { type Engine, ident, literal, settingsClause, tableName } from '../../../engine/index.js';
 import { type BadRecord, loadThroughReader } from '../../records/index.js';
-import { keyOf, rowsText, type TableChanges } from './changes.js';
+import { copyTextLine, keyOf, rowsText, type TableChanges, type TargetRow } from './changes.js';
 import { UNCHANGED } from './pgoutput.js';
 import { IS_DELETED, READ_SETTINGS, rowsFileSource, type TablePlan, VERSION } from './tables.js';
-import { textOfTarget } from './types.js';
+import { type ColumnPlan, textOfTarget } from './types.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
 
@@ -60,35 +60,49 @@ export async function loadChanges(
   return loadRowsFile(engines, plan, file, into);
 }
 
-/** Puts the target's values into the fields an update left unchanged (unchanged TOAST values). */
+/**
+ * Puts the target's values into the fields an update left unchanged (unchanged TOAST values). The
+ * keys are matched in the engine as typed values: each wanted key's PostgreSQL text is read the
+ * way its rows are (the plan's `read` and `select`), so a timestamp, numeric or bool key finds
+ * its row as surely as an integer one.
+ */
 async function fillUnchanged(engine: Engine, changes: TableChanges, logger: Logger): Promise<void> {
   const { plan } = changes;
   const wanting = changes.rows.filter((row) => row.fields.includes(UNCHANGED));
   if (wanting.length === 0) return;
-  const keyColumns = plan.keys.map((key) => plan.columns.find((c) => c.name === key));
-  const keyTuples = new Set(
-    wanting.map((row) => {
-      const values = plan.keys.map((key) => {
-        const field = row.fields[plan.columns.findIndex((c) => c.name === key)];
-        return typeof field === 'string' ? literal(field) : 'NULL';
-      });
-      return `(${values.join(', ')})`;
-    }),
+  const keyColumns = plan.keys.map((key) => {
+    const at = plan.columns.findIndex((c) => c.name === key);
+    return { at, column: plan.columns[at] as ColumnPlan };
+  });
+  const wanted = [...new Set(wanting.map((row) => keyOf(plan, row.fields)))];
+  const data = wanted
+    .map((key, index) => {
+      const row = wanting.find((r) => keyOf(plan, r.fields) === key) as TargetRow;
+      return `${copyTextLine([String(index), ...keyColumns.map(({ at }) => row.fields[at] ?? null)])}\n`;
+    })
+    .join('');
+  const structure = [
+    '_pipe_wanted UInt32',
+    ...keyColumns.map(({ column }) => `${ident(column.name)} ${column.read}`),
+  ];
+  const keysOf = keyColumns.map(({ column }) => `${column.select} AS ${ident(column.name)}`);
+  const texts = plan.columns.map(
+    (column) => `${textOfTarget(column)} AS ${ident(`_pipe_text_${column.name}`)}`,
   );
-  const texts = [...keyColumns, ...plan.columns].map((column) => (column ? textOfTarget(column) : 'NULL'));
-  const keyList = plan.keys.map(ident).join(', ');
   const result = await engine.query(
-    `SELECT ${texts.map((t, i) => `${t} AS f${i}`).join(', ')} FROM ${tableName(plan.spec.database, plan.spec.table)} FINAL
-      WHERE ${ident(IS_DELETED)} = 0 AND (${keyList}) IN (${[...keyTuples].join(', ')})`,
+    `SELECT w._pipe_wanted AS wanted, ${texts.join(', ')}
+       FROM (SELECT _pipe_wanted, ${keysOf.join(', ')}
+               FROM format(TabSeparated, ${literal(structure.join(', '))}, ${literal(data)})) AS w
+       INNER JOIN (SELECT * FROM ${tableName(plan.spec.database, plan.spec.table)} FINAL WHERE ${ident(IS_DELETED)} = 0) AS t
+       USING (${plan.keys.map(ident).join(', ')})${settingsClause(READ_SETTINGS)}`,
   );
   const found = new Map<string, (string | null)[]>();
-  const keys = plan.keys.length;
   for (const row of result.rows) {
-    const values = texts.map((_, i) => {
-      const value = row[`f${i}`];
+    const values = plan.columns.map((column) => {
+      const value = row[`_pipe_text_${column.name}`];
       return value === null || value === undefined ? null : String(value);
     });
-    found.set(JSON.stringify(values.slice(0, keys)), values.slice(keys));
+    found.set(wanted[Number(row.wanted)] as string, values);
   }
   let missing = 0;
   for (const row of wanting) {
