@@ -277,7 +277,11 @@ describe('a Kafka pipe while it runs', () => {
     })();
     await waitForCount('stop_start', 200);
     // A running pipe says how fast it goes (the last minute); a stopped one says nothing of it.
-    const running = await statusOf(s, id);
+    // Rows are visible once moved, a moment before their batch is committed and counted.
+    const running = await waitFor('the running pipe to report its rate', async () => {
+      const status = await statusOf(s, id);
+      return status.rowsPerSecond > 0 ? status : undefined;
+    });
     expect(running.rowsPerSecond).toBeGreaterThan(0);
     expect(running.bytesPerSecond).toBeGreaterThan(running.rowsPerSecond);
     const url = `${s.pipesUrl}/${id}/state`;
