@@ -7,6 +7,7 @@ import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contr
 import { readTable } from './catalog.js';
 import { rowsOfChanges } from './changes.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
+import { type ChangesRange, type Cursor, planOptions } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import type { Relation } from './pgoutput.js';
@@ -18,43 +19,14 @@ import {
   dropSlot,
   ensurePublication,
   ownedNames,
+  slotLagBytes,
   slotPosition,
   tablesNotPublished,
 } from './setup.js';
 import { copyRange, planRanges, rangeAt, type SnapshotRange, type TableRanges } from './snapshot.js';
+import { tableStatuses } from './status.js';
 import { ChangeStream, type Transaction } from './stream.js';
 import { type TablePlan, tablePlan } from './tables.js';
-
-function planOptions(context: RunContext) {
-  return {
-    database: context.config.destination.database ?? 'default',
-    allowNullableColumns: context.config.source.postgres?.settings?.allowNullableColumns === true,
-  };
-}
-
-/** Where a database pipe is (the progress row's cursor). */
-interface Cursor {
-  phase: 'snapshot' | 'cdc';
-  slot: string | null;
-  publication: string | null;
-  /** Changes: the end of the last claimed transaction; the snapshot: the slot's consistent point. */
-  lsn: string;
-  tables: Record<string, TableRanges>;
-  /** The target tables mapped when the cursor was set: one mapped later needs its snapshot. */
-  mapped: string[];
-  /**
-   * A resync under way: its snapshot fills fresh tables, swapped in for the targets when done.
-   * `setUp` false: asked for and stored, its slot not made yet (a retry makes it).
-   */
-  resync?: { startedAt: string; setUp: boolean };
-}
-
-interface ChangesRange {
-  kind: 'changes';
-  from: string;
-  to: string;
-  changes: number;
-}
 
 /** A pipe's run: setup, the snapshot's ranges, then batches of changes (README, "PostgreSQL pipes"). */
 export class PostgresRun implements SourceRun {
@@ -73,7 +45,8 @@ export class PostgresRun implements SourceRun {
   /** How long the last batches of changes took from claim to commit (ms). */
   private recentWrites: number[] = [];
   private readonly rowsDone = new Map<string, number>();
-  private lag: { bytes: number | null; at: number } = { bytes: null, at: 0 };
+  /** WAL bytes the slot is behind the server, as last measured. */
+  private slotLag: number | null = null;
   private lagTimer: NodeJS.Timeout | undefined;
   private changesCommitted: { at: number; count: number }[] = [];
   /** Where the stream starts: the first open batch of changes (read again), else the cursor. */
@@ -496,27 +469,10 @@ export class PostgresRun implements SourceRun {
               ? formatLsn(this.stream.confirmed)
               : this.cursor.lsn
             : null,
-        slotLagBytes: this.lag.bytes,
+        slotLagBytes: this.slotLag,
         changesPerSecond: Math.round((changes / 60) * 10) / 10,
       },
-      tables: [...this.plans.keys()].map((table) => {
-        const ranges = this.cursor.tables[table];
-        const inFlight = this.inFlightByTable.get(table) ?? 0;
-        const snapshotDone = !ranges || (ranges.next >= ranges.ranges && inFlight === 0);
-        return {
-          table,
-          source: `${this.planOf(table).source.schema}.${this.planOf(table).source.table}`,
-          snapshot: snapshotDone ? 'done' : 'copying',
-          ...(ranges
-            ? {
-                snapshotRanges: ranges.ranges,
-                snapshotRangesDone: Math.max(0, ranges.next - inFlight),
-                estimatedRows: ranges.estimatedRows,
-              }
-            : {}),
-          snapshotRowsThisRun: this.rowsDone.get(table) ?? 0,
-        };
-      }),
+      tables: tableStatuses(this.plans, this.cursor.tables, this.inFlightByTable, this.rowsDone),
     };
   }
 
@@ -555,12 +511,7 @@ export class PostgresRun implements SourceRun {
     const slot = this.cursor?.slot;
     if (!slot) return;
     try {
-      const result = await this.meta.query<{ lag: string | null }>(
-        'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag FROM pg_replication_slots WHERE slot_name = $1',
-        [slot],
-      );
-      const lag = result.rows[0]?.lag;
-      this.lag = { bytes: lag === null || lag === undefined ? null : Number(lag), at: Date.now() };
+      this.slotLag = await slotLagBytes(this.meta, slot);
     } catch (error) {
       this.context.logger.debug(
         { pipeId: this.context.pipeId, err: error },

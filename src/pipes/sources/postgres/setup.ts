@@ -129,3 +129,13 @@ export async function dropOwned(
     if (client) await closeClient(client, context.logger);
   }
 }
+
+/** How many WAL bytes the slot's confirmed position is behind the server's; null when unknown. */
+export async function slotLagBytes(client: pg.Client, slot: string): Promise<number | null> {
+  const result = await client.query<{ lag: string | null }>(
+    'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag FROM pg_replication_slots WHERE slot_name = $1',
+    [slot],
+  );
+  const lag = result.rows[0]?.lag;
+  return lag === null || lag === undefined ? null : Number(lag);
+}

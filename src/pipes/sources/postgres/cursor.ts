@@ -1,0 +1,35 @@
+import type { RunContext } from '../contract.js';
+import type { TableRanges } from './snapshot.js';
+
+/** How a run's tables are planned: the target database and whether columns may be Nullable. */
+export function planOptions(context: RunContext) {
+  return {
+    database: context.config.destination.database ?? 'default',
+    allowNullableColumns: context.config.source.postgres?.settings?.allowNullableColumns === true,
+  };
+}
+
+/** Where a database pipe is (the progress row's cursor). */
+export interface Cursor {
+  phase: 'snapshot' | 'cdc';
+  slot: string | null;
+  publication: string | null;
+  /** Changes: the end of the last claimed transaction; the snapshot: the slot's consistent point. */
+  lsn: string;
+  tables: Record<string, TableRanges>;
+  /** The target tables mapped when the cursor was set: one mapped later needs its snapshot. */
+  mapped: string[];
+  /**
+   * A resync under way: its snapshot fills fresh tables, swapped in for the targets when done.
+   * `setUp` false: asked for and stored, its slot not made yet (a retry makes it).
+   */
+  resync?: { startedAt: string; setUp: boolean };
+}
+
+/** A batch of changes: the transactions ending in (from, to]. */
+export interface ChangesRange {
+  kind: 'changes';
+  from: string;
+  to: string;
+  changes: number;
+}

@@ -1,0 +1,30 @@
+import type { TableStatus } from '../contract.js';
+import type { TableRanges } from './snapshot.js';
+import type { TablePlan } from './tables.js';
+
+/** Each mapped table's snapshot progress, as `GET .../status` shows it. */
+export function tableStatuses(
+  plans: ReadonlyMap<string, TablePlan>,
+  ranges: Readonly<Record<string, TableRanges>>,
+  inFlightByTable: ReadonlyMap<string, number>,
+  rowsDone: ReadonlyMap<string, number>,
+): TableStatus[] {
+  return [...plans].map(([table, plan]) => {
+    const planned = ranges[table];
+    const inFlight = inFlightByTable.get(table) ?? 0;
+    const snapshotDone = !planned || (planned.next >= planned.ranges && inFlight === 0);
+    return {
+      table,
+      source: `${plan.source.schema}.${plan.source.table}`,
+      snapshot: snapshotDone ? 'done' : 'copying',
+      ...(planned
+        ? {
+            snapshotRanges: planned.ranges,
+            snapshotRangesDone: Math.max(0, planned.next - inFlight),
+            estimatedRows: planned.estimatedRows,
+          }
+        : {}),
+      snapshotRowsThisRun: rowsDone.get(table) ?? 0,
+    };
+  });
+}
