@@ -103,6 +103,16 @@ describe('postgres pipes', () => {
       30_000,
     );
 
+    // The live rows are counted in the background, every 10 s at most.
+    const counted = await waitFor(
+      "the target's live rows in the status",
+      async () => {
+        const table = (await statusOf(s, id)).tables[0];
+        return table.rows === 1 ? table : undefined;
+      },
+      30_000,
+    );
+    expect(Date.parse(counted.rowsCountedAt)).toBeGreaterThan(Date.now() - 30_000);
     const status = await statusOf(s, id);
     expect(status.replication).toMatchObject({ phase: 'changes', slot: `pipes_${id.replace(/-/g, '')}` });
     expect(status.replication.lastCommittedLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);

@@ -62,8 +62,10 @@ const PipeStatusSchema = T.Object({
         snapshotRangesDone: T.Optional(T.Number()),
         estimatedRows: T.Optional(T.Number()),
         snapshotRowsThisRun: T.Number(),
+        rows: T.Optional(T.Number({ description: "The target's live rows (FINAL, not deleted)" })),
+        rowsCountedAt: T.Optional(T.String({ description: 'When `rows` was counted (every 10 s or more)' })),
       }),
-      { description: 'PostgreSQL pipes while they run: per table, the snapshot progress' },
+      { description: 'PostgreSQL pipes while they run: per table, the snapshot progress and the rows' },
     ),
   ),
 });

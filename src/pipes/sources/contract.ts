@@ -95,7 +95,7 @@ export interface ReplicationStatus {
   changesPerSecond: number;
 }
 
-/** One table of a database pipe: its snapshot's progress. */
+/** One table of a database pipe: its snapshot's progress and its rows. */
 export interface TableStatus {
   table: string;
   source: string;
@@ -104,6 +104,9 @@ export interface TableStatus {
   snapshotRangesDone?: number;
   estimatedRows?: number;
   snapshotRowsThisRun: number;
+  /** The target's live rows (FINAL, without deleted ones), counted in the background at `rowsCountedAt`. */
+  rows?: number;
+  rowsCountedAt?: string;
 }
 
 export interface SourceStatus {

@@ -7,6 +7,7 @@ import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contr
 import { readTable } from './catalog.js';
 import { rowsOfChanges } from './changes.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
+import { TargetRowCounts } from './counts.js';
 import { type ChangesRange, type Cursor, planOptions } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { formatLsn, parseLsn } from './lsn.js';
@@ -48,6 +49,7 @@ export class PostgresRun implements SourceRun {
   /** WAL bytes the slot is behind the server, as last measured. */
   private slotLag: number | null = null;
   private lagTimer: NodeJS.Timeout | undefined;
+  private readonly counts: TargetRowCounts;
   private changesCommitted: { at: number; count: number }[] = [];
   /** Where the stream starts: the first open batch of changes (read again), else the cursor. */
   private resumeFrom: string | undefined;
@@ -59,6 +61,7 @@ export class PostgresRun implements SourceRun {
     private readonly meta: pg.Client,
   ) {
     this.tables = [...plans.values()].map((plan) => plan.spec);
+    this.counts = new TargetRowCounts(context.engine, context.logger.child({ pipeId: context.pipeId }));
   }
 
   static async open(context: RunContext): Promise<PostgresRun> {
@@ -170,8 +173,8 @@ export class PostgresRun implements SourceRun {
         'Running',
         'Resync',
       ]);
-    this.lagTimer = setInterval(() => void this.measureLag(), 10_000);
-    void this.measureLag();
+    this.lagTimer = setInterval(() => void this.measure(), 10_000);
+    void this.measure();
   }
 
   private async setUp(mode: string): Promise<Cursor> {
@@ -472,7 +475,9 @@ export class PostgresRun implements SourceRun {
         slotLagBytes: this.slotLag,
         changesPerSecond: Math.round((changes / 60) * 10) / 10,
       },
-      tables: tableStatuses(this.plans, this.cursor.tables, this.inFlightByTable, this.rowsDone),
+      tables: tableStatuses(this.plans, this.cursor.tables, this.inFlightByTable, this.rowsDone, (table) =>
+        this.counts.get(table),
+      ),
     };
   }
 
@@ -505,6 +510,11 @@ export class PostgresRun implements SourceRun {
   private async engineNow(): Promise<string> {
     const result = await this.context.sourceReader.query('SELECT toString(now64(6)) AS at');
     return String(result.rows[0]?.at);
+  }
+
+  /** The slot's lag and the targets' rows, for `/status` (counts.ts says how often it counts). */
+  private async measure(): Promise<void> {
+    await Promise.all([this.measureLag(), this.counts.refresh(this.plans.values())]);
   }
 
   private async measureLag(): Promise<void> {

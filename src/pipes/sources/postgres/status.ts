@@ -1,17 +1,20 @@
 import type { TableStatus } from '../contract.js';
+import type { RowCount } from './counts.js';
 import type { TableRanges } from './snapshot.js';
 import type { TablePlan } from './tables.js';
 
-/** Each mapped table's snapshot progress, as `GET .../status` shows it. */
+/** Each mapped table's snapshot progress and live rows, as `GET .../status` shows it. */
 export function tableStatuses(
   plans: ReadonlyMap<string, TablePlan>,
   ranges: Readonly<Record<string, TableRanges>>,
   inFlightByTable: ReadonlyMap<string, number>,
   rowsDone: ReadonlyMap<string, number>,
+  counted: (table: string) => RowCount | undefined,
 ): TableStatus[] {
   return [...plans].map(([table, plan]) => {
     const planned = ranges[table];
     const inFlight = inFlightByTable.get(table) ?? 0;
+    const count = counted(table);
     const snapshotDone = !planned || (planned.next >= planned.ranges && inFlight === 0);
     return {
       table,
@@ -25,6 +28,7 @@ export function tableStatuses(
           }
         : {}),
       snapshotRowsThisRun: rowsDone.get(table) ?? 0,
+      ...(count ? { rows: count.rows, rowsCountedAt: count.countedAt } : {}),
     };
   });
 }
