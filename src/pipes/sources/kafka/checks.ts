@@ -1,18 +1,15 @@
 import { Consumer } from '@platformatic/kafka';
-import { literal, settingsClause } from '../../../engine/index.js';
 import type { Problem } from '../../../errors.js';
 import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
-import { avroSampleProblem } from './avro-load.js';
+import { type MessagePlan, RegistryError, sampleProblem } from '../messages/index.js';
 import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from './connection.js';
 import { codesOf, messagesOf } from './errors.js';
 import { fetchOnce } from './fetch.js';
 import type { KafkaConsumer } from './member.js';
+import { kafkaMessagePlan, kafkaMessages, type SourcedMessage } from './messages.js';
 import { ROLE_REFUSED } from './msk-iam.js';
-import { type MessagePlan, messagePlan } from './plan.js';
-import { recordsText, type SourcedMessage } from './records-file.js';
-import { RegistryError } from './schema-registry.js';
 import { EARLIEST, requireTopics } from './start.js';
 
 const CHECK_TIMEOUT_MS = 15_000;
@@ -63,11 +60,11 @@ export async function kafkaProblems(config: PipeConfig, context: CheckContext): 
     if (missing.length > 0) {
       return [{ path: `${PATH}.topics`, message: `no such topic on the brokers: ${missing.join(', ')}` }];
     }
-    const how = messagePlan(config, context.allowPrivateSources);
+    const how = kafkaMessagePlan(config, context.allowPrivateSources);
     try {
       await how.registry?.check();
       if (!context.validateSamples) return [];
-      const problem = await sampleProblem(how, context, consumer, topics);
+      const problem = await samplesProblem(how, context, consumer, topics);
       return problem ? [problem] : [];
     } catch (error) {
       if (!(error instanceof RegistryError)) throw error;
@@ -116,8 +113,8 @@ function connectionProblem(error: unknown): Problem {
 }
 
 /** validateSamples: the first messages of the topics parse and map as the pipe will. */
-async function sampleProblem(
-  how: MessagePlan,
+async function samplesProblem(
+  how: MessagePlan<SourcedMessage>,
   context: CheckContext,
   consumer: KafkaConsumer,
   topics: string[],
@@ -133,28 +130,12 @@ async function sampleProblem(
       samples.push({ topic: answer.topic, partition: answer.partition, message });
     }
   }
-  const where = (sample: SourcedMessage) =>
-    `${sample.topic} partition ${sample.partition} offset ${sample.message.offset}`;
-  if (how.format !== 'JSONEachRow') {
-    const engines = { engine: context.service, sourceReader: context.sourceReader };
-    const problem = await avroSampleProblem(engines, how, samples);
-    const sample = problem && (samples[problem.index] as SourcedMessage);
-    return sample && { path: 'source.validateSamples', message: `${where(sample)}: ${problem.reason}` };
-  }
-  for (const [index, sample] of samples.entries()) {
-    const text = recordsText(samples, how.virtual, [index]);
-    if (text.refused.length > 0) {
-      return { path: 'source.validateSamples', message: `${where(sample)}: ${text.refused[0]?.error}` };
+  const engines = { engine: context.service, sourceReader: context.sourceReader };
+  const problem = await sampleProblem(engines, how, samples);
+  return (
+    problem && {
+      path: 'source.validateSamples',
+      message: `${kafkaMessages.describe(problem.message)}: ${problem.reason}`,
     }
-    const line = Buffer.concat(text.chunks).toString('utf8');
-    try {
-      await context.sourceReader.query(
-        `SELECT ${how.plan.selectList} FROM format(JSONEachRow, ${literal(how.plan.structure)}, ${literal(line)})${settingsClause(how.settings)}`,
-      );
-    } catch (error) {
-      const reason = (error as Error).message.replace(/\s*:\s*While executing[\s\S]*$/, '');
-      return { path: 'source.validateSamples', message: `${where(sample)}: ${reason}` };
-    }
-  }
-  return undefined;
+  );
 }

@@ -1,7 +1,7 @@
 import type { SourceConnector } from '../contract.js';
 import { kafkaProblems } from './checks.js';
+import { KAFKA_VIRTUAL_COLUMNS } from './messages.js';
 import { openKafka } from './reader.js';
-import { KAFKA_VIRTUAL_COLUMNS } from './records-file.js';
 
 /** Kafka and every service that speaks its protocol (Redpanda, Confluent, MSK, Event Hubs, ...). */
 export const kafkaConnector: SourceConnector = {

@@ -2,13 +2,12 @@ import { sleep } from '../../../concurrency.js';
 import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
+import { loadMessages } from '../messages/index.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
-import { loadMessages } from './load.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
-import { messagePlan } from './plan.js';
-import type { SourcedMessage } from './records-file.js';
+import { kafkaMessagePlan, type SourcedMessage } from './messages.js';
 import { EARLIEST, LATEST, requireTopics, startOffsets } from './start.js';
 
 /** A batch's range: per partition, the offsets [from, to) it holds (decimal strings in JSON). */
@@ -72,7 +71,7 @@ class KafkaRun implements SourceRun, MemberHost {
     this.logger = context.logger.child({ pipeId: context.pipeId });
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
     this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
-    this.how = messagePlan(context.config, context.allowPrivateSources);
+    this.how = kafkaMessagePlan(context.config, context.allowPrivateSources);
     this.replicas = context.config.scaling.replicas ?? 1;
     this.inFlight = 3 * this.replicas;
   }

@@ -8,30 +8,28 @@ import {
   type SkippedRow,
   whyRecordFails,
 } from '../../records/index.js';
-import { loadAvroMessages } from './avro-load.js';
+import { recordsText } from './json-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
-import { recordsText, type SourcedMessage } from './records-file.js';
 
 /**
- * Loads a batch of messages into `into` through the source reader: the engine parses the bytes
- * (records-file.ts), bad ones go back as bad records with their topic, partition and offset.
+ * Loads a batch of JSON messages into `into` through the source reader: the engine parses the
+ * bytes (json-file.ts), bad ones go back as bad records with their place in the stream.
  * A line that is not JSON at all can make the engine's parser read on into the next line, so
  * when the engine skipped rows, lines that are not JSON are found (by the engine), set aside and
  * the rest parsed again: every skipped row then is exactly one message.
  */
-export async function loadMessages(
+export async function loadJsonMessages<M>(
   engines: { engine: Engine; sourceReader: Engine },
-  how: MessagePlan,
-  messages: readonly SourcedMessage[],
+  how: MessagePlan<M>,
+  messages: readonly M[],
   into: string,
   name: string,
 ): Promise<BadRecord[]> {
-  if (how.format !== 'JSONEachRow') return loadAvroMessages(engines, how, messages, into, name);
   const { engine, sourceReader } = engines;
   const file = `${name}-${randomUUID()}.json`;
   const path = engine.scratchPath(file);
-  let text = recordsText(messages, how.virtual);
-  const bad = text.refused.map((r) => badRecord(messages[r.index] as SourcedMessage, r.error));
+  let text = recordsText(how, messages);
+  const bad = text.refused.map((r) => badRecord(how, messages[r.index] as M, r.error));
   try {
     await writeFile(path, text.chunks);
     const skipped = await loadThroughReader(engines, {
@@ -45,11 +43,11 @@ export async function loadMessages(
         if (invalid.size === 0) return 'load';
         const notJson = text.lines.filter((_, line) => invalid.has(line + 1));
         for (const index of notJson) {
-          bad.push(badRecord(messages[index] as SourcedMessage, 'the message is not valid JSON'));
+          bad.push(badRecord(how, messages[index] as M, 'the message is not valid JSON'));
         }
         text = recordsText(
+          how,
           messages,
-          how.virtual,
           text.lines.filter((_, line) => !invalid.has(line + 1)),
         );
         await writeFile(path, text.chunks);
@@ -72,10 +70,10 @@ async function notJsonLines(engine: Engine, path: string): Promise<Set<number>> 
   return new Set(result.rows.map((row) => Number(row.n)));
 }
 
-async function explain(
+async function explain<M>(
   engine: Engine,
-  how: MessagePlan,
-  messages: readonly SourcedMessage[],
+  how: MessagePlan<M>,
+  messages: readonly M[],
   lines: number[],
   skipped: SkippedRow[],
 ): Promise<BadRecord[]> {
@@ -83,16 +81,38 @@ async function explain(
   for (const [count, skip] of skipped.entries()) {
     const index = lines[skip.row - 1];
     if (index === undefined) continue;
-    const sourced = messages[index] as SourcedMessage;
+    const message = messages[index] as M;
     let error = skip.error.replace(/<LINE FEED>/g, '\\n').trim();
     if (!error && count < MAX_EXPLAINED) {
-      const line = Buffer.concat(recordsText(messages, how.virtual, [index]).chunks).toString('utf8');
+      const line = Buffer.concat(recordsText(how, messages, [index]).chunks).toString('utf8');
       error = await whyRecordFails(
         engine,
         `SELECT * FROM format(JSONEachRow, ${literal(how.plan.structure)}, ${literal(line)})${settingsClause(how.settings)}`,
       );
     }
-    records.push(badRecord(sourced, error || 'the message does not parse'));
+    records.push(badRecord(how, message, error || 'the message does not parse'));
   }
   return records;
+}
+
+/** validateSamples: why the first sample that does not parse and map as the pipe will fails. */
+export async function jsonSampleProblem<M>(
+  engine: Engine,
+  how: MessagePlan<M>,
+  samples: readonly M[],
+): Promise<{ index: number; reason: string } | undefined> {
+  for (const index of samples.keys()) {
+    const text = recordsText(how, samples, [index]);
+    const refused = text.refused[0];
+    if (refused) return { index, reason: refused.error };
+    const line = Buffer.concat(text.chunks).toString('utf8');
+    try {
+      await engine.query(
+        `SELECT ${how.plan.selectList} FROM format(JSONEachRow, ${literal(how.plan.structure)}, ${literal(line)})${settingsClause(how.settings)}`,
+      );
+    } catch (error) {
+      return { index, reason: (error as Error).message.replace(/\s*:\s*While executing[\s\S]*$/, '') };
+    }
+  }
+  return undefined;
 }

@@ -4,7 +4,6 @@ import { type Engine, EngineError, isTransientEngineError, literal } from '../..
 import { type BadRecord, loadThroughReader, StageLoadError } from '../../records/index.js';
 import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
-import type { SourcedMessage } from './records-file.js';
 import type { SchemaAnswer } from './schema-registry.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
@@ -23,22 +22,17 @@ const HEADER_CODES = new Set([
  * the halves that read are loaded. A schema that does not fit the table (the reader says so
  * reading the file's header) sets aside its messages at once.
  */
-export async function loadAvroMessages(
+export async function loadAvroMessages<M>(
   engines: Engines,
-  how: MessagePlan,
-  messages: readonly SourcedMessage[],
+  how: MessagePlan<M>,
+  messages: readonly M[],
   into: string,
   name: string,
 ): Promise<BadRecord[]> {
-  const files = avroFiles(
-    messages,
-    how.virtual,
-    how.format as AvroFormat,
-    await schemaAnswers(how, messages),
-  );
-  const bad = files.refused.map((r) => badRecord(messages[r.index] as SourcedMessage, r.error, true));
+  const files = avroFiles(how, messages, how.format as AvroFormat, await schemaAnswers(how, messages));
+  const bad = files.refused.map((r) => badRecord(how, messages[r.index] as M, r.error, true));
   const setAside = (entries: AvroEntry[], error: string) => {
-    for (const entry of entries) bad.push(badRecord(messages[entry.index] as SourcedMessage, error, true));
+    for (const entry of entries) bad.push(badRecord(how, messages[entry.index] as M, error, true));
   };
   const load = async (group: AvroGroup, entries: AvroEntry[], checked: boolean): Promise<void> => {
     if (entries.length === 0) return;
@@ -65,19 +59,14 @@ export async function loadAvroMessages(
 }
 
 /** validateSamples: why the first sample that does not parse and map as the pipe will fails. */
-export async function avroSampleProblem(
+export async function avroSampleProblem<M>(
   engines: Engines,
-  how: MessagePlan,
-  samples: readonly SourcedMessage[],
+  how: MessagePlan<M>,
+  samples: readonly M[],
 ): Promise<{ index: number; reason: string } | undefined> {
   const answers = await schemaAnswers(how, samples);
   for (const index of samples.keys()) {
-    const files = avroFiles(
-      [samples[index] as SourcedMessage],
-      how.virtual,
-      how.format as AvroFormat,
-      answers,
-    );
+    const files = avroFiles(how, [samples[index] as M], how.format as AvroFormat, answers);
     const refused = files.refused[0];
     if (refused) return { index, reason: refused.error };
     const group = files.groups[0] as AvroGroup;
@@ -118,15 +107,15 @@ async function undecodable(group: AvroGroup, entries: AvroEntry[]): Promise<Map<
   return broken;
 }
 
-async function schemaAnswers(how: MessagePlan, messages: readonly SourcedMessage[]) {
+async function schemaAnswers<M>(how: MessagePlan<M>, messages: readonly M[]) {
   if (how.format !== 'AvroConfluent') return new Map<number, SchemaAnswer>();
   if (!how.registry) throw new Error('format AvroConfluent without a schema registry');
-  return how.registry.schemas(confluentIds(messages));
+  return how.registry.schemas(confluentIds(messages.map((message) => how.source.value(message))));
 }
 
-async function loadEntries(
+async function loadEntries<M>(
   engines: Engines,
-  how: MessagePlan,
+  how: MessagePlan<M>,
   group: AvroGroup,
   entries: AvroEntry[],
   into: string,
@@ -141,9 +130,9 @@ async function loadEntries(
  * Writes the entries as a container file in the service's scratch directory and runs `use` on
  * it; an error that says the records cannot be read comes back as the reason, any other throws.
  */
-async function withContainerFile(
+async function withContainerFile<M>(
   engine: Engine,
-  how: MessagePlan,
+  how: MessagePlan<M>,
   group: AvroGroup,
   entries: AvroEntry[],
   name: string,
@@ -170,7 +159,7 @@ async function withContainerFile(
 }
 
 /** A field the schema lacks reads as its column's default, as a JSON message's missing key does. */
-function avroSettings(how: MessagePlan) {
+function avroSettings<M>(how: MessagePlan<M>) {
   return { ...how.settings, input_format_avro_allow_missing_fields: 1 };
 }
 

@@ -1,26 +1,7 @@
-import {
-  avroByteArray,
-  avroBytes,
-  avroLong,
-  containerHeader,
-  nestingDepth,
-  plainBlockData,
-  readContainer,
-} from './avro.js';
-import type { KafkaVirtualColumn, SourcedMessage } from './records-file.js';
+import { avroLong, containerHeader, nestingDepth, plainBlockData, readContainer } from './avro.js';
+import type { MessagePlan } from './plan.js';
 import type { SchemaAnswer } from './schema-registry.js';
-
-/** Kafka's virtual columns as Avro fields (read by the engine as KAFKA_VIRTUAL_TYPES). */
-const VIRTUAL_AVRO_TYPES: Record<KafkaVirtualColumn, unknown> = {
-  _key: 'bytes',
-  _timestamp: { type: 'long', logicalType: 'timestamp-millis' },
-  _partition: 'int',
-  _offset: 'long',
-  _topic: 'string',
-  _header_keys: { type: 'array', items: 'bytes' },
-  _header_values: { type: 'array', items: 'bytes' },
-  _raw_message: 'bytes',
-};
+import { avroVirtual, avroVirtualType, type VirtualType } from './source.js';
 
 /** Deeper writer schemas are refused: the engine's Avro reader walks a schema recursively. */
 const MAX_SCHEMA_DEPTH = 64;
@@ -47,10 +28,9 @@ export interface AvroGroup {
 }
 
 /** The schema ids the messages name (AvroConfluent), to ask the registry for. */
-export function confluentIds(messages: readonly SourcedMessage[]): number[] {
+export function confluentIds(values: readonly (Buffer | null)[]): number[] {
   const ids = new Set<number>();
-  for (const { message } of messages) {
-    const value = message.value;
+  for (const value of values) {
     if (value && value.length >= CONFLUENT_PREFIX && value[0] === 0) ids.add(value.readUInt32BE(1));
   }
   return [...ids];
@@ -63,12 +43,13 @@ export function confluentIds(messages: readonly SourcedMessage[]): number[] {
  * fields put in front of the schema's own. A message that cannot be framed is refused with its
  * reason; no record is decoded here.
  */
-export function avroFiles(
-  messages: readonly SourcedMessage[],
-  columns: readonly KafkaVirtualColumn[],
+export function avroFiles<M>(
+  how: MessagePlan<M>,
+  messages: readonly M[],
   format: AvroFormat,
   answers: ReadonlyMap<number, SchemaAnswer>,
 ) {
+  const columns = how.virtual;
   const groups = new Map<string, AvroGroup & { sync: Buffer }>();
   const refused: { index: number; error: string }[] = [];
   const groupFor = (key: string, schema: string, codec: string) => {
@@ -77,20 +58,21 @@ export function avroFiles(
       if (nestingDepth(schema) > MAX_SCHEMA_DEPTH) {
         throw new RefusedMessage(`the writer schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
       }
-      const { header, sync } = containerHeader(withVirtualFields(schema, columns), codec);
+      const { header, sync } = containerHeader(withVirtualFields(how, schema), codec);
       group = { header, schema, sync, entries: [] };
       groups.set(key, group);
     }
     return group;
   };
-  for (const [index, sourced] of messages.entries()) {
+  for (const [index, message] of messages.entries()) {
     try {
+      const value = how.source.value(message);
       const framed =
         format === 'AvroConfluent'
-          ? confluentRecords(sourced, answers)
-          : containerRecords(sourced, columns.length > 0);
+          ? confluentRecords(value, answers)
+          : containerRecords(value, columns.length > 0);
       const group = groupFor(framed.key, framed.schema, framed.codec);
-      const fields = columns.length > 0 ? virtualDatum(sourced, columns) : undefined;
+      const fields = columns.length > 0 ? virtualDatum(how, message) : undefined;
       const pieces = framed.blocks.flatMap((block) =>
         fields
           ? [
@@ -121,8 +103,7 @@ interface Framed {
   blocks: { count: number; data: Buffer }[];
 }
 
-function confluentRecords(sourced: SourcedMessage, answers: ReadonlyMap<number, SchemaAnswer>): Framed {
-  const value = sourced.message.value;
+function confluentRecords(value: Buffer | null, answers: ReadonlyMap<number, SchemaAnswer>): Framed {
   if (!value || value.length < CONFLUENT_PREFIX || value[0] !== 0) {
     throw new RefusedMessage(
       'the message is not in the Confluent wire format (magic byte 0, then a schema id)',
@@ -145,8 +126,7 @@ function confluentRecords(sourced: SourcedMessage, answers: ReadonlyMap<number, 
  * with virtual columns each record needs its fields in front, so a block must then hold one record
  * and be uncompressed (or deflate, which Node inflates).
  */
-function containerRecords(sourced: SourcedMessage, withVirtual: boolean): Framed {
-  const value = sourced.message.value;
+function containerRecords(value: Buffer | null, withVirtual: boolean): Framed {
   if (!value) throw new RefusedMessage('the message is empty');
   let container: ReturnType<typeof readContainer>;
   try {
@@ -175,7 +155,8 @@ function containerRecords(sourced: SourcedMessage, withVirtual: boolean): Framed
 }
 
 /** The schema with the virtual columns as fields in front of the record's own. */
-function withVirtualFields(schema: string, columns: readonly KafkaVirtualColumn[]): string {
+function withVirtualFields<M>(how: MessagePlan<M>, schema: string): string {
+  const columns = how.virtual;
   if (columns.length === 0) return schema;
   let parsed: unknown;
   try {
@@ -187,39 +168,24 @@ function withVirtualFields(schema: string, columns: readonly KafkaVirtualColumn[
   if (record?.type !== 'record' || !Array.isArray(record.fields)) {
     throw new RefusedMessage('with virtual columns mapped, the writer schema must be a record');
   }
-  const clash = record.fields.find((field) => columns.includes(field?.name as KafkaVirtualColumn));
+  const clash = record.fields.find((field) => columns.includes(field?.name as string));
   if (clash) {
     throw new RefusedMessage(
       `the record has a field ${String(clash?.name)}, which is also a mapped virtual column`,
     );
   }
-  const virtual = columns.map((name) => ({ name, type: VIRTUAL_AVRO_TYPES[name] }));
+  const virtual = columns.map((name) => ({ name, type: avroVirtualType(typeOf(how, name)) }));
   return JSON.stringify({ ...record, fields: [...virtual, ...record.fields] });
 }
 
-function virtualDatum(sourced: SourcedMessage, columns: readonly KafkaVirtualColumn[]): Buffer {
-  return Buffer.concat(columns.map((column) => virtualField(column, sourced)));
+function virtualDatum<M>(how: MessagePlan<M>, message: M): Buffer {
+  return Buffer.concat(
+    how.virtual.map((column) => avroVirtual(typeOf(how, column), how.source.virtualValue(column, message))),
+  );
 }
 
-function virtualField(column: KafkaVirtualColumn, sourced: SourcedMessage): Buffer {
-  const { message } = sourced;
-  const empty = Buffer.alloc(0);
-  switch (column) {
-    case '_key':
-      return avroBytes(message.key ?? empty);
-    case '_timestamp':
-      return avroLong(message.timestamp);
-    case '_partition':
-      return avroLong(sourced.partition);
-    case '_offset':
-      return avroLong(message.offset);
-    case '_topic':
-      return avroBytes(Buffer.from(sourced.topic));
-    case '_header_keys':
-      return avroByteArray(message.headers.map(([key]) => key));
-    case '_header_values':
-      return avroByteArray(message.headers.map(([, value]) => value));
-    case '_raw_message':
-      return avroBytes(message.value ?? empty);
-  }
+function typeOf<M>(how: MessagePlan<M>, column: string): VirtualType {
+  const type = how.source.virtualTypes[column];
+  if (!type) throw new Error(`no type for the virtual column ${column}`);
+  return type;
 }

@@ -1,6 +1,6 @@
 import { request } from 'node:https';
 import { privateHostProblem, publicOnlyLookup } from '../../../net/index.js';
-import type { KafkaConfig } from './connection.js';
+import type { PipeConfig } from '../../model.js';
 
 /** A whole request's deadline. */
 const TIMEOUT_MS = 10_000;
@@ -23,7 +23,7 @@ export class RegistryError extends Error {
 /** What the registry says of one schema id: its Avro schema, or why messages naming it are bad. */
 export type SchemaAnswer = { schema: string } | { refused: string };
 
-type RegistryConfig = NonNullable<KafkaConfig['schemaRegistry']>;
+type RegistryConfig = NonNullable<NonNullable<PipeConfig['source']['kafka']>['schemaRegistry']>;
 
 /**
  * A Confluent-compatible schema registry (Confluent, Redpanda, Apicurio's ccompat API), read over

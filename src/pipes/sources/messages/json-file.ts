@@ -1,26 +1,5 @@
-import type { KafkaMessage } from './fetch.js';
-
-/** Kafka's virtual columns and the types the engine reads them with (reference/pipes.md). */
-export const KAFKA_VIRTUAL_TYPES = {
-  _key: 'String',
-  _timestamp: 'DateTime64(3)',
-  _partition: 'Int32',
-  _offset: 'Int64',
-  _topic: 'String',
-  _header_keys: 'Array(String)',
-  _header_values: 'Array(String)',
-  _raw_message: 'String',
-} as const;
-
-export type KafkaVirtualColumn = keyof typeof KAFKA_VIRTUAL_TYPES;
-export const KAFKA_VIRTUAL_COLUMNS = Object.keys(KAFKA_VIRTUAL_TYPES) as KafkaVirtualColumn[];
-
-/** A message with where it came from. */
-export interface SourcedMessage {
-  topic: string;
-  partition: number;
-  message: KafkaMessage;
-}
+import type { MessagePlan } from './plan.js';
+import { jsonVirtual } from './source.js';
 
 const [OPEN, CLOSE, NEWLINE, RETURN, SPACE, TAB] = [0x7b, 0x7d, 0x0a, 0x0d, 0x20, 0x09];
 const CHUNK_BYTES = 1024 * 1024;
@@ -32,9 +11,9 @@ const CHUNK_BYTES = 1024 * 1024;
  * that is not one JSON object is refused here, with its reason (`refused`); `lines` says which
  * message each line of the text is.
  */
-export function recordsText(
-  messages: readonly SourcedMessage[],
-  columns: readonly KafkaVirtualColumn[],
+export function recordsText<M>(
+  how: MessagePlan<M>,
+  messages: readonly M[],
   indices: readonly number[] = messages.map((_, index) => index),
 ) {
   const chunks: Buffer[] = [];
@@ -52,16 +31,16 @@ export function recordsText(
     }
   };
   for (const index of indices) {
-    const sourced = messages[index] as SourcedMessage;
-    const object = objectBounds(sourced.message.value);
+    const message = messages[index] as M;
+    const value = how.source.value(message);
+    const object = objectBounds(value);
     if (!object) {
       refused.push({ index, error: 'a JSONEachRow message must be one JSON object' });
       continue;
     }
-    const value = sourced.message.value as Buffer;
     // Newlines between tokens are whitespace; within strings JSON allows none: one line per message.
-    const body = oneLine(value.subarray(object.start, object.end));
-    const fields = virtualFields(sourced, columns);
+    const body = oneLine((value as Buffer).subarray(object.start, object.end));
+    const fields = virtualFields(how, message);
     push(body);
     push(Buffer.from(`${fields && !object.empty ? ',' : ''}${fields}}\n`));
     lines.push(index);
@@ -94,29 +73,13 @@ function oneLine(text: Buffer): Buffer {
   return copy;
 }
 
-function virtualFields(sourced: SourcedMessage, columns: readonly KafkaVirtualColumn[]): string {
-  if (columns.length === 0) return '';
-  const { message } = sourced;
-  return columns.map((column) => `"${column}":${virtualValue(column, sourced, message)}`).join(',');
-}
-
-function virtualValue(column: KafkaVirtualColumn, sourced: SourcedMessage, message: KafkaMessage): string {
-  switch (column) {
-    case '_key':
-      return JSON.stringify(message.key ? message.key.toString('utf8') : '');
-    case '_timestamp':
-      return JSON.stringify(new Date(Number(message.timestamp)).toISOString());
-    case '_partition':
-      return String(sourced.partition);
-    case '_offset':
-      return message.offset.toString();
-    case '_topic':
-      return JSON.stringify(sourced.topic);
-    case '_header_keys':
-      return JSON.stringify(message.headers.map(([key]) => key.toString('utf8')));
-    case '_header_values':
-      return JSON.stringify(message.headers.map(([, value]) => value.toString('utf8')));
-    case '_raw_message':
-      return JSON.stringify(message.value ? message.value.toString('utf8') : '');
-  }
+function virtualFields<M>(how: MessagePlan<M>, message: M): string {
+  const { source, virtual } = how;
+  return virtual
+    .map((column) => {
+      const type = source.virtualTypes[column];
+      if (!type) throw new Error(`no type for the virtual column ${column}`);
+      return `"${column}":${jsonVirtual(type, source.virtualValue(column, message))}`;
+    })
+    .join(',');
 }

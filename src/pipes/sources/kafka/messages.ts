@@ -1,0 +1,70 @@
+import type { PipeConfig } from '../../model.js';
+import {
+  type MessagePlan,
+  type MessageSource,
+  messagePlan,
+  SchemaRegistryClient,
+} from '../messages/index.js';
+import type { KafkaConfig } from './connection.js';
+import type { KafkaMessage } from './fetch.js';
+
+/** A message with where it came from. */
+export interface SourcedMessage {
+  topic: string;
+  partition: number;
+  message: KafkaMessage;
+}
+
+/** Kafka's virtual columns and the types the engine reads them with (reference/pipes.md). */
+const KAFKA_VIRTUAL_TYPES = {
+  _key: 'String',
+  _timestamp: 'DateTime64(3)',
+  _partition: 'Int32',
+  _offset: 'Int64',
+  _topic: 'String',
+  _header_keys: 'Array(String)',
+  _header_values: 'Array(String)',
+  _raw_message: 'String',
+} as const;
+
+export const KAFKA_VIRTUAL_COLUMNS = Object.keys(KAFKA_VIRTUAL_TYPES);
+
+export const kafkaMessages: MessageSource<SourcedMessage> = {
+  virtualTypes: KAFKA_VIRTUAL_TYPES,
+  value: (sourced) => sourced.message.value,
+  virtualValue(column, { topic, partition, message }) {
+    switch (column) {
+      case '_key':
+        return message.key;
+      case '_timestamp':
+        return message.timestamp;
+      case '_partition':
+        return partition;
+      case '_offset':
+        return message.offset;
+      case '_topic':
+        return topic;
+      case '_header_keys':
+        return message.headers.map(([key]) => key);
+      case '_header_values':
+        return message.headers.map(([, value]) => value);
+      default:
+        return message.value;
+    }
+  },
+  position: ({ topic, partition, message }) => `${topic}:${partition}:${message.offset}`,
+  row: ({ message }) => Number(message.offset),
+  describe: ({ topic, partition, message }) => `${topic} partition ${partition} offset ${message.offset}`,
+};
+
+/** How a Kafka pipe's messages become rows, with its schema registry when it names one. */
+export function kafkaMessagePlan(
+  config: PipeConfig,
+  allowPrivateSources: boolean,
+): MessagePlan<SourcedMessage> {
+  const source = config.source.kafka as KafkaConfig;
+  const registry = source.schemaRegistry
+    ? new SchemaRegistryClient(source.schemaRegistry, allowPrivateSources)
+    : undefined;
+  return messagePlan(config, source.format, kafkaMessages, registry);
+}

@@ -1,0 +1,4 @@
+export { loadMessages, sampleProblem } from './load.js';
+export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './plan.js';
+export { RegistryError, type SchemaAnswer, SchemaRegistryClient } from './schema-registry.js';
+export type { MessageSource, VirtualType, VirtualValue } from './source.js';
