@@ -1,7 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kinesisPipe } from './support/pipes.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
@@ -187,13 +186,6 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     });
     expect(linked.statusCode).toBe(400);
     expect(linked.json.error).toContain('file:///etc-link/* matches no file');
-  });
-
-  it('kinds without a connector yet are accepted and then Failed: not supported yet', async () => {
-    await sql(s, 'CREATE TABLE IF NOT EXISTS default.clicks (url String) ENGINE = MergeTree ORDER BY url');
-    const id = await createPipe(s, kinesisPipe());
-    const status = await waitForState(s, id, 'Failed');
-    expect(status.reason).toBe('kinesis pipes are not supported yet');
   });
 
   it('runs scaling.replicas batches at once, each file still exactly once', async () => {

@@ -585,9 +585,10 @@ const CASES: Case[] = [
 describe('create pipe: validation rules of reference/pipes.md', () => {
   let s: TestSluice;
   /**
-   * The sample Kafka and PostgreSQL bodies name servers that do not exist, which the create checks
+   * The sample Kafka, Kinesis and PostgreSQL bodies name servers that do not exist, which the create checks
    * of a running Sluice refuse: that they pass the rules is asked of a Sluice with its runtime off
-   * (the checks against real servers: test/kafka-pipes.test.ts, test/postgres-pipes.test.ts).
+   * (the checks against real servers: test/kafka-pipes.test.ts, test/kinesis-pipes.test.ts,
+   * test/postgres-pipes.test.ts).
    */
   let rulesOnly: TestSluice;
   beforeAll(async () => {
@@ -605,7 +606,8 @@ describe('create pipe: validation rules of reference/pipes.md', () => {
   it.each(CASES)('%s', async (_what, make, change, expected) => {
     const body = make();
     change(body);
-    const target = (body.source?.kafka || body.source?.postgres) && expected.length === 0 ? rulesOnly : s;
+    const external = body.source?.kafka || body.source?.kinesis || body.source?.postgres;
+    const target = external && expected.length === 0 ? rulesOnly : s;
     const before = (await target.request({ method: 'GET', url: target.pipesUrl })).json.result.length;
     const response = await target.request({ method: 'POST', url: target.pipesUrl, body });
     const after = (await target.request({ method: 'GET', url: target.pipesUrl })).json.result.length;

@@ -1,7 +1,13 @@
 import type { Problem } from '../errors.js';
 import type { PipeRow, Service } from '../store/index.js';
 import type { PipeConfig } from './model.js';
-import type { PartitionStatus, ReplicationStatus, SourceStatus, TableStatus } from './sources/index.js';
+import type {
+  PartitionStatus,
+  ReplicationStatus,
+  ShardStatus,
+  SourceStatus,
+  TableStatus,
+} from './sources/index.js';
 
 // What the pipes service and the pipe runtime say to each other, and the status a pipe reports.
 
@@ -47,6 +53,8 @@ export interface PipeStatus {
   lastErrorAt: string | null;
   /** Streams: per partition, the next offset to claim, the log's end and the lag. */
   partitions?: PartitionStatus[];
+  /** Kinesis pipes: per shard, its reader, position and lag. */
+  shards?: ShardStatus[];
   /** PostgreSQL pipes: the stream and the slot, and each table's snapshot. */
   replication?: ReplicationStatus;
   tables?: TableStatus[];

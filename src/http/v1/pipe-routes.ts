@@ -38,6 +38,21 @@ const PipeStatusSchema = T.Object({
       { description: 'Kafka pipes while they run: per partition, the next offset, the log end and the lag' },
     ),
   ),
+  shards: T.Optional(
+    T.Array(
+      T.Object({
+        shardId: T.String(),
+        parents: T.Array(T.String()),
+        state: T.String({ description: 'waiting for its parents, reading, or finished' }),
+        replica: Nullable(T.Number()),
+        lastCommittedSequenceNumber: Nullable(T.String()),
+        millisBehindLatest: Nullable(T.Number()),
+        recordsPerSecond: T.Number(),
+        trouble: T.Optional(T.String()),
+      }),
+      { description: 'Kinesis pipes while they run: per shard, its reader, position and lag' },
+    ),
+  ),
   replication: T.Optional(
     T.Object(
       {

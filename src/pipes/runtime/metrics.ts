@@ -14,6 +14,7 @@ export function registerPipeMetrics(
 ): void {
   registerPartitionMetrics(registry, sources);
   registerReplicationMetrics(registry, sources);
+  registerShardMetrics(registry, sources);
   const counters = [
     ['sluice_pipe_files_done', 'Files a pipe has ingested', 'filesDone'],
     ['sluice_pipe_files_pending', 'Files a pipe has found and not yet ingested', 'filesPending'],
@@ -106,6 +107,36 @@ function registerPartitionMetrics(registry: Registry, sources: () => [string, So
           const labels = { pipe_id: pipeId, topic: p.topic, partition: String(p.partition) };
           offset.set(labels, p.offset);
           if (p.lag !== null) lag.set(labels, p.lag);
+        }
+      }
+    },
+  });
+}
+
+/** Per shard of the Kinesis streams this node runs: how far behind the stream's tip, and the rate. */
+function registerShardMetrics(registry: Registry, sources: () => [string, SourceStatus][]): void {
+  const labelNames = ['pipe_id', 'shard_id'];
+  const behind = new Gauge({
+    name: 'sluice_pipe_shard_millis_behind_latest',
+    help: "How far a shard's reader is behind the newest record, as Kinesis says (milliseconds)",
+    labelNames,
+    registers: [registry],
+  });
+  const rate = new Gauge({
+    name: 'sluice_pipe_shard_records_per_second',
+    help: 'Records of a shard committed per second over the last minute',
+    labelNames,
+    registers: [registry],
+  });
+  Object.assign(behind, {
+    collect() {
+      behind.reset();
+      rate.reset();
+      for (const [pipeId, status] of sources()) {
+        for (const shard of status.shards ?? []) {
+          const labels = { pipe_id: pipeId, shard_id: shard.shardId };
+          rate.set(labels, shard.recordsPerSecond);
+          if (shard.millisBehindLatest !== null) behind.set(labels, shard.millisBehindLatest);
         }
       }
     },

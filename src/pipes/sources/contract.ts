@@ -109,11 +109,27 @@ export interface TableStatus {
   rowsCountedAt?: string;
 }
 
+/** One shard of a Kinesis stream: who reads it, where it is, how far behind. */
+export interface ShardStatus {
+  shardId: string;
+  /** The shards it was split or merged from: it is read once they are finished. */
+  parents: string[];
+  state: 'waiting for its parents' | 'reading' | 'finished';
+  /** The replica that reads it (of `scaling.replicas`). */
+  replica: number | null;
+  lastCommittedSequenceNumber: string | null;
+  millisBehindLatest: number | null;
+  recordsPerSecond: number;
+  /** Why it cannot be read now (throttled, unreachable), while its reader retries. */
+  trouble?: string;
+}
+
 export interface SourceStatus {
   /** Rows and source bytes committed per second over the last minute, while the pipe runs. */
   rowsPerSecond?: number;
   bytesPerSecond?: number;
   partitions?: PartitionStatus[];
+  shards?: ShardStatus[];
   replication?: ReplicationStatus;
   tables?: TableStatus[];
 }
@@ -161,4 +177,4 @@ export interface RunContext {
 export type WrittenTable = TableSpec & { errorsOf?: string };
 
 /** The states a pipe's run moves it to by itself. */
-export type RunState = 'Setup' | 'Snapshot' | 'Running' | 'Completed';
+export type RunState = 'Setup' | 'Snapshot' | 'Running' | 'Degraded' | 'Completed';

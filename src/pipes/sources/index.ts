@@ -1,6 +1,7 @@
 import type { SourceKind } from '../schema/enums.js';
 import type { SourceConnector } from './contract.js';
 import { kafkaConnector } from './kafka/index.js';
+import { kinesisConnector } from './kinesis/index.js';
 import { objectStorageConnector } from './object-storage/index.js';
 import { postgresConnector } from './postgres/index.js';
 
@@ -9,6 +10,7 @@ export type {
   PartitionStatus,
   ReplicationStatus,
   RunContext,
+  ShardStatus,
   SourceConnector,
   SourceRun,
   SourceStatus,
@@ -19,6 +21,7 @@ export type {
 /** Every kind of source that can run; a kind missing here is stored and then Failed as not supported yet. */
 const CONNECTORS: Partial<Record<SourceKind, SourceConnector>> = {
   kafka: kafkaConnector,
+  kinesis: kinesisConnector,
   objectStorage: objectStorageConnector,
   postgres: postgresConnector,
 };

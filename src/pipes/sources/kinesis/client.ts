@@ -1,0 +1,75 @@
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { PermanentError } from '../../records/index.js';
+import { type AwsKeys, assumeRole } from '../aws/index.js';
+
+/** A Kinesis source as stored (schema/sources.ts `KinesisSource`). */
+export interface KinesisSource {
+  streamName: string;
+  region: string;
+  format: 'JSONEachRow' | 'Avro' | 'AvroConfluent';
+  iteratorType?: 'TRIM_HORIZON' | 'LATEST' | 'AT_TIMESTAMP';
+  /** UNIX seconds (model.ts turns Terraform's date text into them). */
+  timestamp?: number | string;
+  useEnhancedFanOut?: boolean;
+  authentication?: 'IAM_ROLE' | 'IAM_USER';
+  iamRole?: string;
+  accessKey?: { accessKeyId: string; secretKey: string };
+}
+
+/** The SDK's commands, loaded on first use (a node with no Kinesis pipe never holds the SDK). */
+export type KinesisSdk = typeof import('@aws-sdk/client-kinesis');
+
+export interface KinesisConnection {
+  client: KinesisClient;
+  sdk: KinesisSdk;
+  close(): void;
+}
+
+/**
+ * A client for the source's stream: its access key (IAM_USER), or a role assumed through STS with
+ * this node's own AWS credentials (IAM_ROLE), in the source's region. The endpoint is the SDK's
+ * own: AWS_ENDPOINT_URL_KINESIS (or AWS_ENDPOINT_URL) points it at a local or compatible server.
+ * HTTP/1.1, not the SDK's default HTTP/2 for Kinesis: HTTP/2 is only needed for SubscribeToShard,
+ * which Sluice does not call, and compatible servers (kinesalite) speak only HTTP/1.1.
+ */
+export async function connectKinesis(
+  source: KinesisSource,
+  organizationId: string,
+): Promise<KinesisConnection> {
+  const keys = await sourceKeys(source, organizationId);
+  const [sdk, { NodeHttpHandler }] = await Promise.all([
+    import('@aws-sdk/client-kinesis'),
+    import('@smithy/node-http-handler'),
+  ]);
+  const client = new sdk.KinesisClient({
+    region: source.region,
+    credentials: {
+      accessKeyId: keys.accessKeyId,
+      secretAccessKey: keys.secretKey,
+      ...(keys.sessionToken ? { sessionToken: keys.sessionToken } : {}),
+    },
+    requestHandler: new NodeHttpHandler({
+      connectionTimeout: 10_000,
+      requestTimeout: 30_000,
+      // Without it a request past its timeout only logs a warning and stays pending.
+      throwOnRequestTimeout: true,
+    }),
+    // Throttling and expired iterators are the reader's to handle (backoff, Degraded): one try here.
+    maxAttempts: 1,
+  });
+  return { client, sdk, close: () => client.destroy() };
+}
+
+async function sourceKeys(source: KinesisSource, organizationId: string): Promise<AwsKeys> {
+  if (source.authentication === 'IAM_ROLE' || (!source.authentication && source.iamRole)) {
+    if (!source.iamRole) throw new PermanentError('IAM_ROLE authentication needs iamRole');
+    return assumeRole(source.iamRole, organizationId);
+  }
+  if (!source.accessKey) throw new PermanentError('IAM_USER authentication needs accessKey');
+  return source.accessKey;
+}
+
+/** The SDK's name for an error (`ProvisionedThroughputExceededException`, ...). */
+export function awsErrorName(error: unknown): string {
+  return (error as { name?: string })?.name ?? 'Error';
+}

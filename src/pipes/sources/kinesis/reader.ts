@@ -1,0 +1,269 @@
+import type { Logger } from 'pino';
+import { sleep } from '../../../concurrency.js';
+import type { Batch, Claim, Json } from '../../../store/index.js';
+import { type BadRecord, PermanentError } from '../../records/index.js';
+import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
+import { loadMessages, type MessagePlan, messagePlan } from '../messages/index.js';
+import { unsupportedKinesis } from './checks.js';
+import { connectKinesis, type KinesisConnection, type KinesisSource } from './client.js';
+import { type KinesisCursor, type KinesisRange, startOf } from './cursor.js';
+import { readRangeAgain } from './read-again.js';
+import { type KinesisMessage, kinesisMessages } from './records.js';
+import { type ShardHost, ShardReader } from './shard-reader.js';
+import { listShards, type ShardInfo } from './shards.js';
+import { ShardRates, shardStatuses, Troubles } from './status.js';
+
+/** As Kafka's: a batch at 100,000 records, 32 MB, or after streaming_max_insert_wait_ms. */
+const FLUSH = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
+/** How often the shard list is read for splits and merges (and at once when a shard ends). */
+const SHARD_CHECK_MS = 10_000;
+
+/**
+ * Kinesis as a source (README, "How a Kinesis pipe runs"): one reader per open shard, each
+ * shard owned by one of `scaling.replicas`; a replica's shards are claimed as one batch whose
+ * range names, per shard, the first and last sequence numbers, so a crash reads exactly that
+ * again (AT_SEQUENCE_NUMBER). A shard is in at most one batch at a time and a shard made by a
+ * split or a merge starts only when its parents' records are all committed: per partition key,
+ * records land in the order Kinesis holds them.
+ */
+export async function openKinesis(context: RunContext): Promise<SourceRun> {
+  const source = context.config.source.kinesis as KinesisSource | undefined;
+  if (!source) throw new PermanentError('the pipe has no kinesis source');
+  const unsupported = unsupportedKinesis(source);
+  if (unsupported) throw new PermanentError(unsupported.message);
+  const connection = await connectKinesis(source, context.organizationId);
+  const run = new KinesisRun(context, source, connection);
+  try {
+    await run.start();
+  } catch (error) {
+    await run.close();
+    throw error;
+  }
+  return run;
+}
+
+class KinesisRun implements SourceRun, ShardHost {
+  firstCursor: Json | null = null;
+  readonly pollMs = 100;
+  readonly inFlight: number;
+  readonly streamName: string;
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  readonly buffer: { rows: number; bytes: number };
+  private readonly stopping = new AbortController();
+  private readonly replicas: number;
+  private readonly flush: typeof FLUSH;
+  private readonly how: MessagePlan<KinesisMessage>;
+  private readonly readers = new Map<string, ShardReader>();
+  private readonly payloads = new Map<string, KinesisMessage[]>();
+  private readonly troubles: Troubles;
+  private readonly rates = new ShardRates();
+  private cursor!: KinesisCursor;
+  /** No cursor was stored: the pipe reads for the first time (LATEST means now). */
+  private firstRun = false;
+  private shards: ShardInfo[] = [];
+  private failure: { error: unknown } | undefined;
+  private turn = 0;
+  private watching: Promise<void> | undefined;
+  private wakeWatch: () => void = () => {};
+
+  constructor(
+    private readonly context: RunContext,
+    private readonly source: KinesisSource,
+    readonly connection: KinesisConnection,
+  ) {
+    this.streamName = source.streamName;
+    this.logger = context.logger.child({ pipeId: context.pipeId });
+    this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
+    this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
+    this.buffer = { rows: this.flush.rows, bytes: this.flush.bytes };
+    this.replicas = context.config.scaling.replicas ?? 1;
+    // A replica's next batch can take the shards its last one did not hold.
+    this.inFlight = 2 * this.replicas;
+    this.how = messagePlan(context.config, source.format, kinesisMessages);
+    this.troubles = new Troubles(context, this.logger);
+  }
+
+  async start(): Promise<void> {
+    const progress = await this.context.store.repos.progress.get(this.context.pipeId);
+    const stored = progress?.cursor as unknown as KinesisCursor | null | undefined;
+    this.firstRun = !stored?.shards;
+    this.cursor = stored?.shards ? stored : { startedAt: Date.now(), shards: {} };
+    // A batch claimed before a restart holds its shards until it commits (it is read again first).
+    for (const batch of await this.context.store.repos.progress.openBatches(this.context.pipeId)) {
+      for (const part of (batch.range as unknown as KinesisRange).parts) this.holdFor(part.shard, 1);
+    }
+    if (this.firstRun) {
+      const shards = await listShards(this.connection, this.streamName);
+      this.cursor.firstShards = shards.map((shard) => shard.id);
+      this.firstCursor = this.cursor as unknown as Json;
+    }
+    await this.followShards();
+    // LATEST means the records that arrive once the pipe runs: each shard's tip is taken first.
+    if (this.firstRun && this.source.iteratorType === 'LATEST')
+      await Promise.all([...this.readers.values()].map((reader) => reader.positioned));
+    this.watching = this.watchShards();
+  }
+
+  /** Readers for the shards whose parents are done, each given to the replica with the fewest. */
+  private async followShards(): Promise<void> {
+    this.shards = await listShards(this.connection, this.streamName);
+    const listed = new Set(this.shards.map((shard) => shard.id));
+    for (const shard of this.shards) {
+      if (this.readers.has(shard.id)) continue;
+      const parentsDone = shard.parents.every(
+        (parent) => !listed.has(parent) || this.readers.get(parent)?.drained,
+      );
+      if (!parentsDone) continue;
+      const reader = new ShardReader(
+        this,
+        shard.id,
+        this.leastBusyReplica(),
+        startOf(this.source, this.cursor, shard.id, this.firstRun),
+        this.cursor.shards[shard.id],
+      );
+      reader.inFlight = this.held.get(shard.id) ?? 0;
+      this.readers.set(shard.id, reader);
+      reader.run();
+      this.logger.info({ shard: shard.id, replica: reader.replica }, 'reading a Kinesis shard');
+    }
+  }
+
+  private readonly held = new Map<string, number>();
+
+  private holdFor(shard: string, by: number): void {
+    const reader = this.readers.get(shard);
+    if (reader) reader.inFlight += by;
+    else this.held.set(shard, (this.held.get(shard) ?? 0) + by);
+  }
+
+  private leastBusyReplica(): number {
+    const load = new Array<number>(this.replicas).fill(0);
+    for (const reader of this.readers.values())
+      if (!reader.finished) load[reader.replica] = (load[reader.replica] ?? 0) + 1;
+    return load.indexOf(Math.min(...load));
+  }
+
+  private async watchShards(): Promise<void> {
+    while (!this.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        this.wakeWatch = resolve;
+        void sleep(SHARD_CHECK_MS, this.signal).then(resolve);
+      });
+      if (this.signal.aborted) break;
+      try {
+        await this.followShards();
+      } catch (error) {
+        // The readers meet the same trouble and report it; this asks again.
+        if (!this.signal.aborted) this.logger.warn({ err: error }, "reading the stream's shards failed");
+      }
+    }
+  }
+
+  trouble(shard: string, reason: string | undefined): void {
+    this.troubles.set(shard, reason);
+  }
+
+  failed(error: unknown): void {
+    if (!this.signal.aborted) this.failure ??= { error };
+  }
+
+  ended(shard: string): void {
+    this.logger.info({ shard }, 'a Kinesis shard ended (split or merged)');
+    this.wakeWatch();
+  }
+
+  async next(cursorJson: Json | null): Promise<Claim | 'idle'> {
+    if (this.failure) throw this.failure.error;
+    await this.troubles.report();
+    const cursor = (cursorJson as unknown as KinesisCursor | null) ?? this.cursor;
+    for (let tried = 0; tried < this.replicas; tried += 1) {
+      const replica = (this.turn + tried) % this.replicas;
+      const ready = [...this.readers.values()].filter(
+        (r) => r.replica === replica && r.inFlight === 0 && r.messages.length > 0,
+      );
+      if (!this.isReady(ready)) continue;
+      this.turn = (replica + 1) % this.replicas;
+      return this.claim(ready, cursor);
+    }
+    return 'idle';
+  }
+
+  private isReady(readers: ShardReader[]): boolean {
+    if (readers.length === 0) return false;
+    const rows = readers.reduce((n, r) => n + r.messages.length, 0);
+    const bytes = readers.reduce((n, r) => n + r.bytes, 0);
+    const oldest = Math.min(...readers.map((r) => r.since ?? Number.POSITIVE_INFINITY));
+    return rows >= this.flush.rows || bytes >= this.flush.bytes || Date.now() - oldest >= this.flush.waitMs;
+  }
+
+  private claim(readers: ShardReader[], cursor: KinesisCursor): Claim {
+    const range: KinesisRange = { parts: [] };
+    const payload: KinesisMessage[] = [];
+    const shards = { ...cursor.shards };
+    let [rows, bytes] = [0, 0];
+    for (const reader of readers) {
+      if (rows >= this.flush.rows || bytes >= this.flush.bytes) break;
+      const taken = reader.take(this.flush.rows - rows, this.flush.bytes - bytes);
+      if (taken.length === 0) continue;
+      const [first, last] = [taken[0] as KinesisMessage, taken.at(-1) as KinesisMessage];
+      range.parts.push({
+        shard: reader.id,
+        first: first.sequence,
+        last: last.sequence,
+        records: taken.length,
+      });
+      for (const message of taken) bytes += message.value.length;
+      rows += taken.length;
+      payload.push(...taken);
+      reader.inFlight += 1;
+      shards[reader.id] = last.sequence;
+    }
+    this.cursor = { ...cursor, shards };
+    this.payloads.set(JSON.stringify(range), payload);
+    return {
+      range: range as unknown as Json,
+      files: 0,
+      bytes,
+      skipped: [],
+      cursor: this.cursor as unknown as Json,
+    };
+  }
+
+  async read(batch: Batch, into: string): Promise<BadRecord[]> {
+    const range = batch.range as unknown as KinesisRange;
+    const key = JSON.stringify(range);
+    const messages = this.payloads.get(key) ?? (await readRangeAgain(this, range));
+    const bad = await loadMessages(
+      { engine: this.context.engine, sourceReader: this.context.sourceReader },
+      this.how,
+      messages,
+      into,
+      `${this.context.pipeId}-${batch.slot}`,
+    );
+    this.payloads.delete(key);
+    return bad;
+  }
+
+  async committed(batch: Batch): Promise<void> {
+    for (const part of (batch.range as unknown as KinesisRange).parts) {
+      this.holdFor(part.shard, -1);
+      const reader = this.readers.get(part.shard);
+      if (reader) reader.committedTo = part.last;
+      this.rates.add(part.shard, part.records);
+      if (reader?.drained) this.wakeWatch();
+    }
+  }
+
+  status(): SourceStatus {
+    return { shards: shardStatuses(this.shards, this.readers, this.troubles, this.rates) };
+  }
+
+  async close(): Promise<void> {
+    this.stopping.abort();
+    this.wakeWatch();
+    await this.watching;
+    await Promise.all([...this.readers.values()].map((reader) => reader.stopped()));
+    this.connection.close();
+  }
+}
