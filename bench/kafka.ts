@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { createSluice, type Sluice } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { type RunningKafka, startKafka } from '../test/support/kafka.js';
-import { printTable } from './support.js';
+import { cpuUsage, defaultScope, followBacklog, mbps, printTable, type Scope, timed } from './support.js';
 
 /** Megabytes of messages in the backlog test (the issue's memory check asks for 5,000). */
 const BACKLOG_MB = Number(process.env.BENCH_KAFKA_MB ?? 300);
@@ -47,7 +46,12 @@ export async function benchKafka(): Promise<void> {
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 100);
-    const pipe = await ingest(sluice, scope, kafka, 'backlog', count);
+    const pipe = await followBacklog(
+      sluice,
+      scope,
+      () => sluice.pipes.create(scope, pipeBody('backlog', kafka, { streaming_max_insert_wait_ms: 5000 })),
+      count,
+    );
     clearInterval(sampler);
     const cpu = usage();
     const steadyMbps = (pipe.steadyRowsPerSecond * MESSAGE_BYTES) / 1e6;
@@ -95,15 +99,6 @@ export async function benchKafka(): Promise<void> {
     await kafka.stop();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-type Scope = { organizationId: string; serviceId: string };
-
-async function defaultScope(sluice: Sluice): Promise<Scope> {
-  const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
-  const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
-  if (!organization || !service) throw new Error('no default service');
-  return { organizationId: organization.id, serviceId: service.id };
 }
 
 /** A JSON message of about MESSAGE_BYTES with the id and the time it was made. */
@@ -203,37 +198,6 @@ function pipeBody(topic: string, kafka: RunningKafka, settings: Record<string, n
   };
 }
 
-/** Creates a pipe on a backlog and follows it: when it was created, first showed rows, and had all. */
-async function ingest(sluice: Sluice, scope: Scope, kafka: RunningKafka, topic: string, count: number) {
-  const start = performance.now();
-  const pipe = await sluice.pipes.create(
-    scope,
-    pipeBody(topic, kafka, { streaming_max_insert_wait_ms: 5000 }),
-  );
-  const created = performance.now();
-  // Rows over time; the steady rate runs from the first batch to the last full one (the backlog's
-  // tail waits streaming_max_insert_wait_ms for more, as a stream's last partial batch does).
-  const samples: { at: number; rows: number }[] = [];
-  for (;;) {
-    const status = await sluice.pipes.status(scope, pipe.id);
-    if (status.rowsWritten !== samples.at(-1)?.rows)
-      samples.push({ at: performance.now(), rows: status.rowsWritten });
-    if (status.rowsWritten >= count) break;
-    if (status.state === 'Failed') throw new Error(`bench pipe failed: ${status.reason}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const moving = samples.filter((sample) => sample.rows > 0);
-  const [first, lastFull] = [moving[0], moving.at(-2) ?? moving[0]];
-  if (!first || !lastFull) throw new Error('no progress seen');
-  const done = samples.at(-1)?.at ?? performance.now();
-  return {
-    createSeconds: (created - start) / 1000,
-    firstRowsSeconds: (first.at - start) / 1000,
-    totalSeconds: (done - start) / 1000,
-    steadyRowsPerSecond: (lastFull.rows - first.rows) / ((lastFull.at - first.at) / 1000),
-  };
-}
-
 /** Produces at a steady rate and records when each message became visible in the table. */
 async function steadyLatency(sluice: Sluice, scope: Scope, kafka: RunningKafka, waitMs: number) {
   const topic = `steady_${waitMs}`;
@@ -299,44 +263,4 @@ async function steadyLatency(sluice: Sluice, scope: Scope, kafka: RunningKafka, 
     'p99 ms': at(0.99),
     'max ms': at(1),
   };
-}
-
-/**
- * Where the CPU went between the call and the returned function's call: the whole machine's
- * share busy (Linux /proc/stat; 'n/a' elsewhere), this process's cores and event-loop use.
- */
-function cpuUsage() {
-  const machine = () => {
-    if (!existsSync('/proc/stat')) return undefined;
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
-    return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
-  };
-  const [start, cpu, loop, wall] = [
-    machine(),
-    process.cpuUsage(),
-    performance.eventLoopUtilization(),
-    performance.now(),
-  ];
-  return () => {
-    const end = machine();
-    const used = process.cpuUsage(cpu);
-    return {
-      machineBusy:
-        start && end
-          ? `${Math.round((1 - (end.idle - start.idle) / (end.total - start.total)) * 100)}%`
-          : 'n/a',
-      processCores: ((used.user + used.system) / 1e3 / (performance.now() - wall)).toFixed(2),
-      eventLoop: `${Math.round(performance.eventLoopUtilization(loop).utilization * 100)}%`,
-    };
-  };
-}
-
-async function timed(work: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await work();
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
-
-function mbps(bytes: number, seconds: number): string {
-  return (bytes / 1e6 / seconds).toFixed(1);
 }

@@ -1,6 +1,7 @@
 import { benchAlerts } from './alerts.js';
 import { benchApi } from './api.js';
 import { benchKafka } from './kafka.js';
+import { benchKinesis } from './kinesis.js';
 import { benchMemory } from './memory.js';
 import { benchObjectStorage } from './object-storage.js';
 import { benchPostgres } from './postgres.js';
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   memory: benchMemory,
   alerts: benchAlerts,
   kafka: benchKafka,
+  kinesis: benchKinesis,
   postgres: benchPostgres,
 };
 const only = process.argv.slice(2);

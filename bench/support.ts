@@ -1,4 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import type { Sluice } from '../src/app.js';
+import type { Engine } from '../src/engine/index.js';
 
 export interface LoadResult {
   requestsPerSecond: number;
@@ -29,4 +32,97 @@ export async function load(options: {
 export function printTable(title: string, rows: Record<string, string | number>[]): void {
   console.log(`\n${title}`);
   console.table(rows);
+}
+
+export type Scope = { organizationId: string; serviceId: string };
+
+/** The organization and service a fresh Sluice makes for its bootstrap key. */
+export async function defaultScope(sluice: Sluice): Promise<Scope> {
+  const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
+  const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
+  if (!organization || !service) throw new Error('no default service');
+  return { organizationId: organization.id, serviceId: service.id };
+}
+
+/** Creates a pipe on a backlog and follows it: when it was created, first showed rows, and had all. */
+export async function followBacklog(
+  sluice: Sluice,
+  scope: Scope,
+  create: () => Promise<{ id: string }>,
+  count: number,
+) {
+  const start = performance.now();
+  const pipe = await create();
+  const created = performance.now();
+  // Rows over time; the steady rate runs from the first batch to the last full one (the backlog's
+  // tail waits streaming_max_insert_wait_ms for more, as a stream's last partial batch does).
+  const samples: { at: number; rows: number }[] = [];
+  for (;;) {
+    const status = await sluice.pipes.status(scope, pipe.id);
+    if (status.rowsWritten !== samples.at(-1)?.rows)
+      samples.push({ at: performance.now(), rows: status.rowsWritten });
+    if (status.rowsWritten >= count) break;
+    if (status.state === 'Failed') throw new Error(`bench pipe failed: ${status.reason}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const moving = samples.filter((sample) => sample.rows > 0);
+  const [first, lastFull] = [moving[0], moving.at(-2) ?? moving[0]];
+  if (!first || !lastFull) throw new Error('no progress seen');
+  const done = samples.at(-1)?.at ?? performance.now();
+  return {
+    pipeId: pipe.id,
+    createSeconds: (created - start) / 1000,
+    firstRowsSeconds: (first.at - start) / 1000,
+    totalSeconds: (done - start) / 1000,
+    steadyRowsPerSecond: (lastFull.rows - first.rows) / ((lastFull.at - first.at) / 1000),
+  };
+}
+
+/**
+ * Where the CPU went between the call and the returned function's call: the whole machine's
+ * share busy (Linux /proc/stat; 'n/a' elsewhere), this process's cores and event-loop use.
+ */
+export function cpuUsage() {
+  const machine = () => {
+    if (!existsSync('/proc/stat')) return undefined;
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+    return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+  };
+  const [start, cpu, loop, wall] = [
+    machine(),
+    process.cpuUsage(),
+    performance.eventLoopUtilization(),
+    performance.now(),
+  ];
+  return () => {
+    const end = machine();
+    const used = process.cpuUsage(cpu);
+    return {
+      machineBusy:
+        start && end
+          ? `${Math.round((1 - (end.idle - start.idle) / (end.total - start.total)) * 100)}%`
+          : 'n/a',
+      processCores: ((used.user + used.system) / 1e3 / (performance.now() - wall)).toFixed(2),
+      eventLoop: `${Math.round(performance.eventLoopUtilization(loop).utilization * 100)}%`,
+    };
+  };
+}
+
+export async function timed(work: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await work();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+export function mbps(bytes: number, seconds: number): string {
+  return (bytes / 1e6 / seconds).toFixed(1);
+}
+
+/** The engine of the scope's service (started on first use). */
+export async function serviceEngine(sluice: Sluice, scope: Scope): Promise<Engine> {
+  const service = (await sluice.identity.listServices(scope.organizationId)).find(
+    (x) => x.id === scope.serviceId,
+  );
+  if (!service) throw new Error('no service');
+  return sluice.engines.engineFor(service);
 }

@@ -48,10 +48,9 @@ export function kinesisBody(
     destination: {
       database: 'kinesis',
       table,
-      tableDefinition: {
-        engine: extra.engine ?? { type: 'MergeTree' },
-        sortingKey: extra.sortingKey ?? ['id'],
-      },
+      ...(extra.unmanaged
+        ? { managedTable: false }
+        : { tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] } }),
       columns: [{ name: 'id', type: 'UInt64' }, { name: 'name', type: 'String' }, ...(extra.columns ?? [])],
     },
     fieldMappings: Object.entries(mappings).map(([destinationField, sourceField]) => ({
