@@ -277,6 +277,35 @@ describe('a Kinesis pipe', () => {
     expect(await ids(stream)).toEqual(range(0, 200));
   });
 
+  it('an expired iterator is made again after the last record read: nothing lost or doubled', async () => {
+    const stream = 'expiring';
+    await kinesis.createStream(stream, 1);
+    await kinesis.put(stream, records(0, 100));
+    const id = await createPipe(s, kinesisBody(stream, { streamName: stream }));
+    await waitForRows(stream, 100);
+    // The next read is refused as Kinesis refuses an iterator older than five minutes.
+    let expired = 0;
+    const iterators: string[] = [];
+    proxy.setRule((target, body) => {
+      if (target.endsWith('.GetShardIterator') && body.StreamName === stream)
+        iterators.push(String(body.ShardIteratorType));
+      if (!target.endsWith('.GetRecords') || expired > 0) return false;
+      expired += 1;
+      return 'ExpiredIteratorException';
+    });
+    try {
+      await kinesis.put(stream, records(100, 100));
+      await waitForRows(stream, 200);
+    } finally {
+      proxy.setRule(() => false);
+    }
+    expect(expired).toBe(1);
+    expect(iterators).toEqual(['AFTER_SEQUENCE_NUMBER']);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await ids(stream)).toEqual(range(0, 200));
+    expect((await statusOf(s, id)).state).toBe('Running');
+  });
+
   it('create checks: a missing stream, enhanced fan-out and AvroConfluent are 400s naming the field', async () => {
     const missing = await s.request({
       method: 'POST',

@@ -189,8 +189,12 @@ export function kinesisClient(
   });
 }
 
-/** Decides whether to throttle one request: its X-Amz-Target (`Kinesis_20131202.GetRecords`) and JSON body. */
-export type ThrottleRule = (target: string, body: Record<string, unknown>) => boolean;
+/**
+ * Decides whether to refuse one request, from its X-Amz-Target (`Kinesis_20131202.GetRecords`) and
+ * JSON body: true refuses it as throttled, an exception name (`ExpiredIteratorException`) with that
+ * exception, false passes it on.
+ */
+export type ThrottleRule = (target: string, body: Record<string, unknown>) => boolean | string;
 
 export interface ThrottlingProxy {
   /** http://127.0.0.1:port */
@@ -207,7 +211,8 @@ export interface ThrottlingProxy {
  * An HTTP proxy in front of `upstream` (a kinesalite endpoint) that passes every request on unchanged,
  * except those `rule` picks, which it answers as real Kinesis does when a shard's read or write rate
  * is exceeded: 400 with a ProvisionedThroughputExceededException body, which the SDK raises as that
- * exception class (and, being a throttling error, retries up to the client's maxAttempts).
+ * exception class (and, being a throttling error, retries up to the client's maxAttempts); or, when
+ * the rule names another exception, 400 with that one.
  */
 export async function startThrottlingProxy(upstream: string, rule: ThrottleRule): Promise<ThrottlingProxy> {
   const target = new URL(upstream);
@@ -225,13 +230,18 @@ export async function startThrottlingProxy(upstream: string, rule: ThrottleRule)
         const value: unknown = JSON.parse(body.toString('utf8'));
         if (value && typeof value === 'object') parsed = value as Record<string, unknown>;
       } catch {}
-      if (current(amzTarget, parsed)) {
+      const verdict = current(amzTarget, parsed);
+      if (verdict) {
         throttled++;
+        const type = typeof verdict === 'string' ? verdict : 'ProvisionedThroughputExceededException';
         const shardId = typeof parsed.ShardId === 'string' ? parsed.ShardId : 'shardId-000000000000';
         const stream = typeof parsed.StreamName === 'string' ? parsed.StreamName : 'stream';
         const payload = JSON.stringify({
-          __type: 'ProvisionedThroughputExceededException',
-          message: `Rate exceeded for shard ${shardId} in stream ${stream} under account 000000000000.`,
+          __type: type,
+          message:
+            type === 'ProvisionedThroughputExceededException'
+              ? `Rate exceeded for shard ${shardId} in stream ${stream} under account 000000000000.`
+              : `${type} (refused by the test's proxy)`,
         });
         res.writeHead(400, {
           'content-type': 'application/x-amz-json-1.1',
