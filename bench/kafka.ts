@@ -2,11 +2,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Consumer, Producer } from '@platformatic/kafka';
-import { createSluice, type Sluice } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import type { Sluice } from '../src/app.js';
 import { type RunningKafka, startKafka } from '../test/support/kafka.js';
-import { cpuUsage, defaultScope, followBacklog, mbps, printTable, type Scope, timed } from './support.js';
+import {
+  benchSluice,
+  cpuUsage,
+  defaultScope,
+  followBacklog,
+  mbps,
+  printTable,
+  type Scope,
+  timed,
+} from './support.js';
 
 /** Megabytes of messages in the backlog test (the memory check asks for 5,000). */
 const BACKLOG_MB = Number(process.env.BENCH_KAFKA_MB ?? 300);
@@ -23,17 +30,7 @@ const STEADY = { perSecond: 10_000, seconds: Number(process.env.BENCH_KAFKA_STEA
 export async function benchKafka(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-kafka-'));
   const kafka = await startKafka();
-  const sluice = await createSluice(
-    loadConfig({
-      SLUICE_DATA_DIR: join(dir, 'data'),
-      SLUICE_RATE_LIMIT: '0',
-      SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
-      SLUICE_ALLOW_PLAINTEXT_KAFKA: 'true',
-      SLUICE_BOOTSTRAP_KEY_ID: 'sk_bench',
-      SLUICE_BOOTSTRAP_KEY_SECRET: 'bench-secret-0123456789',
-    }),
-    { logger: createLogger('warn') },
-  );
+  const sluice = await benchSluice(dir, { SLUICE_ALLOW_PLAINTEXT_KAFKA: 'true' });
   try {
     const scope = await defaultScope(sluice);
     const count = Math.round((BACKLOG_MB * 1e6) / MESSAGE_BYTES);

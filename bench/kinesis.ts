@@ -2,10 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
-import { createSluice, type Sluice } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import type { Sluice } from '../src/app.js';
 import type { Engine } from '../src/engine/index.js';
-import { createLogger } from '../src/log.js';
 import {
   KINESIS_CREDENTIALS,
   KINESIS_REGION,
@@ -14,14 +12,15 @@ import {
   startKinesis,
 } from '../test/support/kinesis.js';
 import {
+  benchSluice,
   cpuUsage,
   defaultScope,
   followBacklog,
   mbps,
   printTable,
   type Scope,
-  serviceEngine,
   timed,
+  warmEngines,
 } from './support.js';
 
 /** Records in the backlog test. */
@@ -52,22 +51,9 @@ export async function benchKinesis(): Promise<void> {
   Object.assign(process.env, kinesis.environment());
   let sluice: Sluice | undefined;
   try {
-    sluice = await createSluice(
-      loadConfig({
-        SLUICE_DATA_DIR: join(dir, 'data'),
-        SLUICE_RATE_LIMIT: '0',
-        SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
-        SLUICE_BOOTSTRAP_KEY_ID: 'sk_bench',
-        SLUICE_BOOTSTRAP_KEY_SECRET: 'bench-secret-0123456789',
-      }),
-      { logger: createLogger('warn') },
-    );
+    sluice = await benchSluice(dir);
     const scope = await defaultScope(sluice);
-    const engine = await serviceEngine(sluice, scope);
-    // The service's engine and the source reader start on first use: started here, so the pipe
-    // measures ingest rather than two engine processes starting (as bench/postgres.ts does).
-    await engine.query('SELECT 1');
-    await sluice.engines.sourceReader().query('SELECT 1');
+    const engine = await warmEngines(sluice, scope);
     await benchBacklog(sluice, scope, kinesis);
     await benchLatency(sluice, scope, engine, kinesis);
   } finally {

@@ -6,13 +6,11 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { createSluice, type Sluice } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import type { Sluice } from '../src/app.js';
 import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
-import { createLogger } from '../src/log.js';
 import type { PipeStatus } from '../src/pipes/runtime-port.js';
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
-import { printTable } from './support.js';
+import { benchSluice, defaultScope, printTable, type Scope, timed, warmEngines } from './support.js';
 
 /** Rows of the snapshot's table. */
 const ROWS = Number(process.env.SLUICE_BENCH_PG_ROWS ?? 5_000_000);
@@ -46,22 +44,9 @@ export async function benchPostgres(): Promise<void> {
   client.on('error', () => {});
   await client.connect();
   try {
-    sluice = await createSluice(
-      loadConfig({
-        SLUICE_DATA_DIR: join(dir, 'data'),
-        SLUICE_RATE_LIMIT: '0',
-        SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
-        SLUICE_BOOTSTRAP_KEY_ID: 'sk_bench',
-        SLUICE_BOOTSTRAP_KEY_SECRET: 'bench-secret-0123456789',
-      }),
-      { logger: createLogger('warn') },
-    );
+    sluice = await benchSluice(dir);
     const scope = await defaultScope(sluice);
-    const engine = await serviceEngine(sluice, scope);
-    // The service's engine and the source reader start on first use: started here, so the pipes
-    // measure ingest rather than two engine processes starting (as bench/object-storage.ts does).
-    await engine.query('SELECT 1');
-    await sluice.engines.sourceReader().query('SELECT 1');
+    const engine = await warmEngines(sluice, scope);
     const meter = await CpuMeter.open(client, sluice, engine);
     await benchSnapshot(sluice, scope, engine, server, client, meter);
     await benchChanges(sluice, scope, engine, server, client, meter);
@@ -73,28 +58,11 @@ export async function benchPostgres(): Promise<void> {
   }
 }
 
-type Scope = { organizationId: string; serviceId: string };
-
 /** The URL of the database the benchmark's tables are in. */
 function benchUrl(server: RunningPostgres): string {
   const url = new URL(server.url);
   url.pathname = '/bench';
   return url.toString();
-}
-
-async function defaultScope(sluice: Sluice): Promise<Scope> {
-  const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
-  const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
-  if (!organization || !service) throw new Error('no default service');
-  return { organizationId: organization.id, serviceId: service.id };
-}
-
-async function serviceEngine(sluice: Sluice, scope: Scope): Promise<Engine> {
-  const service = (await sluice.identity.listServices(scope.organizationId)).find(
-    (x) => x.id === scope.serviceId,
-  );
-  if (!service) throw new Error('no service');
-  return sluice.engines.engineFor(service);
 }
 
 function pipeBody(
@@ -573,10 +541,4 @@ function machineTicks(): { idle: number; total: number } | undefined {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function timed(work: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await work();
-  return (performance.now() - start) / 1000;
 }

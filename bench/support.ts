@@ -1,7 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
-import type { Sluice } from '../src/app.js';
+import { createSluice, type Sluice } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import type { Engine } from '../src/engine/index.js';
+import { createLogger } from '../src/log.js';
 
 export interface LoadResult {
   requestsPerSecond: number;
@@ -125,4 +128,33 @@ export async function serviceEngine(sluice: Sluice, scope: Scope): Promise<Engin
   );
   if (!service) throw new Error('no service');
   return sluice.engines.engineFor(service);
+}
+
+/**
+ * Sluice in the bench process on a fresh data directory under `dir`, its runtime on, private
+ * sources allowed (the bench's servers listen on loopback), logging warnings only.
+ */
+export function benchSluice(dir: string, env: Record<string, string> = {}): Promise<Sluice> {
+  return createSluice(
+    loadConfig({
+      SLUICE_DATA_DIR: join(dir, 'data'),
+      SLUICE_RATE_LIMIT: '0',
+      SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
+      SLUICE_BOOTSTRAP_KEY_ID: 'sk_bench',
+      SLUICE_BOOTSTRAP_KEY_SECRET: 'bench-secret-0123456789',
+      ...env,
+    }),
+    { logger: createLogger('warn') },
+  );
+}
+
+/**
+ * The default service's engine, with it and the source reader started: they start on first use,
+ * so a pipe timed after this measures ingest rather than two engine processes starting.
+ */
+export async function warmEngines(sluice: Sluice, scope: Scope): Promise<Engine> {
+  const engine = await serviceEngine(sluice, scope);
+  await engine.query('SELECT 1');
+  await sluice.engines.sourceReader().query('SELECT 1');
+  return engine;
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, serveEnv, sluiceServe } from './support/cli.js';
+import { callApi, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
 import { type RunningKinesis, startKinesis } from './support/kinesis.js';
 import { kinesisBody } from './support/kinesis-pipes.js';
 import { waitFor } from './support/wait.js';
@@ -67,26 +67,18 @@ describe('Kinesis ingestion survives crashes (a real server process, killed with
       }
     })();
 
-    const killedAt: number[] = [];
-    for (let kill = 0; kill < KILLS; kill += 1) {
-      // Progress since the last kill: the restarted process reads again.
-      const before = killedAt.at(-1) ?? 0;
-      await waitFor(
-        'the pipe to make progress',
-        async () => (await statusOf()).rowsWritten > before || undefined,
-        90_000,
-        20,
-      ).catch((error) => {
-        console.log(server.output());
-        throw error;
-      });
-      await new Promise((resolve) => setTimeout(resolve, 500 + Math.floor(Math.random() * 1500)));
-      killedAt.push((await statusOf()).rowsWritten);
-      server.child.kill('SIGKILL');
-      await new Promise((resolve) => server.child.once('exit', resolve));
-      server = await sluiceServe(env);
-      running = server;
-    }
+    const killed = await killWhileStreaming({
+      server,
+      env,
+      kills: KILLS,
+      rowsWritten: async (current) =>
+        (await call(`${current.url}${pipes}/${pipeId}/status`)).result.rowsWritten,
+      restarted: (next) => {
+        running = next;
+      },
+    });
+    server = killed.server;
+    const { killedAt } = killed;
     await producing;
     console.log(`killed at rows written: ${killedAt.join(', ')}`);
     const totals = await waitFor(

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningKinesis, startKinesis } from './support/kinesis.js';
 import { sql, statusOf, waitForState } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
@@ -16,10 +17,18 @@ async function fixture(name: string): Promise<Record<string, any>> {
  */
 describe('what real clients send', () => {
   let s: TestSluice;
+  let kinesis: RunningKinesis;
   beforeAll(async () => {
+    // The Terraform Kinesis body's stream, on the tests' kinesalite (found the AWS SDK's own way).
+    kinesis = await startKinesis();
+    await kinesis.createStream('clicks', 1);
+    Object.assign(process.env, kinesis.environment());
     s = await startSluice({ runtime: true });
   });
-  afterAll(() => s.close());
+  afterAll(async () => {
+    await s?.close();
+    await kinesis?.stop();
+  });
 
   it('a one-off pipe on a location that matches no file is a 400 naming the URL; a continuous one waits', async () => {
     const body = await fixture('oneoff-empty-location');

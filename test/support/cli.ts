@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './sluice.js';
+import { waitFor } from './wait.js';
 
 const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
@@ -79,4 +80,53 @@ export async function callApi(url: string, method = 'GET', body?: unknown) {
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return (await response.json()) as { status: number; result: any; error?: string };
+}
+
+export type ServedSluice = Awaited<ReturnType<typeof sluiceServe>>;
+
+/** SIGKILL (no shutdown of any kind, as a crash or an OOM kill), then `sluice serve` again. */
+export async function killAndRestart(
+  server: ServedSluice,
+  env: Record<string, string>,
+): Promise<ServedSluice> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGKILL');
+  await exited;
+  return sluiceServe(env);
+}
+
+/**
+ * Kills a streaming pipe's server `kills` times while it ingests: each time once the pipe wrote
+ * rows since the last kill (the restarted process reads again), after a random 0.5-2 s more, so
+ * kills land between claim, stage, move and commit. Returns the server running at the end and the
+ * rows written at each kill.
+ */
+export async function killWhileStreaming(options: {
+  server: ServedSluice;
+  env: Record<string, string>;
+  kills: number;
+  rowsWritten: (server: ServedSluice) => Promise<number>;
+  /** Told of each new server (the test kills the last one when it ends, even when it fails). */
+  restarted: (server: ServedSluice) => void;
+}): Promise<{ server: ServedSluice; killedAt: number[] }> {
+  let { server } = options;
+  const killedAt: number[] = [];
+  for (let kill = 0; kill < options.kills; kill += 1) {
+    const before = killedAt.at(-1) ?? 0;
+    const current = server;
+    await waitFor(
+      'the pipe to make progress',
+      async () => (await options.rowsWritten(current)) > before || undefined,
+      90_000,
+      20,
+    ).catch((error) => {
+      console.log(current.output());
+      throw error;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500 + Math.floor(Math.random() * 1500)));
+    killedAt.push(await options.rowsWritten(server));
+    server = await killAndRestart(server, options.env);
+    options.restarted(server);
+  }
+  return { server, killedAt };
 }

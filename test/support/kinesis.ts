@@ -190,11 +190,15 @@ export function kinesisClient(
 }
 
 /**
- * Decides whether to refuse one request, from its X-Amz-Target (`Kinesis_20131202.GetRecords`) and
- * JSON body: true refuses it as throttled, an exception name (`ExpiredIteratorException`) with that
+ * Decides whether to refuse one request, from its X-Amz-Target (`Kinesis_20131202.GetRecords`), JSON
+ * body and headers (a test may also just look at them): true refuses it as throttled, an exception name (`ExpiredIteratorException`) with that
  * exception, false passes it on.
  */
-export type ThrottleRule = (target: string, body: Record<string, unknown>) => boolean | string;
+export type ThrottleRule = (
+  target: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string | string[] | undefined>,
+) => boolean | string;
 
 export interface ThrottlingProxy {
   /** http://127.0.0.1:port */
@@ -230,7 +234,7 @@ export async function startThrottlingProxy(upstream: string, rule: ThrottleRule)
         const value: unknown = JSON.parse(body.toString('utf8'));
         if (value && typeof value === 'object') parsed = value as Record<string, unknown>;
       } catch {}
-      const verdict = current(amzTarget, parsed);
+      const verdict = current(amzTarget, parsed, req.headers);
       if (verdict) {
         throttled++;
         const type = typeof verdict === 'string' ? verdict : 'ProvisionedThroughputExceededException';

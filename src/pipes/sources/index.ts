@@ -18,8 +18,8 @@ export type {
   WrittenTable,
 } from './contract.js';
 
-/** Every kind of source that can run; a kind missing here is stored and then Failed as not supported yet. */
-const CONNECTORS: Partial<Record<SourceKind, SourceConnector>> = {
+/** Every kind of source, each with its connector (a kind the store holds and no connector knows fails). */
+const CONNECTORS: Record<SourceKind, SourceConnector> = {
   kafka: kafkaConnector,
   kinesis: kinesisConnector,
   objectStorage: objectStorageConnector,

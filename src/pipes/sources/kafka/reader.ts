@@ -2,7 +2,7 @@ import { sleep } from '../../../concurrency.js';
 import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
-import { loadMessages } from '../messages/index.js';
+import { flushDue, loadMessages, type StreamFlush, streamFlush } from '../messages/index.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
@@ -18,7 +18,6 @@ export interface KafkaRange {
 /** The cursor: per `topic:partition`, the offset after the last claimed message. */
 type KafkaCursor = Record<string, string>;
 
-export const FLUSH = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
 const POLL_MS = 100;
 /** How often a run looks for partitions added to its topics. */
 const PARTITION_CHECK_MS = 10_000;
@@ -55,7 +54,7 @@ class KafkaRun implements SourceRun, MemberHost {
   private readonly members: Member[] = [];
   /** Messages of claimed batches not yet written, by range. */
   private readonly payloads = new Map<string, SourcedMessage[]>();
-  private readonly flush: typeof FLUSH;
+  private readonly flush: StreamFlush;
   private readonly how;
   private failure: { error: unknown } | undefined;
   private turn = 0;
@@ -70,7 +69,7 @@ class KafkaRun implements SourceRun, MemberHost {
     this.topics = topicNames(source);
     this.logger = context.logger.child({ pipeId: context.pipeId });
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
-    this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
+    this.flush = streamFlush(context.config);
     this.how = kafkaMessagePlan(context.config, context.allowPrivateSources);
     this.replicas = context.config.scaling.replicas ?? 1;
     this.inFlight = 3 * this.replicas;
@@ -213,19 +212,11 @@ class KafkaRun implements SourceRun, MemberHost {
     for (let tried = 0; tried < this.members.length; tried += 1) {
       const member = this.members[(this.turn + tried) % this.members.length] as Member;
       const owned = [...this.partitions.values()].filter((p) => p.owner === member && p.messages.length > 0);
-      if (!this.ready(owned)) continue;
+      if (!flushDue(owned, this.flush)) continue;
       this.turn = (this.turn + tried + 1) % this.members.length;
       return this.claim(owned, (cursor ?? {}) as KafkaCursor);
     }
     return 'idle';
-  }
-
-  private ready(owned: PartitionState[]): boolean {
-    if (owned.length === 0) return false;
-    const rows = owned.reduce((sum, p) => sum + p.messages.length, 0);
-    const bytes = owned.reduce((sum, p) => sum + p.bytes, 0);
-    const oldest = Math.min(...owned.map((p) => p.since ?? Number.POSITIVE_INFINITY));
-    return rows >= this.flush.rows || bytes >= this.flush.bytes || Date.now() - oldest >= this.flush.waitMs;
   }
 
   /** Takes the buffered messages of these partitions, up to the flush limits, as one range. */

@@ -36,18 +36,15 @@ export async function connectKinesis(
   source: KinesisSource,
   organizationId: string,
 ): Promise<KinesisConnection> {
-  const keys = await sourceKeys(source, organizationId);
+  // Asked once here, so that a role STS refuses fails the connection (a 400 at create).
+  await sourceKeys(source, organizationId);
   const [sdk, { NodeHttpHandler }] = await Promise.all([
     import('@aws-sdk/client-kinesis'),
     import('@smithy/node-http-handler'),
   ]);
   const client = new sdk.KinesisClient({
     region: source.region,
-    credentials: {
-      accessKeyId: keys.accessKeyId,
-      secretAccessKey: keys.secretKey,
-      ...(keys.sessionToken ? { sessionToken: keys.sessionToken } : {}),
-    },
+    credentials: () => sourceIdentity(source, organizationId),
     requestHandler: new NodeHttpHandler({
       connectionTimeout: 10_000,
       requestTimeout: 30_000,
@@ -58,6 +55,24 @@ export async function connectKinesis(
     maxAttempts: 1,
   });
   return { client, sdk, close: () => client.destroy() };
+}
+
+/** How long the SDK keeps a role's keys before it asks again (assumeRole keeps them until near expiry). */
+const ROLE_KEYS_ASKED_EVERY_MS = 10 * 60_000;
+
+/**
+ * The keys as the SDK's credentials: a role's carry an expiration, so a long run asks again and
+ * gets fresh keys before the assumed ones expire; an access key never changes.
+ */
+async function sourceIdentity(source: KinesisSource, organizationId: string) {
+  const keys = await sourceKeys(source, organizationId);
+  return {
+    accessKeyId: keys.accessKeyId,
+    secretAccessKey: keys.secretKey,
+    ...(keys.sessionToken
+      ? { sessionToken: keys.sessionToken, expiration: new Date(Date.now() + ROLE_KEYS_ASKED_EVERY_MS) }
+      : {}),
+  };
 }
 
 async function sourceKeys(source: KinesisSource, organizationId: string): Promise<AwsKeys> {

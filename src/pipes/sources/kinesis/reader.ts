@@ -3,7 +3,14 @@ import { sleep } from '../../../concurrency.js';
 import type { Batch, Claim, Json } from '../../../store/index.js';
 import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
-import { loadMessages, type MessagePlan, messagePlan } from '../messages/index.js';
+import {
+  flushDue,
+  loadMessages,
+  type MessagePlan,
+  messagePlan,
+  type StreamFlush,
+  streamFlush,
+} from '../messages/index.js';
 import { unsupportedKinesis } from './checks.js';
 import { connectKinesis, type KinesisConnection, type KinesisSource } from './client.js';
 import { type KinesisCursor, type KinesisRange, startOf } from './cursor.js';
@@ -13,8 +20,6 @@ import { type ShardHost, ShardReader } from './shard-reader.js';
 import { listShards, type ShardInfo } from './shards.js';
 import { ShardRates, shardStatuses, Troubles } from './status.js';
 
-/** As Kafka's: a batch at 100,000 records, 32 MB, or after streaming_max_insert_wait_ms. */
-const FLUSH = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
 /** How often the shard list is read for splits and merges (and at once when a shard ends). */
 const SHARD_CHECK_MS = 10_000;
 
@@ -52,7 +57,7 @@ class KinesisRun implements SourceRun, ShardHost {
   readonly buffer: { rows: number; bytes: number };
   private readonly stopping = new AbortController();
   private readonly replicas: number;
-  private readonly flush: typeof FLUSH;
+  private readonly flush: StreamFlush;
   private readonly how: MessagePlan<KinesisMessage>;
   private readonly readers = new Map<string, ShardReader>();
   private readonly payloads = new Map<string, KinesisMessage[]>();
@@ -75,7 +80,7 @@ class KinesisRun implements SourceRun, ShardHost {
     this.streamName = source.streamName;
     this.logger = context.logger.child({ pipeId: context.pipeId });
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
-    this.flush = { ...FLUSH, waitMs: context.config.settings.streaming_max_insert_wait_ms ?? FLUSH.waitMs };
+    this.flush = streamFlush(context.config);
     this.buffer = { rows: this.flush.rows, bytes: this.flush.bytes };
     this.replicas = context.config.scaling.replicas ?? 1;
     // A replica's next batch can take the shards its last one did not hold.
@@ -182,19 +187,11 @@ class KinesisRun implements SourceRun, ShardHost {
       const ready = [...this.readers.values()].filter(
         (r) => r.replica === replica && r.inFlight === 0 && r.messages.length > 0,
       );
-      if (!this.isReady(ready)) continue;
+      if (!flushDue(ready, this.flush)) continue;
       this.turn = (replica + 1) % this.replicas;
       return this.claim(ready, cursor);
     }
     return 'idle';
-  }
-
-  private isReady(readers: ShardReader[]): boolean {
-    if (readers.length === 0) return false;
-    const rows = readers.reduce((n, r) => n + r.messages.length, 0);
-    const bytes = readers.reduce((n, r) => n + r.bytes, 0);
-    const oldest = Math.min(...readers.map((r) => r.since ?? Number.POSITIVE_INFINITY));
-    return rows >= this.flush.rows || bytes >= this.flush.bytes || Date.now() - oldest >= this.flush.waitMs;
   }
 
   private claim(readers: ShardReader[], cursor: KinesisCursor): Claim {

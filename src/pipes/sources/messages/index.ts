@@ -1,3 +1,4 @@
+export { flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export { loadMessages, sampleProblem } from './load.js';
 export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './plan.js';
 export { RegistryError, type SchemaAnswer, SchemaRegistryClient } from './schema-registry.js';

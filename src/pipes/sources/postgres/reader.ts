@@ -1,33 +1,25 @@
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { sleep } from '../../../concurrency.js';
 import type { Batch, Claim, Json } from '../../../store/index.js';
 import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
 import { readTable } from './catalog.js';
-import { rowsOfChanges } from './changes.js';
+import { claimChanges, claimRange } from './claims.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
 import { TargetRowCounts } from './counts.js';
 import { type ChangesRange, type Cursor, planOptions } from './cursor.js';
-import { loadChanges, loadRowsFile } from './load.js';
-import { formatLsn, parseLsn } from './lsn.js';
-import type { Relation } from './pgoutput.js';
+import { parseLsn } from './lsn.js';
+import { followMappings } from './mappings.js';
+import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
-import { followSchema, shapeChanged } from './schema.js';
-import {
-  type CreatedSlot,
-  createSlot,
-  dropSlot,
-  ensurePublication,
-  ownedNames,
-  slotLagBytes,
-  slotPosition,
-  tablesNotPublished,
-} from './setup.js';
-import { copyRange, planRanges, rangeAt, type SnapshotRange, type TableRanges } from './snapshot.js';
-import { tableStatuses } from './status.js';
-import { ChangeStream, type Transaction } from './stream.js';
+import { followSchema } from './schema.js';
+import { setUpPipe, slotLagBytes } from './setup.js';
+import type { SnapshotRange } from './snapshot.js';
+import { replicationStatus, tableStatuses } from './status.js';
+import { type ChangeStream, openChangeStream } from './stream.js';
 import { type TablePlan, tablePlan } from './tables.js';
+
+/** The states a run moves on from into Snapshot or Running (a retry may find it in either). */
+const MOVES_ON_FROM = ['Provisioning', 'Setup', 'Snapshot', 'Degraded', 'Running', 'Resync'];
 
 /** A pipe's run: setup, the snapshot's ranges, then batches of changes (README, "PostgreSQL pipes"). */
 export class PostgresRun implements SourceRun {
@@ -164,45 +156,21 @@ export class PostgresRun implements SourceRun {
     }
     if (this.cursor.resync) this.writeFresh(true);
     if (this.cursor.phase === 'cdc') await this.startStreaming();
-    else
-      await context.setState('Snapshot', 'copying the tables', [
-        'Provisioning',
-        'Setup',
-        'Degraded',
-        'Snapshot',
-        'Running',
-        'Resync',
-      ]);
+    else await context.setState('Snapshot', 'copying the tables', MOVES_ON_FROM);
     this.lagTimer = setInterval(() => void this.measure(), 10_000);
     void this.measure();
   }
 
   private async setUp(mode: string): Promise<Cursor> {
-    const { context, source, meta } = this;
-    const tables: Record<string, TableRanges> = {};
-    const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
-    for (const [target, plan] of this.plans) tables[target] = planRanges(plan.source, rowsPerRange);
-    const mapped = [...this.plans.keys()];
-    if (mode === 'snapshot') {
-      // One-off: no slot; the exported snapshot is what every range reads.
-      await this.exportSnapshot();
-      return { phase: 'snapshot', slot: null, publication: null, lsn: '0/0', tables, mapped };
+    const { context, source, meta, plans } = this;
+    const set = await setUpPipe({ context, source, meta, plans }, mode);
+    // One-off: no slot; the exported snapshot is what every range reads.
+    if (set.exportSnapshot) await this.exportSnapshot();
+    if (set.created) {
+      this.holder = set.created.holder;
+      this.snapshotName = set.created.snapshotName;
     }
-    const publication = await ensurePublication(meta, source, context.pipeId);
-    const given = mode === 'cdc_only' ? source.settings?.replicationSlotName : undefined;
-    const slot = given ?? ownedNames(context.pipeId).slot;
-    const existing = await slotPosition(meta, slot);
-    if (given && existing !== undefined) {
-      return { phase: 'cdc', slot, publication, lsn: existing, tables: {}, mapped };
-    }
-    // A slot of ours without progress is a setup that did not finish: it starts again.
-    if (existing !== undefined) await dropSlot(meta, slot);
-    const created: CreatedSlot = await createSlot(source, context, slot, mode === 'cdc');
-    this.holder = created.holder;
-    this.snapshotName = created.snapshotName;
-    if (mode === 'cdc_only')
-      return { phase: 'cdc', slot, publication, lsn: created.consistentLsn, tables: {}, mapped };
-    return { phase: 'snapshot', slot, publication, lsn: created.consistentLsn, tables, mapped };
+    return set.cursor;
   }
 
   /** A transaction held open exports a snapshot for the ranges to read under. */
@@ -214,55 +182,23 @@ export class PostgresRun implements SourceRun {
     this.snapshotName = exported.rows[0]?.name ?? null;
   }
 
-  /**
-   * Table mappings changed while the pipe was stopped (README, "Changing the tables"): the
-   * publication follows them; a removed table's changes are ignored from now on (its target
-   * stays); an added table is snapshotted, after the publication covers it, at a snapshot taken
-   * now, and then the changes go on from the last committed position. What both bring twice ends
-   * as one row: a change's version is above every snapshot row's.
-   */
+  /** Table mappings changed while the pipe was stopped (mappings.ts): the cursor follows them. */
   private async followMappings(mode: string, open: Batch[]): Promise<void> {
-    const { context, source, meta } = this;
-    const mapped = new Set(this.cursor.mapped);
-    const added = [...this.plans.keys()].filter((target) => !mapped.has(target));
-    const removed = this.cursor.mapped.filter((target) => !this.plans.has(target));
-    if (added.length === 0 && removed.length === 0) return;
-    const publication = this.cursor.publication;
-    if (publication && source.settings?.publicationName) {
-      const missing = await tablesNotPublished(meta, publication, source);
-      if (missing.length > 0)
-        throw new PermanentError(
-          `the publication ${publication} does not cover ${missing.join(', ')}: add them to it (ALTER PUBLICATION ... ADD TABLE), then start the pipe`,
-        );
-    } else if (publication) await ensurePublication(meta, source, context.pipeId);
-    const tables = { ...this.cursor.tables };
-    for (const target of removed) delete tables[target];
-    let { phase, lsn } = this.cursor;
-    // Ranges of a removed table claimed before a crash are not read any more.
-    const forget = open
-      .filter((batch) => removed.includes((batch.range as unknown as SnapshotRange).table))
-      .map((batch) => batch.seq);
-    for (const target of removed) this.inFlightByTable.delete(target);
-    if (added.length > 0 && mode !== 'cdc_only') {
-      await this.exportSnapshot();
-      const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
-      for (const target of added) tables[target] = planRanges(this.planOf(target).source, rowsPerRange);
-      phase = 'snapshot';
-      // A batch of changes in flight is read again once the snapshot is done.
-      for (const batch of open) {
-        const range = batch.range as unknown as SnapshotRange | ChangesRange;
-        if (range.kind !== 'changes') continue;
-        forget.push(batch.seq);
-        lsn = range.from;
-      }
+    const { context } = this;
+    const { source, meta, plans, cursor: now } = this;
+    const host = { context, source, meta, plans, cursor: now, exportSnapshot: () => this.exportSnapshot() };
+    const change = await followMappings(host, mode, open);
+    if (!change) return;
+    for (const target of change.removed) this.inFlightByTable.delete(target);
+    if (change.changesAgain) {
       this.changesInFlight = 0;
       this.resumeFrom = undefined;
     }
-    this.cursor = { ...this.cursor, phase, lsn, tables, mapped: [...this.plans.keys()] };
-    const cursor = this.cursor as unknown as Json;
-    await context.store.transaction((repos) => repos.progress.reset(context.pipeId, cursor, forget));
+    this.cursor = change.cursor;
+    const cursor = change.cursor as unknown as Json;
+    await context.store.transaction((repos) => repos.progress.reset(context.pipeId, cursor, change.forget));
     context.logger.info(
-      { pipeId: context.pipeId, added, removed },
+      { pipeId: context.pipeId, added: change.added, removed: change.removed },
       'the table mappings changed while the pipe was stopped',
     );
   }
@@ -285,9 +221,8 @@ export class PostgresRun implements SourceRun {
     const { slot, publication } = this.cursor;
     if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
     const settings = this.source.settings ?? {};
-    // The connection that made the slot (and held its snapshot) lets go of it as it closes.
-    for (let attempt = 0; ; attempt += 1) {
-      const stream = new ChangeStream({
+    this.stream = await openChangeStream(
+      {
         source: this.source,
         slot,
         publication,
@@ -295,25 +230,10 @@ export class PostgresRun implements SourceRun {
         maxReadyChanges: Math.max(10_000, 2 * (settings.pullBatchSize ?? 100_000)),
         quiet: () => this.changesInFlight === 0,
         logger: this.context.logger,
-      });
-      this.stream = stream;
-      try {
-        await stream.start(this.context);
-        break;
-      } catch (error) {
-        await stream.close();
-        if ((error as { code?: string }).code !== '55006' || attempt >= 40) throw error;
-        await sleep(250, this.context.signal);
-      }
-    }
-    await this.context.setState('Running', 'replicating changes', [
-      'Provisioning',
-      'Setup',
-      'Snapshot',
-      'Degraded',
-      'Running',
-      'Resync',
-    ]);
+      },
+      this.context,
+    );
+    await this.context.setState('Running', 'replicating changes', MOVES_ON_FROM);
   }
 
   async next(cursorJson: Json | null): Promise<Claim | 'idle' | 'complete'> {
@@ -335,109 +255,28 @@ export class PostgresRun implements SourceRun {
   }
 
   private nextRange(cursor: Cursor): Claim | undefined {
-    const settings = this.source.settings ?? {};
-    const perTable = settings.initialLoadParallelism ?? 4;
-    const tablesAtOnce = settings.snapshotNumberOfParallelTables ?? 1;
-    const busy = [...this.inFlightByTable].filter(([, n]) => n > 0).map(([t]) => t);
-    for (const [table, ranges] of Object.entries(cursor.tables)) {
-      if (ranges.next >= ranges.ranges) continue;
-      const active = busy.includes(table);
-      if (!active && busy.length >= tablesAtOnce) continue;
-      if ((this.inFlightByTable.get(table) ?? 0) >= perTable) continue;
-      const range = rangeAt(table, ranges, ranges.next);
-      this.adjust(table, 1);
-      const tables = { ...cursor.tables, [table]: { ...ranges, next: ranges.next + 1 } };
-      return {
-        range: range as unknown as Json,
-        files: 0,
-        bytes: 0,
-        skipped: [],
-        cursor: { ...cursor, tables } as unknown as Json,
-      };
-    }
-    return undefined;
+    const next = claimRange(cursor, this.source.settings ?? {}, this.inFlightByTable);
+    if (next) this.adjust(next.table, 1);
+    return next?.claim;
   }
 
   private nextChanges(): Claim | 'idle' {
     const stream = this.stream as ChangeStream;
     stream.throwIfFailed();
     if (this.changesInFlight > 0) return 'idle';
-    // What the store committed before the slot heard of it comes again after a restart: it is done.
-    const done = parseLsn(this.cursor.lsn);
-    while (stream.ready.length > 0 && (stream.ready[0] as Transaction).endLsn <= done) {
-      stream.takeRange(done, (stream.ready[0] as Transaction).endLsn);
-    }
-    if (stream.ready.length === 0) return 'idle';
-    const settings = this.source.settings ?? {};
-    const limit = settings.pullBatchSize ?? 100_000;
-    // syncIntervalSeconds bounds how long a change waits to be visible, so the batch is taken that
-    // much earlier than the interval as recent batches took to write, plus one poll.
-    const writeMs = Math.max(0, ...this.recentWrites);
-    const waitMs = Math.max(0, (settings.syncIntervalSeconds ?? 60) * 1000 - writeMs - this.pollMs);
-    const pending = stream.ready.reduce((n, t) => n + t.changes.length, 0);
-    const oldest = (stream.ready[0] as Transaction).receivedAt;
-    if (pending < limit && Date.now() - oldest < waitMs) return 'idle';
-    let changes = 0;
-    let bytes = 0;
-    let last: Transaction | undefined;
-    for (const transaction of stream.ready) {
-      if (last && changes + transaction.changes.length > limit) break;
-      changes += transaction.changes.length;
-      bytes += transaction.bytes;
-      last = transaction;
-    }
-    const range: ChangesRange = {
-      kind: 'changes',
-      from: this.cursor.lsn,
-      to: formatLsn((last as Transaction).endLsn),
-      changes,
-    };
+    const recentWriteMs = Math.max(0, ...this.recentWrites);
+    const claim = claimChanges(stream, this.cursor, this.source.settings ?? {}, {
+      recentWriteMs,
+      pollMs: this.pollMs,
+    });
+    if (claim === 'idle') return claim;
     this.changesInFlight += 1;
     this.changesClaimedAt = Date.now();
-    return {
-      range: range as unknown as Json,
-      files: 0,
-      bytes,
-      skipped: [],
-      cursor: { ...this.cursor, phase: 'cdc', lsn: range.to } as unknown as Json,
-    };
+    return claim;
   }
 
   async read(batch: Batch, _into: string, intoTable: (table: string) => string): Promise<BadRecord[]> {
-    const range = batch.range as unknown as SnapshotRange | ChangesRange;
-    const engines = { engine: this.context.engine, sourceReader: this.context.sourceReader };
-    const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
-    const file = { name, path: this.context.engine.scratchPath(`${name}.tsv`), label: '' };
-    try {
-      if (range.kind === 'snapshot') {
-        const plan = this.planOf(range.table);
-        await copyRange(this.source, this.context, plan, range, this.snapshotName, file.path);
-        const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
-        return await loadRowsFile(engines, plan, { ...file, label }, intoTable(plan.spec.table));
-      }
-      const stream = this.stream as ChangeStream;
-      const to = parseLsn(range.to);
-      await stream.waitFor(to, this.context.signal);
-      const transactions = stream.takeRange(parseLsn(range.from), to);
-      await this.followRelations(transactions, intoTable);
-      const byTable = rowsOfChanges(transactions, (schema, table) => this.planBySource(schema, table));
-      const bad: BadRecord[] = [];
-      for (const changes of byTable.values()) {
-        const label = `changes ${range.from}..${range.to} of ${changes.plan.source.schema}.${changes.plan.source.table}`;
-        bad.push(
-          ...(await loadChanges(
-            engines,
-            changes,
-            { ...file, label },
-            intoTable(changes.plan.spec.table),
-            this.context.logger,
-          )),
-        );
-      }
-      return bad;
-    } finally {
-      await this.context.engine.removeScratch(`${name}.tsv`);
-    }
+    return readBatch(this.batchHost, batch, intoTable);
   }
 
   async committed(batch: Batch): Promise<void> {
@@ -461,20 +300,7 @@ export class PostgresRun implements SourceRun {
     this.changesCommitted = this.changesCommitted.filter((c) => c.at >= cutoff);
     const changes = this.changesCommitted.reduce((n, c) => n + c.count, 0);
     return {
-      replication: {
-        phase: this.cursor.phase === 'cdc' ? 'changes' : 'snapshot',
-        slot: this.cursor.slot,
-        publication: this.cursor.publication,
-        lastReceivedLsn: this.stream ? formatLsn(this.stream.lastReceived) : null,
-        lastCommittedLsn:
-          this.cursor.phase === 'cdc'
-            ? this.stream
-              ? formatLsn(this.stream.confirmed)
-              : this.cursor.lsn
-            : null,
-        slotLagBytes: this.slotLag,
-        changesPerSecond: Math.round((changes / 60) * 10) / 10,
-      },
+      replication: replicationStatus(this.cursor, this.stream, this.slotLag, changes / 60),
       tables: tableStatuses(this.plans, this.cursor.tables, this.inFlightByTable, this.rowsDone, (table) =>
         this.counts.get(table),
       ),
@@ -530,36 +356,18 @@ export class PostgresRun implements SourceRun {
     }
   }
 
-  /**
-   * Follows the source's schema before a batch of changes is written (README, "Schema changes"):
-   * a relation message that names a new column or a new type makes the table's plan again from the
-   * catalog, and the target (with the stage the batch writes into) gets the added columns.
-   */
-  private async followRelations(
-    transactions: readonly Transaction[],
-    intoTable: (table: string) => string,
-  ): Promise<void> {
-    const relations = new Map<number, Relation>();
-    for (const transaction of transactions) {
-      for (const change of transaction.changes) {
-        for (const relation of change.kind === 'truncate' ? change.relations : [change.relation])
-          relations.set(relation.oid, relation);
-      }
-    }
-    for (const relation of relations.values()) {
-      const plan = this.planBySource(relation.schema, relation.name);
-      if (!plan || !shapeChanged(plan, relation)) continue;
-      const table = await readTable(this.meta, plan.source.schema, plan.source.table);
-      if (!table)
-        throw new PermanentError(`the source table ${plan.source.schema}.${plan.source.table} was dropped`);
-      const next = tablePlan(plan.mapping, table, planOptions(this.context));
-      await followSchema(this.context.engine, next, [intoTable(plan.spec.table)]);
-      this.plans.set(plan.mapping.targetTable, next);
-      this.context.logger.info(
-        { pipeId: this.context.pipeId, table: plan.mapping.targetTable },
-        'the source table changed shape: the target follows it',
-      );
-    }
+  /** What reading a batch needs of this run (read.ts). */
+  private get batchHost(): BatchHost {
+    return {
+      context: this.context,
+      source: this.source,
+      meta: this.meta,
+      snapshotName: this.snapshotName,
+      stream: this.stream,
+      planOf: (target) => this.planOf(target),
+      planBySource: (schema, table) => this.planBySource(schema, table),
+      replace: (plan) => this.plans.set(plan.mapping.targetTable, plan),
+    };
   }
 
   private adjust(table: string, by: number): void {

@@ -1,7 +1,12 @@
+import type pg from 'pg';
 import { addColumnsSql, describeTable, type Engine, tableName } from '../../../engine/index.js';
 import { PermanentError } from '../../records/index.js';
+import type { RunContext } from '../contract.js';
+import { readTable } from './catalog.js';
+import { planOptions } from './cursor.js';
 import type { Relation } from './pgoutput.js';
-import type { TablePlan } from './tables.js';
+import type { Transaction } from './stream.js';
+import { type TablePlan, tablePlan } from './tables.js';
 
 /**
  * Whether a relation message describes the table differently from the plan: a column the plan
@@ -40,5 +45,49 @@ export async function followSchema(engine: Engine, plan: TablePlan, stages: stri
   if (missing.length === 0) return;
   for (const name of [tableName(database, table), ...stages]) {
     await engine.execute(addColumnsSql(name, missing));
+  }
+}
+
+/** What following the source's schema needs of a run. */
+export interface RelationsHost {
+  context: RunContext;
+  /** A connection to the source for its catalog. */
+  meta: pg.Client;
+  planBySource(schema: string, table: string): TablePlan | undefined;
+  /** The table's plan made again: the run uses it from now on. */
+  replace(plan: TablePlan): void;
+}
+
+/**
+ * Follows the source's schema before a batch of changes is written (README, "Schema changes"):
+ * a relation message that names a new column or a new type makes the table's plan again from the
+ * catalog, and the target (with the stage the batch writes into) gets the added columns.
+ */
+export async function followRelations(
+  host: RelationsHost,
+  transactions: readonly Transaction[],
+  intoTable: (table: string) => string,
+): Promise<void> {
+  const { context } = host;
+  const relations = new Map<number, Relation>();
+  for (const transaction of transactions) {
+    for (const change of transaction.changes) {
+      for (const relation of change.kind === 'truncate' ? change.relations : [change.relation])
+        relations.set(relation.oid, relation);
+    }
+  }
+  for (const relation of relations.values()) {
+    const plan = host.planBySource(relation.schema, relation.name);
+    if (!plan || !shapeChanged(plan, relation)) continue;
+    const table = await readTable(host.meta, plan.source.schema, plan.source.table);
+    if (!table)
+      throw new PermanentError(`the source table ${plan.source.schema}.${plan.source.table} was dropped`);
+    const next = tablePlan(plan.mapping, table, planOptions(context));
+    await followSchema(context.engine, next, [intoTable(plan.spec.table)]);
+    host.replace(next);
+    context.logger.info(
+      { pipeId: context.pipeId, table: plan.mapping.targetTable },
+      'the source table changed shape: the target follows it',
+    );
   }
 }

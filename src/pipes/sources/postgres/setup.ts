@@ -1,6 +1,10 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { RunContext } from '../contract.js';
 import { closeClient, connect, type PostgresSource, pgIdent, pgLiteral, pgTable } from './connection.js';
+import type { Cursor } from './cursor.js';
+import { planRanges, type TableRanges } from './snapshot.js';
+import type { TablePlan } from './tables.js';
 
 /** The slot and publication names a pipe owns (Sluice makes and drops them). */
 export function ownedNames(pipeId: string): { slot: string; publication: string } {
@@ -138,4 +142,49 @@ export async function slotLagBytes(client: pg.Client, slot: string): Promise<num
   );
   const lag = result.rows[0]?.lag;
   return lag === null || lag === undefined ? null : Number(lag);
+}
+
+/** What setting a pipe up needs of its run. */
+export interface SetUpHost {
+  context: RunContext;
+  source: PostgresSource;
+  meta: pg.Client;
+  plans: ReadonlyMap<string, TablePlan>;
+}
+
+/**
+ * Sets a pipe up (state Setup): the snapshot's ranges, and for `cdc` and `cdc_only` the
+ * publication and a slot (`cdc` with an exported snapshot the ranges read under; a given slot of
+ * `cdc_only` that exists is taken as it is). `snapshot` (one-off) makes no slot: the run exports a
+ * snapshot of its own (`exportSnapshot`).
+ */
+export async function setUpPipe(
+  host: SetUpHost,
+  mode: string,
+): Promise<{ cursor: Cursor; created?: CreatedSlot; exportSnapshot?: true }> {
+  const { context, source, meta, plans } = host;
+  const tables: Record<string, TableRanges> = {};
+  const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
+  for (const [target, plan] of plans) tables[target] = planRanges(plan.source, rowsPerRange);
+  const mapped = [...plans.keys()];
+  if (mode === 'snapshot') {
+    const cursor: Cursor = { phase: 'snapshot', slot: null, publication: null, lsn: '0/0', tables, mapped };
+    return { cursor, exportSnapshot: true };
+  }
+  const publication = await ensurePublication(meta, source, context.pipeId);
+  const given = mode === 'cdc_only' ? source.settings?.replicationSlotName : undefined;
+  const slot = given ?? ownedNames(context.pipeId).slot;
+  const existing = await slotPosition(meta, slot);
+  if (given && existing !== undefined) {
+    return { cursor: { phase: 'cdc', slot, publication, lsn: existing, tables: {}, mapped } };
+  }
+  // A slot of ours without progress is a setup that did not finish: it starts again.
+  if (existing !== undefined) await dropSlot(meta, slot);
+  const created = await createSlot(source, context, slot, mode === 'cdc');
+  const lsn = created.consistentLsn;
+  const cursor: Cursor =
+    mode === 'cdc_only'
+      ? { phase: 'cdc', slot, publication, lsn, tables: {}, mapped }
+      : { phase: 'snapshot', slot, publication, lsn, tables, mapped };
+  return { cursor, created };
 }

@@ -1,6 +1,9 @@
-import type { TableStatus } from '../contract.js';
+import type { ReplicationStatus, TableStatus } from '../contract.js';
 import type { RowCount } from './counts.js';
+import type { Cursor } from './cursor.js';
+import { formatLsn } from './lsn.js';
 import type { TableRanges } from './snapshot.js';
+import type { ChangeStream } from './stream.js';
 import type { TablePlan } from './tables.js';
 
 /** Each mapped table's snapshot progress and live rows, as `GET .../status` shows it. */
@@ -31,4 +34,23 @@ export function tableStatuses(
       ...(count ? { rows: count.rows, rowsCountedAt: count.countedAt } : {}),
     };
   });
+}
+
+/** The slot, its positions and lag, and the rate of committed changes, as `/status` shows them. */
+export function replicationStatus(
+  cursor: Cursor,
+  stream: ChangeStream | undefined,
+  slotLagBytes: number | null,
+  changesPerSecond: number,
+): ReplicationStatus {
+  const streaming = cursor.phase === 'cdc';
+  return {
+    phase: streaming ? 'changes' : 'snapshot',
+    slot: cursor.slot,
+    publication: cursor.publication,
+    lastReceivedLsn: stream ? formatLsn(stream.lastReceived) : null,
+    lastCommittedLsn: streaming ? (stream ? formatLsn(stream.confirmed) : cursor.lsn) : null,
+    slotLagBytes,
+    changesPerSecond: Math.round(changesPerSecond * 10) / 10,
+  };
 }

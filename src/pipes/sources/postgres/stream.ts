@@ -1,5 +1,6 @@
 import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication';
 import type { Logger } from 'pino';
+import { sleep } from '../../../concurrency.js';
 import { privateHostProblem } from '../../../net/index.js';
 import { clientConfig, type PostgresSource, SourceConnectError } from './connection.js';
 import { formatLsn, parseLsn } from './lsn.js';
@@ -46,6 +47,32 @@ class TextPgoutput extends PgoutputPlugin {
  * when the run says a batch is committed in the store. While nothing is pending, the server's
  * keepalive position is confirmed too, so WAL of tables the pipe does not read is recycled.
  */
+type StreamOptions = ConstructorParameters<typeof ChangeStream>[0];
+
+/** How long a stream waits for a slot another connection still holds (it lets go as it closes). */
+const BUSY_SLOT = { waitMs: 250, attempts: 40 };
+
+/**
+ * A started stream of the slot. The connection that made the slot (and held its snapshot) lets go
+ * of it as it closes: while the server says the slot is active (55006), it is asked again.
+ */
+export async function openChangeStream(
+  options: StreamOptions,
+  context: { allowPrivateSources: boolean; signal: AbortSignal },
+): Promise<ChangeStream> {
+  for (let attempt = 0; ; attempt += 1) {
+    const stream = new ChangeStream(options);
+    try {
+      await stream.start(context);
+      return stream;
+    } catch (error) {
+      await stream.close();
+      if ((error as { code?: string }).code !== '55006' || attempt >= BUSY_SLOT.attempts) throw error;
+      await sleep(BUSY_SLOT.waitMs, context.signal);
+    }
+  }
+}
+
 export class ChangeStream {
   readonly ready: Transaction[] = [];
   private open: Transaction | undefined;

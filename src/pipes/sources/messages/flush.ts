@@ -1,0 +1,35 @@
+import type { PipeConfig } from '../../model.js';
+
+/**
+ * When a stream's held messages become a batch (README, "How a Kafka pipe runs", Flush): at
+ * 100,000 messages, 32 MB of message bytes, or `streaming_max_insert_wait_ms` (default 5 s) after
+ * the oldest waiting message.
+ */
+export interface StreamFlush {
+  rows: number;
+  bytes: number;
+  waitMs: number;
+}
+
+const DEFAULT_FLUSH: StreamFlush = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
+
+export function streamFlush(config: PipeConfig): StreamFlush {
+  return { ...DEFAULT_FLUSH, waitMs: config.settings.streaming_max_insert_wait_ms ?? DEFAULT_FLUSH.waitMs };
+}
+
+/** What a partition or a shard holds for the next batch. */
+export interface HeldMessages {
+  messages: { length: number };
+  bytes: number;
+  /** When the oldest held message arrived; undefined when none is held. */
+  since: number | undefined;
+}
+
+/** Whether these partitions' or shards' held messages make a batch now. */
+export function flushDue(held: readonly HeldMessages[], flush: StreamFlush): boolean {
+  if (held.length === 0) return false;
+  const rows = held.reduce((n, h) => n + h.messages.length, 0);
+  const bytes = held.reduce((n, h) => n + h.bytes, 0);
+  const oldest = Math.min(...held.map((h) => h.since ?? Number.POSITIVE_INFINITY));
+  return rows >= flush.rows || bytes >= flush.bytes || Date.now() - oldest >= flush.waitMs;
+}

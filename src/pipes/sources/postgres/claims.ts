@@ -1,0 +1,89 @@
+import type { Claim, Json } from '../../../store/index.js';
+import type { PostgresSource } from './connection.js';
+import type { ChangesRange, Cursor } from './cursor.js';
+import { formatLsn, parseLsn } from './lsn.js';
+import { rangeAt } from './snapshot.js';
+import type { ChangeStream, Transaction } from './stream.js';
+
+type Settings = NonNullable<PostgresSource['settings']>;
+
+/**
+ * The snapshot's next range to claim, if one may start now: `initialLoadParallelism` ranges of a
+ * table at once, `snapshotNumberOfParallelTables` tables at once. The caller counts it in flight.
+ */
+export function claimRange(
+  cursor: Cursor,
+  settings: Settings,
+  inFlightByTable: ReadonlyMap<string, number>,
+): { claim: Claim; table: string } | undefined {
+  const perTable = settings.initialLoadParallelism ?? 4;
+  const tablesAtOnce = settings.snapshotNumberOfParallelTables ?? 1;
+  const busy = [...inFlightByTable].filter(([, n]) => n > 0).map(([t]) => t);
+  for (const [table, ranges] of Object.entries(cursor.tables)) {
+    if (ranges.next >= ranges.ranges) continue;
+    const active = busy.includes(table);
+    if (!active && busy.length >= tablesAtOnce) continue;
+    if ((inFlightByTable.get(table) ?? 0) >= perTable) continue;
+    const range = rangeAt(table, ranges, ranges.next);
+    const tables = { ...cursor.tables, [table]: { ...ranges, next: ranges.next + 1 } };
+    const claim = {
+      range: range as unknown as Json,
+      files: 0,
+      bytes: 0,
+      skipped: [],
+      cursor: { ...cursor, tables } as unknown as Json,
+    };
+    return { claim, table };
+  }
+  return undefined;
+}
+
+/**
+ * The next batch of changes, once `pullBatchSize` changes wait or the oldest has waited long
+ * enough; 'idle' before. `syncIntervalSeconds` bounds how long a change waits to be visible, so
+ * the batch is taken that much earlier than the interval as recent batches took to write
+ * (`recentWriteMs`), plus one poll.
+ */
+export function claimChanges(
+  stream: ChangeStream,
+  cursor: Cursor,
+  settings: Settings,
+  timing: { recentWriteMs: number; pollMs: number },
+): Claim | 'idle' {
+  // What the store committed before the slot heard of it comes again after a restart: it is done.
+  const done = parseLsn(cursor.lsn);
+  while (stream.ready.length > 0 && (stream.ready[0] as Transaction).endLsn <= done) {
+    stream.takeRange(done, (stream.ready[0] as Transaction).endLsn);
+  }
+  if (stream.ready.length === 0) return 'idle';
+  const limit = settings.pullBatchSize ?? 100_000;
+  const waitMs = Math.max(
+    0,
+    (settings.syncIntervalSeconds ?? 60) * 1000 - timing.recentWriteMs - timing.pollMs,
+  );
+  const pending = stream.ready.reduce((n, t) => n + t.changes.length, 0);
+  const oldest = (stream.ready[0] as Transaction).receivedAt;
+  if (pending < limit && Date.now() - oldest < waitMs) return 'idle';
+  let changes = 0;
+  let bytes = 0;
+  let last: Transaction | undefined;
+  for (const transaction of stream.ready) {
+    if (last && changes + transaction.changes.length > limit) break;
+    changes += transaction.changes.length;
+    bytes += transaction.bytes;
+    last = transaction;
+  }
+  const range: ChangesRange = {
+    kind: 'changes',
+    from: cursor.lsn,
+    to: formatLsn((last as Transaction).endLsn),
+    changes,
+  };
+  return {
+    range: range as unknown as Json,
+    files: 0,
+    bytes,
+    skipped: [],
+    cursor: { ...cursor, phase: 'cdc', lsn: range.to } as unknown as Json,
+  };
+}

@@ -1,0 +1,86 @@
+import type pg from 'pg';
+import type { Batch } from '../../../store/index.js';
+import { PermanentError } from '../../records/index.js';
+import type { RunContext } from '../contract.js';
+import type { PostgresSource } from './connection.js';
+import type { ChangesRange, Cursor } from './cursor.js';
+import { ensurePublication, tablesNotPublished } from './setup.js';
+import { planRanges, type SnapshotRange } from './snapshot.js';
+import type { TablePlan } from './tables.js';
+
+/** A run as it resumes, for following the table mappings changed while it was stopped. */
+export interface MappingsHost {
+  context: RunContext;
+  source: PostgresSource;
+  meta: pg.Client;
+  cursor: Cursor;
+  plans: ReadonlyMap<string, TablePlan>;
+  /** Holds a snapshot open for the added tables' ranges to read under. */
+  exportSnapshot(): Promise<void>;
+}
+
+/** What changed: the cursor to store, the open batches to forget, and what the run must let go. */
+export interface MappingsChange {
+  cursor: Cursor;
+  forget: number[];
+  added: string[];
+  removed: string[];
+  /** A batch of changes in flight is read again once the added tables' snapshot is done. */
+  changesAgain: boolean;
+}
+
+/**
+ * Table mappings changed while the pipe was stopped (README, "Changing the tables"): the
+ * publication follows them; a removed table's changes are ignored from now on (its target
+ * stays); an added table is snapshotted, after the publication covers it, at a snapshot taken
+ * now, and then the changes go on from the last committed position. What both bring twice ends
+ * as one row: a change's version is above every snapshot row's. Undefined when nothing changed.
+ */
+export async function followMappings(
+  host: MappingsHost,
+  mode: string,
+  open: readonly Batch[],
+): Promise<MappingsChange | undefined> {
+  const { context, source, meta, cursor, plans } = host;
+  const mapped = new Set(cursor.mapped);
+  const added = [...plans.keys()].filter((target) => !mapped.has(target));
+  const removed = cursor.mapped.filter((target) => !plans.has(target));
+  if (added.length === 0 && removed.length === 0) return undefined;
+  const publication = cursor.publication;
+  if (publication && source.settings?.publicationName) {
+    const missing = await tablesNotPublished(meta, publication, source);
+    if (missing.length > 0)
+      throw new PermanentError(
+        `the publication ${publication} does not cover ${missing.join(', ')}: add them to it (ALTER PUBLICATION ... ADD TABLE), then start the pipe`,
+      );
+  } else if (publication) await ensurePublication(meta, source, context.pipeId);
+  const tables = { ...cursor.tables };
+  for (const target of removed) delete tables[target];
+  let { phase, lsn } = cursor;
+  // Ranges of a removed table claimed before a crash are not read any more.
+  const forget = open
+    .filter((batch) => removed.includes((batch.range as unknown as SnapshotRange).table))
+    .map((batch) => batch.seq);
+  let changesAgain = false;
+  if (added.length > 0 && mode !== 'cdc_only') {
+    await host.exportSnapshot();
+    const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
+    for (const target of added)
+      tables[target] = planRanges((plans.get(target) as TablePlan).source, rowsPerRange);
+    phase = 'snapshot';
+    for (const batch of open) {
+      const range = batch.range as unknown as SnapshotRange | ChangesRange;
+      if (range.kind !== 'changes') continue;
+      forget.push(batch.seq);
+      lsn = range.from;
+    }
+    changesAgain = true;
+  }
+  return {
+    cursor: { ...cursor, phase, lsn, tables, mapped: [...plans.keys()] },
+    forget,
+    added,
+    removed,
+    changesAgain,
+  };
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Batch } from '../../../store/index.js';
+import type { BadRecord } from '../../records/index.js';
+import type { RunContext } from '../contract.js';
+import { rowsOfChanges } from './changes.js';
+import type { PostgresSource } from './connection.js';
+import type { ChangesRange } from './cursor.js';
+import { loadChanges, loadRowsFile } from './load.js';
+import { parseLsn } from './lsn.js';
+import { followRelations, type RelationsHost } from './schema.js';
+import { copyRange, type SnapshotRange } from './snapshot.js';
+import type { ChangeStream } from './stream.js';
+import type { TablePlan } from './tables.js';
+
+/** What reading a batch needs of its run. */
+export interface BatchHost extends RelationsHost {
+  source: PostgresSource;
+  context: RunContext;
+  /** The exported snapshot the snapshot's ranges read under (null: the slot's own is gone). */
+  snapshotName: string | null;
+  stream: ChangeStream | undefined;
+  planOf(target: string): TablePlan;
+}
+
+/**
+ * Reads a batch into its tables' stages: a snapshot range copied under the exported snapshot
+ * (`COPY ... TO STDOUT` into a scratch file the engine parses), or the committed transactions of
+ * a range of changes, after the targets followed the source's schema.
+ */
+export async function readBatch(
+  host: BatchHost,
+  batch: Batch,
+  intoTable: (table: string) => string,
+): Promise<BadRecord[]> {
+  const { context } = host;
+  const range = batch.range as unknown as SnapshotRange | ChangesRange;
+  const engines = { engine: context.engine, sourceReader: context.sourceReader };
+  const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
+  const file = { name, path: context.engine.scratchPath(`${name}.tsv`), label: '' };
+  try {
+    if (range.kind === 'snapshot') {
+      const plan = host.planOf(range.table);
+      await copyRange(host.source, context, plan, range, host.snapshotName, file.path);
+      const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
+      return await loadRowsFile(engines, plan, { ...file, label }, intoTable(plan.spec.table));
+    }
+    const stream = host.stream as ChangeStream;
+    const to = parseLsn(range.to);
+    await stream.waitFor(to, context.signal);
+    const transactions = stream.takeRange(parseLsn(range.from), to);
+    await followRelations(host, transactions, intoTable);
+    const byTable = rowsOfChanges(transactions, (schema, table) => host.planBySource(schema, table));
+    const bad: BadRecord[] = [];
+    for (const changes of byTable.values()) {
+      const { schema, table } = changes.plan.source;
+      const label = `changes ${range.from}..${range.to} of ${schema}.${table}`;
+      const into = intoTable(changes.plan.spec.table);
+      bad.push(...(await loadChanges(engines, changes, { ...file, label }, into, context.logger)));
+    }
+    return bad;
+  } finally {
+    await context.engine.removeScratch(`${name}.tsv`);
+  }
+}
