@@ -4,113 +4,141 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callApi, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
 import { type RunningKinesis, startKinesis } from './support/kinesis.js';
+import { startKinesisLocal } from './support/kinesis-local.js';
 import { kinesisBody } from './support/kinesis-pipes.js';
 import { waitFor } from './support/wait.js';
 
-const RECORDS = 30_000;
 const ROUND = 500;
-const KILLS = 4;
 const STREAM = 'crash';
 
-let kinesis: RunningKinesis;
 const dirs: string[] = [];
 /** The server running now: killed when the test ends, even when it fails. */
 let running: Awaited<ReturnType<typeof sluiceServe>> | undefined;
 
-beforeAll(async () => {
-  kinesis = await startKinesis();
-});
-
 afterAll(async () => {
   running?.child.kill('SIGKILL');
-  await kinesis?.stop();
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describe('Kinesis ingestion survives crashes (a real server process, killed with SIGKILL)', () => {
-  it('holds every record exactly once after kills mid-stream with a writer running', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-kinesis-crash-'));
-    dirs.push(dataDir);
-    await kinesis.createStream(STREAM, 4);
-    // The server finds kinesalite the AWS SDK's own way.
-    const env = serveEnv(dataDir, { SLUICE_ALLOW_PRIVATE_SOURCES: 'true', ...kinesis.environment() });
-    const call = callApi;
+/** Reading with GetRecords (kinesalite), and with SubscribeToShard (kinesis-local). */
+const READS = [
+  {
+    how: 'GetRecords, kinesalite',
+    start: () => startKinesis(),
+    source: {},
+    records: 30_000,
+    kills: 4,
+    pauseMs: 700,
+  },
+  // kinesis-local takes a second or so per PutRecords of 500, and keeps a killed node's
+  // subscriptions until Sluice takes its consumer back (15 s): fewer records, slower, two kills.
+  {
+    how: 'enhanced fan-out, kinesis-local',
+    start: startKinesisLocal,
+    source: { useEnhancedFanOut: true },
+    records: 10_000,
+    kills: 2,
+    pauseMs: 2_500,
+  },
+];
 
-    let server = await sluiceServe(env);
-    running = server;
-    const org = (await call(`${server.url}/v1/organizations`)).result[0].id;
-    const service = (await call(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
-    const pipes = `/v1/organizations/${org}/services/${service}/pipes`;
-    // Two replicas, small batches: kills land between claim, stage, move and commit of several.
-    const created = await call(
-      `${server.url}${pipes}`,
-      'POST',
-      kinesisBody('crash', { streamName: STREAM }, { replicas: 2 }),
-    );
-    expect(created.status, created.error).toBe(200);
-    const pipeId = created.result.id;
-    const statusOf = async () => (await call(`${server.url}${pipes}/${pipeId}/status`)).result;
-    const query = async (sql: string) =>
-      (await call(`${server.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql })).result
-        .rows;
+describe.each(READS)(
+  'Kinesis ingestion survives crashes ($how; a real server process, killed with SIGKILL)',
+  ({ start, source, records: RECORDS, kills: KILLS, pauseMs }) => {
+    let kinesis: RunningKinesis;
 
-    // The writer runs through the kills: 60 rounds of 500 records, 700 ms apart (about 45 s).
-    const lastPut: Record<string, string> = {};
-    const producing = (async () => {
-      for (let round = 0; round < RECORDS / ROUND; round += 1) {
-        const records = Array.from({ length: ROUND }, (_, i) => {
-          const id = round * ROUND + i;
-          return { key: `k${id % 97}`, data: JSON.stringify({ id, name: `n${id}` }) };
-        });
-        for (const put of await kinesis.put(STREAM, records)) lastPut[put.shardId] = put.sequenceNumber;
-        await new Promise((resolve) => setTimeout(resolve, 700));
-      }
-    })();
+    beforeAll(async () => {
+      kinesis = await start();
+    }, 60_000);
 
-    const killed = await killWhileStreaming({
-      server,
-      env,
-      kills: KILLS,
-      rowsWritten: async (current) =>
-        (await call(`${current.url}${pipes}/${pipeId}/status`)).result.rowsWritten,
-      restarted: (next) => {
-        running = next;
-      },
+    afterAll(async () => {
+      await kinesis?.stop();
     });
-    server = killed.server;
-    const { killedAt } = killed;
-    await producing;
-    console.log(`killed at rows written: ${killedAt.join(', ')}`);
-    const totals = await waitFor(
-      'every record to land',
-      async () => {
-        const [row] = await query('SELECT count() AS n, uniqExact(id) AS ids FROM kinesis.crash');
-        return Number(row.n) >= RECORDS ? row : undefined;
-      },
-      180_000,
-      500,
-    );
-    // A little longer: a duplicate would land after the count reached the total.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const [final] = await query(
-      'SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM kinesis.crash',
-    );
-    const status = await statusOf();
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => server.child.once('exit', resolve));
-    expect(killedAt.filter((rows) => rows < RECORDS)).toHaveLength(KILLS);
-    expect(totals).toEqual({ n: RECORDS, ids: RECORDS });
-    expect(final).toEqual({ n: RECORDS, ids: RECORDS, lo: 0, hi: RECORDS - 1 });
-    expect(status.rowsWritten).toBe(RECORDS);
-    // Every shard committed to its last record, the shards spread over both replicas.
-    expect(
-      Object.fromEntries(
-        status.shards.map((shard: { shardId: string; lastCommittedSequenceNumber: string }) => [
-          shard.shardId,
-          shard.lastCommittedSequenceNumber,
-        ]),
-      ),
-    ).toEqual(lastPut);
-    expect(status.shards.map((shard: { replica: number }) => shard.replica).sort()).toEqual([0, 0, 1, 1]);
-  }, 400_000);
-});
+
+    it('holds every record exactly once after kills mid-stream with a writer running', async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'sluice-kinesis-crash-'));
+      dirs.push(dataDir);
+      await kinesis.createStream(STREAM, 4);
+      // The server finds the Kinesis server the AWS SDK's own way.
+      const env = serveEnv(dataDir, { SLUICE_ALLOW_PRIVATE_SOURCES: 'true', ...kinesis.environment() });
+      const call = callApi;
+
+      let server = await sluiceServe(env);
+      running = server;
+      const org = (await call(`${server.url}/v1/organizations`)).result[0].id;
+      const service = (await call(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
+      const pipes = `/v1/organizations/${org}/services/${service}/pipes`;
+      // Two replicas, small batches: kills land between claim, stage, move and commit of several.
+      const created = await call(
+        `${server.url}${pipes}`,
+        'POST',
+        kinesisBody('crash', { streamName: STREAM, ...source }, { replicas: 2 }),
+      );
+      expect(created.status, created.error).toBe(200);
+      const pipeId = created.result.id;
+      const statusOf = async () => (await call(`${server.url}${pipes}/${pipeId}/status`)).result;
+      const query = async (sql: string) =>
+        (await call(`${server.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql }))
+          .result.rows;
+
+      // The writer runs through the kills: rounds of 500 records (60, 700 ms apart, about 45 s, on kinesalite).
+      const lastPut: Record<string, string> = {};
+      const producing = (async () => {
+        for (let round = 0; round < RECORDS / ROUND; round += 1) {
+          const records = Array.from({ length: ROUND }, (_, i) => {
+            const id = round * ROUND + i;
+            return { key: `k${id % 97}`, data: JSON.stringify({ id, name: `n${id}` }) };
+          });
+          for (const put of await kinesis.put(STREAM, records)) lastPut[put.shardId] = put.sequenceNumber;
+          await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        }
+      })();
+
+      const killed = await killWhileStreaming({
+        server,
+        env,
+        kills: KILLS,
+        rowsWritten: async (current) =>
+          (await call(`${current.url}${pipes}/${pipeId}/status`)).result.rowsWritten,
+        restarted: (next) => {
+          running = next;
+        },
+      });
+      server = killed.server;
+      const { killedAt } = killed;
+      await producing;
+      console.log(`killed at rows written: ${killedAt.join(', ')}`);
+      const totals = await waitFor(
+        'every record to land',
+        async () => {
+          const [row] = await query('SELECT count() AS n, uniqExact(id) AS ids FROM kinesis.crash');
+          return Number(row.n) >= RECORDS ? row : undefined;
+        },
+        180_000,
+        500,
+      );
+      // A little longer: a duplicate would land after the count reached the total.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const [final] = await query(
+        'SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM kinesis.crash',
+      );
+      const status = await statusOf();
+      server.child.kill('SIGTERM');
+      await new Promise((resolve) => server.child.once('exit', resolve));
+      expect(killedAt.filter((rows) => rows < RECORDS)).toHaveLength(KILLS);
+      expect(totals).toEqual({ n: RECORDS, ids: RECORDS });
+      expect(final).toEqual({ n: RECORDS, ids: RECORDS, lo: 0, hi: RECORDS - 1 });
+      expect(status.rowsWritten).toBe(RECORDS);
+      // Every shard committed to its last record, the shards spread over both replicas.
+      expect(
+        Object.fromEntries(
+          status.shards.map((shard: { shardId: string; lastCommittedSequenceNumber: string }) => [
+            shard.shardId,
+            shard.lastCommittedSequenceNumber,
+          ]),
+        ),
+      ).toEqual(lastPut);
+      expect(status.shards.map((shard: { replica: number }) => shard.replica).sort()).toEqual([0, 0, 1, 1]);
+    }, 400_000);
+  },
+);

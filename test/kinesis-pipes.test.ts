@@ -5,7 +5,15 @@ import {
   startThrottlingProxy,
   type ThrottlingProxy,
 } from './support/kinesis.js';
-import { KINESIS_VIRTUAL_COLUMNS, kinesisBody, records } from './support/kinesis-pipes.js';
+import {
+  ids,
+  KINESIS_VIRTUAL_COLUMNS,
+  kinesisBody,
+  range,
+  records,
+  splitAndMerge,
+  waitForRows,
+} from './support/kinesis-pipes.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
@@ -31,26 +39,6 @@ afterAll(async () => {
   await proxy?.stop();
   await kinesis?.stop();
 });
-
-async function rowCount(table: string): Promise<number> {
-  const [row] = await sql(s, `SELECT count() AS n FROM kinesis.${table}`);
-  return Number(row?.n);
-}
-
-function waitForRows(table: string, n: number, timeoutMs = 60_000) {
-  return waitFor(
-    `${n} rows in kinesis.${table}`,
-    async () => ((await rowCount(table)) >= n ? true : undefined),
-    timeoutMs,
-  );
-}
-
-async function ids(table: string): Promise<number[]> {
-  const rows = await sql(s, `SELECT id FROM kinesis.${table} ORDER BY id`);
-  return rows.map((row) => Number(row.id));
-}
-
-const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
 describe('a Kinesis pipe', () => {
   it('reads every record of several shards with every virtual column, and sets aside 1% malformed', async () => {
@@ -89,7 +77,7 @@ describe('a Kinesis pipe', () => {
     );
     await waitForState(s, id, 'Running');
     const good = COUNT - sent.filter((_, i) => isBad(i)).length;
-    await waitForRows(stream, good);
+    await waitForRows(s, stream, good);
     const [row] = await sql(
       s,
       `SELECT id, name, v_key, toUnixTimestamp64Milli(v_timestamp) AS ts, v_stream, v_shard_id,
@@ -106,7 +94,7 @@ describe('a Kinesis pipe', () => {
     });
     // Arrival time as Kinesis stamped it: within the test's run.
     expect(Math.abs(Number(row?.ts) - Date.now())).toBeLessThan(120_000);
-    expect(await ids(stream)).toEqual(range(0, COUNT).filter((i) => !isBad(i)));
+    expect(await ids(s, stream)).toEqual(range(0, COUNT).filter((i) => !isBad(i)));
 
     const errors = await sql(s, `SELECT source, error, raw FROM kinesis.virtual_pipes_error`);
     const bad = range(0, COUNT).filter(isBad);
@@ -158,11 +146,11 @@ describe('a Kinesis pipe', () => {
     const id = await createPipe(s, kinesisBody(stream, { streamName: stream, iteratorType: 'LATEST' }));
     await waitForState(s, id, 'Running');
     await kinesis.put(stream, records(100, 100));
-    await waitForRows(stream, 100);
+    await waitForRows(s, stream, 100);
     // A later record, so that nothing of the first hundred was only late.
     await kinesis.put(stream, records(200, 1));
-    await waitForRows(stream, 101);
-    expect(await ids(stream)).toEqual(range(100, 101));
+    await waitForRows(s, stream, 101);
+    expect(await ids(s, stream)).toEqual(range(100, 101));
   });
 
   it('AT_TIMESTAMP reads what arrived from that second on', async () => {
@@ -178,71 +166,14 @@ describe('a Kinesis pipe', () => {
       kinesisBody(stream, { streamName: stream, iteratorType: 'AT_TIMESTAMP', timestamp: second }),
     );
     await waitForState(s, id, 'Running');
-    await waitForRows(stream, 50);
+    await waitForRows(s, stream, 50);
     await kinesis.put(stream, records(100, 10));
-    await waitForRows(stream, 60);
-    expect(await ids(stream)).toEqual(range(50, 60));
+    await waitForRows(s, stream, 60);
+    expect(await ids(s, stream)).toEqual(range(50, 60));
   });
 
   it('follows a split and a merge, children after their parents: per key, records land in order', async () => {
-    const stream = 'resharded';
-    await kinesis.createStream(stream, 2);
-    const KEYS = 40;
-    const round = (n: number) =>
-      Array.from({ length: KEYS }, (_, key) => ({
-        key: `key-${key}`,
-        data: JSON.stringify({ id: key, name: `round ${n}`, n }),
-      }));
-    const rounds = (from: number, to: number) => range(from, to - from).flatMap(round);
-    const [first, second] = (await kinesis.shards(stream)).map((shard) => shard.ShardId as string);
-    // Before the pipe starts: parents with more records than one GetRecords page, and children
-    // with newer ones, which a reader not waiting for the parents would load first.
-    const ROUNDS = 300;
-    await kinesis.put(stream, rounds(0, ROUNDS));
-    const [low, high] = await kinesis.split(stream, first as string);
-    await kinesis.put(stream, rounds(ROUNDS, ROUNDS + 10));
-    // When each row landed: a batch's rows share the time their batch was read.
-    await sql(s, 'CREATE DATABASE IF NOT EXISTS kinesis');
-    await sql(
-      s,
-      `CREATE TABLE kinesis.${stream} (id UInt64, name String, n UInt32, landed DateTime64(6) DEFAULT now64(6))
-       ENGINE = MergeTree ORDER BY (id, n)`,
-    );
-    const id = await createPipe(
-      s,
-      kinesisBody(
-        stream,
-        { streamName: stream },
-        { unmanaged: true, replicas: 2, columns: [{ name: 'n', type: 'UInt32' }], mappings: { n: 'n' } },
-      ),
-    );
-    await waitForState(s, id, 'Running');
-    // While it runs: a merge, and more records into the merged shard.
-    const merged = await kinesis.merge(stream, high, second as string);
-    await kinesis.put(stream, rounds(ROUNDS + 10, ROUNDS + 15));
-    const total = KEYS * (ROUNDS + 15);
-    await waitForRows(stream, total);
-    expect(await sql(s, `SELECT count() AS rows, uniqExact(id, n) AS once FROM kinesis.${stream}`)).toEqual([
-      { rows: total, once: total },
-    ]);
-    // Per key, rows in the order they landed have rounds in order.
-    const disorder = await sql(
-      s,
-      `SELECT id FROM (SELECT id, groupArray(n) AS ns FROM (SELECT id, n FROM kinesis.${stream} ORDER BY landed, n)
-       GROUP BY id) WHERE ns != arraySort(ns)`,
-    );
-    expect(disorder).toEqual([]);
-    const status = await waitFor('the closed shards finished', async () => {
-      const status = await statusOf(s, id);
-      const finished = status.shards.filter((shard: { state: string }) => shard.state === 'finished');
-      return finished.length === 3 ? status : undefined;
-    });
-    const byId = Object.fromEntries(
-      status.shards.map((shard: { shardId: string }) => [shard.shardId, shard]),
-    );
-    expect(byId[low]).toMatchObject({ parents: [first], state: 'reading' });
-    expect(byId[merged]).toMatchObject({ parents: [high, second], state: 'reading' });
-    expect(byId[first as string]).toMatchObject({ state: 'finished' });
+    await splitAndMerge(s, kinesis, 'resharded', {});
   });
 
   it('two replicas share the shards, each shard read by one, every record once', async () => {
@@ -252,8 +183,8 @@ describe('a Kinesis pipe', () => {
     const id = await createPipe(s, kinesisBody(stream, { streamName: stream }, { replicas: 2 }));
     await waitForState(s, id, 'Running');
     await kinesis.put(stream, records(2000, 2000));
-    await waitForRows(stream, 4000);
-    expect(await ids(stream)).toEqual(range(0, 4000));
+    await waitForRows(s, stream, 4000);
+    expect(await ids(s, stream)).toEqual(range(0, 4000));
     const { shards } = await statusOf(s, id);
     const replicas = shards.map((shard: { replica: number }) => shard.replica).sort();
     expect(replicas).toEqual([0, 0, 1, 1]);
@@ -264,7 +195,7 @@ describe('a Kinesis pipe', () => {
     await kinesis.createStream(stream, 1);
     await kinesis.put(stream, records(0, 100));
     const id = await createPipe(s, kinesisBody(stream, { streamName: stream }));
-    await waitForRows(stream, 100);
+    await waitForRows(s, stream, 100);
     proxy.setRule((target) => target.endsWith('.GetRecords'));
     const before = proxy.throttled;
     await kinesis.put(stream, records(100, 100));
@@ -273,8 +204,8 @@ describe('a Kinesis pipe', () => {
     expect(proxy.throttled).toBeGreaterThan(before);
     proxy.setRule(() => false);
     await waitForState(s, id, 'Running', 60_000);
-    await waitForRows(stream, 200);
-    expect(await ids(stream)).toEqual(range(0, 200));
+    await waitForRows(s, stream, 200);
+    expect(await ids(s, stream)).toEqual(range(0, 200));
   });
 
   it('an expired iterator is made again after the last record read: nothing lost or doubled', async () => {
@@ -287,7 +218,7 @@ describe('a Kinesis pipe', () => {
     await kinesis.createStream(stream, 1);
     await kinesis.put(stream, records(0, 100));
     const id = await createPipe(s, kinesisBody(stream, { streamName: stream }));
-    await waitForRows(stream, 100);
+    await waitForRows(s, stream, 100);
     // The next read is refused as Kinesis refuses an iterator older than five minutes.
     let expired = 0;
     const iterators: string[] = [];
@@ -300,14 +231,14 @@ describe('a Kinesis pipe', () => {
     });
     try {
       await kinesis.put(stream, records(100, 100));
-      await waitForRows(stream, 200);
+      await waitForRows(s, stream, 200);
     } finally {
       proxy.setRule(() => false);
     }
     expect(expired).toBe(1);
     expect(iterators).toEqual(['AFTER_SEQUENCE_NUMBER']);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await ids(stream)).toEqual(range(0, 200));
+    expect(await ids(s, stream)).toEqual(range(0, 200));
     expect((await statusOf(s, id)).state).toBe('Running');
   });
 

@@ -1,4 +1,8 @@
-import { KINESIS_CREDENTIALS } from './kinesis.js';
+import { expect } from 'vitest';
+import { KINESIS_CREDENTIALS, type StreamTools } from './kinesis.js';
+import { createPipe, sql, statusOf, waitForState } from './runtime.js';
+import type { TestSluice } from './sluice.js';
+import { waitFor } from './wait.js';
 
 // Helpers of the Kinesis pipe tests: pipe bodies as a user writes them.
 
@@ -68,4 +72,93 @@ export function records(from: number, count: number) {
     const i = from + n;
     return { key: `k${i}`, data: JSON.stringify({ id: i, name: `n${i}` }) };
   });
+}
+
+export const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+
+export async function rowCount(s: TestSluice, table: string): Promise<number> {
+  const [row] = await sql(s, `SELECT count() AS n FROM kinesis.${table}`);
+  return Number(row?.n);
+}
+
+export function waitForRows(s: TestSluice, table: string, n: number, timeoutMs = 60_000) {
+  return waitFor(
+    `${n} rows in kinesis.${table}`,
+    async () => ((await rowCount(s, table)) >= n ? true : undefined),
+    timeoutMs,
+  );
+}
+
+/** The ids in kinesis.<table>, in order. */
+export async function ids(s: TestSluice, table: string): Promise<number[]> {
+  const rows = await sql(s, `SELECT id FROM kinesis.${table} ORDER BY id`);
+  return rows.map((row) => Number(row.id));
+}
+
+/**
+ * A stream split before the pipe starts and merged while it runs, read by two replicas with the
+ * source's fields: every record once, and per partition key in the order Kinesis holds them; the
+ * closed shards end up finished and their children read.
+ */
+export async function splitAndMerge(
+  s: TestSluice,
+  kinesis: StreamTools,
+  stream: string,
+  source: Record<string, unknown>,
+): Promise<void> {
+  await kinesis.createStream(stream, 2);
+  const KEYS = 40;
+  const round = (n: number) =>
+    Array.from({ length: KEYS }, (_, key) => ({
+      key: `key-${key}`,
+      data: JSON.stringify({ id: key, name: `round ${n}`, n }),
+    }));
+  const rounds = (from: number, to: number) => range(from, to - from).flatMap(round);
+  const [first, second] = (await kinesis.shards(stream)).map((shard) => shard.ShardId as string);
+  // Before the pipe starts: parents with more records than one GetRecords page, and children
+  // with newer ones, which a reader not waiting for the parents would load first.
+  const ROUNDS = 300;
+  await kinesis.put(stream, rounds(0, ROUNDS));
+  const [low, high] = await kinesis.split(stream, first as string);
+  await kinesis.put(stream, rounds(ROUNDS, ROUNDS + 10));
+  // When each row landed: a batch's rows share the time their batch was read.
+  await sql(s, 'CREATE DATABASE IF NOT EXISTS kinesis');
+  await sql(
+    s,
+    `CREATE TABLE kinesis.${stream} (id UInt64, name String, n UInt32, landed DateTime64(6) DEFAULT now64(6))
+     ENGINE = MergeTree ORDER BY (id, n)`,
+  );
+  const id = await createPipe(
+    s,
+    kinesisBody(
+      stream,
+      { streamName: stream, ...source },
+      { unmanaged: true, replicas: 2, columns: [{ name: 'n', type: 'UInt32' }], mappings: { n: 'n' } },
+    ),
+  );
+  await waitForState(s, id, 'Running');
+  // While it runs: a merge, and more records into the merged shard.
+  const merged = await kinesis.merge(stream, high, second as string);
+  await kinesis.put(stream, rounds(ROUNDS + 10, ROUNDS + 15));
+  const total = KEYS * (ROUNDS + 15);
+  await waitForRows(s, stream, total);
+  expect(await sql(s, `SELECT count() AS rows, uniqExact(id, n) AS once FROM kinesis.${stream}`)).toEqual([
+    { rows: total, once: total },
+  ]);
+  // Per key, rows in the order they landed have rounds in order.
+  const disorder = await sql(
+    s,
+    `SELECT id FROM (SELECT id, groupArray(n) AS ns FROM (SELECT id, n FROM kinesis.${stream} ORDER BY landed, n)
+     GROUP BY id) WHERE ns != arraySort(ns)`,
+  );
+  expect(disorder).toEqual([]);
+  const status = await waitFor('the closed shards finished', async () => {
+    const status = await statusOf(s, id);
+    const finished = status.shards.filter((shard: { state: string }) => shard.state === 'finished');
+    return finished.length === 3 ? status : undefined;
+  });
+  const byId = Object.fromEntries(status.shards.map((shard: { shardId: string }) => [shard.shardId, shard]));
+  expect(byId[low]).toMatchObject({ parents: [first], state: 'reading' });
+  expect(byId[merged]).toMatchObject({ parents: [high, second], state: 'reading' });
+  expect(byId[first as string]).toMatchObject({ state: 'finished' });
 }

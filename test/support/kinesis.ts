@@ -77,6 +77,28 @@ export async function startKinesis(options: KinesisStartOptions = {}): Promise<R
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = kinesisClient(endpoint);
 
+  return {
+    endpoint,
+    region: KINESIS_REGION,
+    credentials: { ...KINESIS_CREDENTIALS },
+    client,
+    environment: () => ({ AWS_ENDPOINT_URL_KINESIS: endpoint, AWS_REGION: KINESIS_REGION }),
+    ...streamTools(client),
+    async stop() {
+      client.destroy();
+      server.closeAllConnections();
+      // kinesalite's close() closes its store, then the server.
+      await new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
+    },
+  };
+}
+
+/** What a test does with a stream, through any server's client. */
+export type StreamTools = Pick<RunningKinesis, 'createStream' | 'put' | 'split' | 'merge' | 'shards'>;
+
+export function streamTools(client: KinesisClient): StreamTools {
   const waitActive = async (stream: string) => {
     const deadline = Date.now() + 10_000;
     for (;;) {
@@ -99,11 +121,6 @@ export async function startKinesis(options: KinesisStartOptions = {}): Promise<R
   };
 
   return {
-    endpoint,
-    region: KINESIS_REGION,
-    credentials: { ...KINESIS_CREDENTIALS },
-    client,
-    environment: () => ({ AWS_ENDPOINT_URL_KINESIS: endpoint, AWS_REGION: KINESIS_REGION }),
     async createStream(name, shardCount) {
       await client.send(new CreateStreamCommand({ StreamName: name, ShardCount: shardCount }));
       await waitActive(name);
@@ -164,14 +181,6 @@ export async function startKinesis(options: KinesisStartOptions = {}): Promise<R
       return child.ShardId;
     },
     shards,
-    async stop() {
-      client.destroy();
-      server.closeAllConnections();
-      // kinesalite's close() closes its store, then the server.
-      await new Promise<void>((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      );
-    },
   };
 }
 

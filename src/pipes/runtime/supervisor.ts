@@ -227,7 +227,8 @@ export class PipeSupervisor implements PipeRuntime {
     const connector = view && connectorFor(view.row.sourceKind);
     if (!view || !connector) return;
     const { allowPrivateSources, logger } = this.deps;
-    await connector.deleted?.(view.config, { pipeId, allowPrivateSources, logger });
+    const organizationId = view.row.organizationId;
+    await connector.deleted?.(view.config, { pipeId, organizationId, allowPrivateSources, logger });
     await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch((error: unknown) =>
       this.deps.logger.warn({ pipeId, err: error }, 'could not drop the staging tables of a deleted pipe'),
     );

@@ -31,6 +31,7 @@ export interface SourceConnector {
 
 export interface CleanupContext {
   pipeId: string;
+  organizationId: string;
   allowPrivateSources: boolean;
   logger: Logger;
 }

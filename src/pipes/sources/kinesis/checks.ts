@@ -3,6 +3,7 @@ import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { messagePlan, sampleProblem } from '../messages/index.js';
 import { awsErrorName, connectKinesis, type KinesisConnection, type KinesisSource } from './client.js';
+import { streamArn } from './fan-out.js';
 import { type KinesisMessage, kinesisMessage, kinesisMessages } from './records.js';
 import { listShards } from './shards.js';
 
@@ -58,7 +59,10 @@ export async function kinesisProblems(config: PipeConfig, context: CheckContext)
     } catch (error) {
       return [streamProblem(source, error)];
     }
-    if (source.useEnhancedFanOut) return [await fanOutProblem(connection, source, signal)];
+    if (source.useEnhancedFanOut) {
+      const fanOut = await fanOutProblem(connection, source, signal);
+      if (fanOut) return [fanOut];
+    }
     if (!context.validateSamples || !firstShard) return [];
     return await samplesProblems(config, source, connection, context);
   } finally {
@@ -92,35 +96,25 @@ function streamProblem(source: KinesisSource, error: unknown): Problem {
 
 /**
  * Enhanced fan-out needs RegisterStreamConsumer and SubscribeToShard. A server without them
- * (kinesalite, most compatible servers) is told apart from AWS by asking for the stream's
- * consumers; Sluice reads with GetRecords only, so either way the request is refused, never
- * silently read another way.
+ * (kinesalite, most compatible servers) is told apart by asking for the stream's consumers: there
+ * the request is refused, never silently read with GetRecords instead.
  */
 async function fanOutProblem(
   connection: KinesisConnection,
   source: KinesisSource,
   signal: AbortSignal,
-): Promise<Problem> {
+): Promise<Problem | undefined> {
   const { client, sdk } = connection;
-  const path = `${PATH}.useEnhancedFanOut`;
   try {
-    const summary = await client.send(
-      new sdk.DescribeStreamSummaryCommand({ StreamName: source.streamName }),
-      { abortSignal: signal },
-    );
-    const arn = summary.StreamDescriptionSummary?.StreamARN;
-    await client.send(new sdk.ListStreamConsumersCommand({ StreamARN: arn }), { abortSignal: signal });
+    const StreamARN = await streamArn(connection, source.streamName, signal);
+    await client.send(new sdk.ListStreamConsumersCommand({ StreamARN }), { abortSignal: signal });
+    return undefined;
   } catch (error) {
     return {
-      path,
+      path: `${PATH}.useEnhancedFanOut`,
       message: `this Kinesis server does not support enhanced fan-out (${awsErrorName(error)}): leave useEnhancedFanOut out`,
     };
   }
-  return {
-    path,
-    message:
-      'enhanced fan-out is not supported yet: leave useEnhancedFanOut out (Sluice reads with GetRecords)',
-  };
 }
 
 /** validateSamples: the first records of the first shards parse and map as the pipe will. */

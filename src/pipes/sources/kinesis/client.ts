@@ -29,28 +29,43 @@ export interface KinesisConnection {
  * A client for the source's stream: its access key (IAM_USER), or a role assumed through STS with
  * this node's own AWS credentials (IAM_ROLE), in the source's region. The endpoint is the SDK's
  * own: AWS_ENDPOINT_URL_KINESIS (or AWS_ENDPOINT_URL) points it at a local or compatible server.
- * HTTP/1.1, not the SDK's default HTTP/2 for Kinesis: HTTP/2 is only needed for SubscribeToShard,
- * which Sluice does not call, and compatible servers (kinesalite) speak only HTTP/1.1.
+ * HTTP/1.1, not the SDK's default HTTP/2 for Kinesis: HTTP/2 is only needed for SubscribeToShard
+ * (fan-out.ts has its own client), and compatible servers (kinesalite) speak only HTTP/1.1.
  */
 export async function connectKinesis(
   source: KinesisSource,
   organizationId: string,
 ): Promise<KinesisConnection> {
-  // Asked once here, so that a role STS refuses fails the connection (a 400 at create).
-  await sourceKeys(source, organizationId);
-  const [sdk, { NodeHttpHandler }] = await Promise.all([
-    import('@aws-sdk/client-kinesis'),
-    import('@smithy/node-http-handler'),
-  ]);
-  const client = new sdk.KinesisClient({
-    region: source.region,
-    credentials: () => sourceIdentity(source, organizationId),
-    requestHandler: new NodeHttpHandler({
+  const { NodeHttpHandler } = await import('@smithy/node-http-handler');
+  return kinesisClient(
+    source,
+    organizationId,
+    new NodeHttpHandler({
       connectionTimeout: 10_000,
       requestTimeout: 30_000,
       // Without it a request past its timeout only logs a warning and stays pending.
       throwOnRequestTimeout: true,
     }),
+  );
+}
+
+type RequestHandler = NonNullable<
+  NonNullable<ConstructorParameters<typeof KinesisClient>[0]>['requestHandler']
+>;
+
+/** A client of the source's keys and region that sends through `requestHandler`. */
+export async function kinesisClient(
+  source: KinesisSource,
+  organizationId: string,
+  requestHandler: RequestHandler,
+): Promise<KinesisConnection> {
+  // Asked once here, so that a role STS refuses fails the connection (a 400 at create).
+  await sourceKeys(source, organizationId);
+  const sdk = await import('@aws-sdk/client-kinesis');
+  const client = new sdk.KinesisClient({
+    region: source.region,
+    credentials: () => sourceIdentity(source, organizationId),
+    requestHandler,
     // Throttling and expired iterators are the reader's to handle (backoff, Degraded): one try here.
     maxAttempts: 1,
   });

@@ -1,5 +1,5 @@
 import type { KinesisSource } from './client.js';
-import type { StartAt } from './shard-reader.js';
+import type { StartAt } from './shard-host.js';
 
 /** Where a Kinesis pipe is (the progress row's cursor). */
 export interface KinesisCursor {

@@ -1,5 +1,7 @@
 import type { SourceConnector } from '../contract.js';
 import { kinesisProblems } from './checks.js';
+import { connectKinesis, type KinesisSource } from './client.js';
+import { deregisterConsumer } from './consumer.js';
 import { openKinesis } from './reader.js';
 import { KINESIS_VIRTUAL_COLUMNS } from './records.js';
 
@@ -9,4 +11,22 @@ export const kinesisConnector: SourceConnector = {
   virtualColumns: KINESIS_VIRTUAL_COLUMNS,
   createProblems: kinesisProblems,
   open: openKinesis,
+  // The consumer an enhanced fan-out pipe registered.
+  async deleted(config, context) {
+    const source = config.source.kinesis as KinesisSource | undefined;
+    if (!source?.useEnhancedFanOut) return;
+    try {
+      const connection = await connectKinesis(source, context.organizationId);
+      try {
+        await deregisterConsumer(connection, source.streamName, context.pipeId, context.logger);
+      } finally {
+        connection.close();
+      }
+    } catch (error) {
+      context.logger.warn(
+        { pipeId: context.pipeId, err: error },
+        'could not reach Kinesis to deregister the consumer of a deleted pipe',
+      );
+    }
+  },
 };

@@ -1,7 +1,8 @@
 import { sleep } from '../../../concurrency.js';
 import type { KinesisRange } from './cursor.js';
+import { readPage, shardIterator } from './get-records.js';
 import type { KinesisMessage } from './records.js';
-import { readPage, type ShardHost, shardIterator } from './shard-reader.js';
+import type { ShardHost } from './shard-host.js';
 
 /** Pages of nothing after which a shard is taken to hold no more of a range (the records expired). */
 const EMPTY_PAGES_AT_END = 3;

@@ -13,10 +13,13 @@ import {
 } from '../messages/index.js';
 import { unsupportedKinesis } from './checks.js';
 import { connectKinesis, type KinesisConnection, type KinesisSource } from './client.js';
+import { PipeConsumer } from './consumer.js';
 import { type KinesisCursor, type KinesisRange, startOf } from './cursor.js';
+import { connectFanOut } from './fan-out.js';
 import { readRangeAgain } from './read-again.js';
 import { type KinesisMessage, kinesisMessages } from './records.js';
-import { type ShardHost, ShardReader } from './shard-reader.js';
+import type { FanOut, ShardHost } from './shard-host.js';
+import { ShardReader } from './shard-reader.js';
 import { listShards, type ShardInfo } from './shards.js';
 import { ShardRates, shardStatuses, Troubles } from './status.js';
 
@@ -55,6 +58,7 @@ class KinesisRun implements SourceRun, ShardHost {
   readonly signal: AbortSignal;
   readonly logger: Logger;
   readonly buffer: { rows: number; bytes: number };
+  fanOut: FanOut | undefined;
   private readonly stopping = new AbortController();
   private readonly replicas: number;
   private readonly flush: StreamFlush;
@@ -90,6 +94,7 @@ class KinesisRun implements SourceRun, ShardHost {
   }
 
   async start(): Promise<void> {
+    if (this.source.useEnhancedFanOut) await this.registerFanOut();
     const progress = await this.context.store.repos.progress.get(this.context.pipeId);
     const stored = progress?.cursor as unknown as KinesisCursor | null | undefined;
     this.firstRun = !stored?.shards;
@@ -108,6 +113,24 @@ class KinesisRun implements SourceRun, ShardHost {
     if (this.firstRun && this.source.iteratorType === 'LATEST')
       await Promise.all([...this.readers.values()].map((reader) => reader.positioned));
     this.watching = this.watchShards();
+  }
+
+  /** Enhanced fan-out: the pipe's consumer, registered (or found) and ACTIVE, and its HTTP/2 client. */
+  private async registerFanOut(): Promise<void> {
+    const connection = await connectFanOut(this.source, this.context.organizationId);
+    try {
+      const consumer = await PipeConsumer.register({
+        connection: this.connection,
+        streamName: this.streamName,
+        pipeId: this.context.pipeId,
+        signal: this.signal,
+        logger: this.logger,
+      });
+      this.fanOut = { connection, consumer };
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
   }
 
   /** Readers for the shards whose parents are done, each given to the replica with the fewest. */
@@ -163,6 +186,10 @@ class KinesisRun implements SourceRun, ShardHost {
         if (!this.signal.aborted) this.logger.warn({ err: error }, "reading the stream's shards failed");
       }
     }
+  }
+
+  closed(shard: string): boolean {
+    return this.shards.some((listed) => listed.id === shard && listed.closed);
   }
 
   trouble(shard: string, reason: string | undefined): void {
@@ -262,5 +289,6 @@ class KinesisRun implements SourceRun, ShardHost {
     await this.watching;
     await Promise.all([...this.readers.values()].map((reader) => reader.stopped()));
     this.connection.close();
+    this.fanOut?.connection.close();
   }
 }

@@ -1,0 +1,81 @@
+import { awsErrorName } from './client.js';
+import { kinesisMessage } from './records.js';
+import { type Page, patiently, type ShardHost, type StartAt } from './shard-host.js';
+import { listShards } from './shards.js';
+
+/** GetRecords' largest page. */
+const PAGE = 10_000;
+/** A GetShardIterator answers at once; one that does not is taken as not answering. */
+const ITERATOR_TIMEOUT_MS = 5_000;
+
+/**
+ * An iterator of the shard from `start`. Some compatible servers (kinesalite) never answer
+ * AT_TIMESTAMP when no record of the shard is that new: when the stream itself answers but that
+ * call does not, twice, the shard is read from its tip (LATEST), which is where such an iterator
+ * points, and the log says so.
+ */
+export async function shardIterator(host: ShardHost, shard: string, start: StartAt): Promise<string> {
+  let silent = 0;
+  for (;;) {
+    try {
+      return await iteratorFrom(host, shard, start);
+    } catch (error) {
+      if (start.type !== 'AT_TIMESTAMP' || host.signal.aborted || awsErrorName(error) !== 'TimeoutError')
+        throw error;
+      await patiently(host, shard, () => listShards(host.connection, host.streamName));
+      silent += 1;
+      if (silent < 2) continue;
+      host.logger.warn(
+        { shard, at: start.at.toISOString() },
+        'Kinesis did not answer AT_TIMESTAMP for a shard with no record that new: reading it from LATEST',
+      );
+      return iteratorFrom(host, shard, { type: 'LATEST' });
+    }
+  }
+}
+
+async function iteratorFrom(host: ShardHost, shard: string, start: StartAt): Promise<string> {
+  const { client, sdk } = host.connection;
+  const answer = await patiently(host, shard, () =>
+    client.send(
+      new sdk.GetShardIteratorCommand({
+        StreamName: host.streamName,
+        ShardId: shard,
+        ShardIteratorType: start.type,
+        ...('sequence' in start ? { StartingSequenceNumber: start.sequence } : {}),
+        ...('at' in start ? { Timestamp: start.at } : {}),
+      }),
+      { abortSignal: host.signal, requestTimeout: ITERATOR_TIMEOUT_MS },
+    ),
+  );
+  if (!answer.ShardIterator) throw new Error(`Kinesis gave no iterator for shard ${shard}`);
+  return answer.ShardIterator;
+}
+
+/** One GetRecords call, its records as messages. */
+export async function readPage(host: ShardHost, shard: string, iterator: string): Promise<Page> {
+  const { client, sdk } = host.connection;
+  const answer = await patiently(host, shard, () =>
+    client.send(new sdk.GetRecordsCommand({ ShardIterator: iterator, Limit: PAGE }), {
+      abortSignal: host.signal,
+    }),
+  );
+  const messages = (answer.Records ?? []).map((record) => kinesisMessage(record, host.streamName, shard));
+  const bytes = messages.reduce((n, message) => n + message.value.length, 0);
+  return {
+    messages,
+    bytes,
+    next: answer.NextShardIterator ?? null,
+    millisBehindLatest: answer.MillisBehindLatest ?? null,
+  };
+}
+
+/**
+ * A closed shard read to its end after `from`: GetRecords there gives no record and no next
+ * iterator. Asked when a subscription is caught up on a shard the listing shows closed, for
+ * servers that never send the subscription's last event (kinesis-local).
+ */
+export async function readToEnd(host: ShardHost, shard: string, from: StartAt): Promise<boolean> {
+  const page = await readPage(host, shard, await shardIterator(host, shard, from));
+  return page.messages.length === 0 && page.next === null;
+}
