@@ -2,10 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
+import { callApi, expectEveryRowOnce, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
 import { type RunningKafka, startKafka } from './support/kafka.js';
 import { kafkaPipe, produce } from './support/kafka-pipes.js';
-import { waitFor } from './support/wait.js';
 
 const MESSAGES = 30_000;
 const ROUND = 500;
@@ -79,30 +78,16 @@ describe('Kafka ingestion survives crashes (a real server process, killed with S
       },
     });
     server = killed.server;
-    const { killedAt } = killed;
     await producing;
-    console.log(`killed at rows written: ${killedAt.join(', ')}`);
-    const totals = await waitFor(
-      'every message to land',
-      async () => {
-        const [row] = await query('SELECT count() AS n, uniqExact(id) AS ids FROM kafka.crash');
-        return Number(row.n) >= MESSAGES ? row : undefined;
-      },
-      180_000,
-      500,
-    );
-    // A little longer: a duplicate would land after the count reached the total.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const [final] = await query(
-      'SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM kafka.crash',
-    );
-    const status = await statusOf();
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => server.child.once('exit', resolve));
-    expect(killedAt.filter((rows) => rows < MESSAGES)).toHaveLength(KILLS);
-    expect(totals).toEqual({ n: MESSAGES, ids: MESSAGES });
-    expect(final).toEqual({ n: MESSAGES, ids: MESSAGES, lo: 0, hi: MESSAGES - 1 });
-    expect(status.rowsWritten).toBe(MESSAGES);
+    const status = await expectEveryRowOnce({
+      server,
+      table: 'kafka.crash',
+      total: MESSAGES,
+      killedAt: killed.killedAt,
+      kills: KILLS,
+      query,
+      status: statusOf,
+    });
     expect(status.partitions.map((p: { lag: number }) => p.lag)).toEqual([0, 0, 0, 0]);
   }, 400_000);
 });

@@ -2,11 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
+import { callApi, expectEveryRowOnce, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
 import { type RunningKinesis, startKinesis } from './support/kinesis.js';
 import { startKinesisLocal } from './support/kinesis-local.js';
 import { kinesisBody } from './support/kinesis-pipes.js';
-import { waitFor } from './support/wait.js';
 
 const ROUND = 500;
 const STREAM = 'crash';
@@ -105,30 +104,16 @@ describe.each(READS)(
         },
       });
       server = killed.server;
-      const { killedAt } = killed;
       await producing;
-      console.log(`killed at rows written: ${killedAt.join(', ')}`);
-      const totals = await waitFor(
-        'every record to land',
-        async () => {
-          const [row] = await query('SELECT count() AS n, uniqExact(id) AS ids FROM kinesis.crash');
-          return Number(row.n) >= RECORDS ? row : undefined;
-        },
-        180_000,
-        500,
-      );
-      // A little longer: a duplicate would land after the count reached the total.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      const [final] = await query(
-        'SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM kinesis.crash',
-      );
-      const status = await statusOf();
-      server.child.kill('SIGTERM');
-      await new Promise((resolve) => server.child.once('exit', resolve));
-      expect(killedAt.filter((rows) => rows < RECORDS)).toHaveLength(KILLS);
-      expect(totals).toEqual({ n: RECORDS, ids: RECORDS });
-      expect(final).toEqual({ n: RECORDS, ids: RECORDS, lo: 0, hi: RECORDS - 1 });
-      expect(status.rowsWritten).toBe(RECORDS);
+      const status = await expectEveryRowOnce({
+        server,
+        table: 'kinesis.crash',
+        total: RECORDS,
+        killedAt: killed.killedAt,
+        kills: KILLS,
+        query,
+        status: statusOf,
+      });
       // Every shard committed to its last record, the shards spread over both replicas.
       expect(
         Object.fromEntries(

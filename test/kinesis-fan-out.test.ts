@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningKinesisLocal, startKinesisLocal } from './support/kinesis-local.js';
-import { ids, kinesisBody, range, records, splitAndMerge, waitForRows } from './support/kinesis-pipes.js';
+import {
+  ids,
+  kinesisBody,
+  latestReadsOnlyNew,
+  range,
+  records,
+  splitAndMerge,
+  waitForRows,
+} from './support/kinesis-pipes.js';
 import { createPipe, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { startTcpTap, type TcpTap } from './support/tcp-tap.js';
@@ -85,19 +93,7 @@ describe('a Kinesis pipe with enhanced fan-out', () => {
   });
 
   it('LATEST subscribes at the tip: only what arrives once the pipe runs', async () => {
-    const stream = 'tip';
-    await kinesis.createStream(stream, 2);
-    await kinesis.put(stream, records(0, 100));
-    const id = await createPipe(
-      s,
-      kinesisBody(stream, { streamName: stream, iteratorType: 'LATEST', ...fanOut }),
-    );
-    await waitForState(s, id, 'Running');
-    await kinesis.put(stream, records(100, 100));
-    await waitForRows(s, stream, 100);
-    await kinesis.put(stream, records(200, 1));
-    await waitForRows(s, stream, 101);
-    expect(await ids(s, stream)).toEqual(range(100, 101));
+    await latestReadsOnlyNew(s, kinesis, 'tip', fanOut);
   });
 
   it('follows a split and a merge, children after their parents: per key, records land in order', async () => {

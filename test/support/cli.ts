@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './sluice.js';
 import { waitFor } from './wait.js';
 
@@ -130,4 +131,44 @@ export async function killWhileStreaming(options: {
     options.restarted(server);
   }
   return { server, killedAt };
+}
+
+/**
+ * After the kills: waits until `total` rows are in `table` (ids 0 to total - 1) and a little
+ * longer (a duplicate would land after the count reached the total), stops the server, and checks
+ * every row is there once and every kill came before the end. The pipe's last status is returned
+ * for the test's own checks.
+ */
+export async function expectEveryRowOnce(options: {
+  server: ServedSluice;
+  table: string;
+  total: number;
+  killedAt: number[];
+  kills: number;
+  query: (sql: string) => Promise<any[]>;
+  status: () => Promise<any>;
+}): Promise<any> {
+  const { server, table, total, query } = options;
+  console.log(`killed at rows written: ${options.killedAt.join(', ')}`);
+  const totals = await waitFor(
+    `every row in ${table}`,
+    async () => {
+      const [row] = await query(`SELECT count() AS n, uniqExact(id) AS ids FROM ${table}`);
+      return Number(row.n) >= total ? row : undefined;
+    },
+    180_000,
+    500,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const [final] = await query(
+    `SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM ${table}`,
+  );
+  const status = await options.status();
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => server.child.once('exit', resolve));
+  expect(options.killedAt.filter((rows) => rows < total)).toHaveLength(options.kills);
+  expect(totals).toEqual({ n: total, ids: total });
+  expect(final).toEqual({ n: total, ids: total, lo: 0, hi: total - 1 });
+  expect(status.rowsWritten).toBe(total);
+  return status;
 }

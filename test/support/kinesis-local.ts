@@ -7,13 +7,7 @@ import {
   ListStreamConsumersCommand,
   ListStreamsCommand,
 } from '@aws-sdk/client-kinesis';
-import {
-  KINESIS_CREDENTIALS,
-  KINESIS_REGION,
-  kinesisClient,
-  type RunningKinesis,
-  streamTools,
-} from './kinesis.js';
+import { KINESIS_REGION, kinesisClient, type RunningKinesis, runningKinesis } from './kinesis.js';
 import { freePort } from './postgres.js';
 
 const MAIN = createRequire(import.meta.url).resolve('kinesis-local/main.js');
@@ -59,12 +53,10 @@ export async function startKinesisLocal(): Promise<RunningKinesisLocal> {
     throw error;
   }
   return {
-    endpoint,
-    region: KINESIS_REGION,
-    credentials: { ...KINESIS_CREDENTIALS },
-    client,
-    environment: () => ({ AWS_ENDPOINT_URL_KINESIS: endpoint, AWS_REGION: KINESIS_REGION }),
-    ...streamTools(client),
+    ...runningKinesis(endpoint, client, async () => {
+      child.kill('SIGTERM');
+      await exited;
+    }),
     async consumers(stream) {
       const { StreamDescriptionSummary: summary } = await client.send(
         new DescribeStreamSummaryCommand({ StreamName: stream }),
@@ -73,11 +65,6 @@ export async function startKinesisLocal(): Promise<RunningKinesisLocal> {
         new ListStreamConsumersCommand({ StreamARN: summary?.StreamARN }),
       );
       return Consumers ?? [];
-    },
-    async stop() {
-      client.destroy();
-      child.kill('SIGTERM');
-      await exited;
     },
   };
 }

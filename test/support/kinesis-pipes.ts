@@ -162,3 +162,25 @@ export async function splitAndMerge(
   expect(byId[merged]).toMatchObject({ parents: [high, second], state: 'reading' });
   expect(byId[first as string]).toMatchObject({ state: 'finished' });
 }
+
+/** LATEST: records put before the pipe runs are not read, those put after are, each once. */
+export async function latestReadsOnlyNew(
+  s: TestSluice,
+  kinesis: StreamTools,
+  stream: string,
+  source: Record<string, unknown>,
+): Promise<void> {
+  await kinesis.createStream(stream, 2);
+  await kinesis.put(stream, records(0, 100));
+  const id = await createPipe(
+    s,
+    kinesisBody(stream, { streamName: stream, iteratorType: 'LATEST', ...source }),
+  );
+  await waitForState(s, id, 'Running');
+  await kinesis.put(stream, records(100, 100));
+  await waitForRows(s, stream, 100);
+  // A later record, so that nothing of the first hundred was only late.
+  await kinesis.put(stream, records(200, 1));
+  await waitForRows(s, stream, 101);
+  expect(await ids(s, stream)).toEqual(range(100, 101));
+}

@@ -77,6 +77,21 @@ export async function startKinesis(options: KinesisStartOptions = {}): Promise<R
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = kinesisClient(endpoint);
 
+  return runningKinesis(endpoint, client, async () => {
+    server.closeAllConnections();
+    // kinesalite's close() closes its store, then the server.
+    await new Promise<void>((resolve, reject) =>
+      server.close((error) => (error ? reject(error) : resolve())),
+    );
+  });
+}
+
+/** A Kinesis server a test runs: its endpoint, a client, the stream tools; `stop` after the client. */
+export function runningKinesis(
+  endpoint: string,
+  client: KinesisClient,
+  stop: () => Promise<void>,
+): RunningKinesis {
   return {
     endpoint,
     region: KINESIS_REGION,
@@ -86,11 +101,7 @@ export async function startKinesis(options: KinesisStartOptions = {}): Promise<R
     ...streamTools(client),
     async stop() {
       client.destroy();
-      server.closeAllConnections();
-      // kinesalite's close() closes its store, then the server.
-      await new Promise<void>((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      );
+      await stop();
     },
   };
 }
