@@ -43,6 +43,10 @@ export async function startKinesisLocal(): Promise<RunningKinesisLocal> {
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // A test process that dies without stop() does not leave the server behind.
+  const orphaned = () => child.kill('SIGKILL');
+  process.once('exit', orphaned);
+  void exited.then(() => process.off('exit', orphaned));
   const endpoint = `http://127.0.0.1:${port}`;
   const client = kinesisClient(endpoint);
   try {
