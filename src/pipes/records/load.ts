@@ -39,6 +39,8 @@ export async function loadThroughReader(
     plan: InsertPlan;
     settings: Settings;
     into: string;
+    /** Settings of the service engine's insert only (the parse has `settings`). */
+    insertSettings?: Settings;
     recheck?: (skipped: SkippedRow[]) => Promise<'load' | 'again'>;
   },
 ): Promise<SkippedRow[]> {
@@ -73,6 +75,7 @@ export async function loadThroughReader(
         ...(settings.storage_file_read_method !== undefined
           ? { storage_file_read_method: settings.storage_file_read_method }
           : {}),
+        ...load.insertSettings,
       });
       try {
         await engine.execute(

@@ -2,7 +2,7 @@ import type { Claim, Json } from '../../../store/index.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange, Cursor } from './cursor.js';
 import { formatLsn, parseLsn } from './lsn.js';
-import { rangeAt } from './snapshot.js';
+import { rangeAt, snapshotParallelism } from './snapshot.js';
 import type { ChangeStream, Transaction } from './stream.js';
 
 type Settings = NonNullable<PostgresSource['settings']>;
@@ -16,8 +16,7 @@ export function claimRange(
   settings: Settings,
   inFlightByTable: ReadonlyMap<string, number>,
 ): { claim: Claim; table: string } | undefined {
-  const perTable = settings.initialLoadParallelism ?? 4;
-  const tablesAtOnce = settings.snapshotNumberOfParallelTables ?? 1;
+  const { perTable, tablesAtOnce } = snapshotParallelism(settings);
   const busy = [...inFlightByTable].filter(([, n]) => n > 0).map(([t]) => t);
   for (const [table, ranges] of Object.entries(cursor.tables)) {
     if (ranges.next >= ranges.ranges) continue;

@@ -2,7 +2,11 @@ import type { SourceConnector } from '../contract.js';
 import { postgresProblems } from './checks.js';
 import type { PostgresSource } from './connection.js';
 import { PostgresRun } from './reader.js';
+
 import { dropOwned } from './setup.js';
+
+/** The COPY relay the snapshot reads with; the benchmark's baseline reads with it too. */
+export { copyOut } from './copy-out.js';
 
 /** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
 export const postgresConnector: SourceConnector = {

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { type Engine, ident, literal, settingsClause, tableName } from '../../../engine/index.js';
 import { type BadRecord, loadThroughReader } from '../../records/index.js';
@@ -9,23 +10,33 @@ import { type ColumnPlan, textOfTarget } from './types.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
 
+/** How a snapshot range is loaded beside others (read.ts). */
+export interface RangeLoad {
+  /** Ranges parsed at once on this machine: each parses on one thread when they fill the cores. */
+  rangesAtOnce: number;
+}
+
 /**
  * Loads a file of a table's rows in COPY's text format into `into` through the source reader
  * (records/load.ts): the engine parses PostgreSQL's text, rows it cannot take go back as bad
- * records of that table.
+ * records of that table. `range` is given for a snapshot range.
  */
 export async function loadRowsFile(
   engines: Engines,
   plan: TablePlan,
   file: { path: string; name: string; label: string },
   into: string,
+  range?: RangeLoad,
 ): Promise<BadRecord[]> {
   const skipped = await loadThroughReader(engines, {
     name: file.name,
     from: rowsFileSource(file.path, plan),
     plan: plan.insert,
-    settings: READ_SETTINGS,
+    settings: { ...READ_SETTINGS, ...(range ? rangeParseSettings(range) : {}) },
     into,
+    // The insert's own merge of each block (optimize_on_insert) finds rows of equal key to fold;
+    // a range read by one statement holds each primary key once, so that pass would fold nothing.
+    ...(range && plan.keysUnique ? { insertSettings: { optimize_on_insert: 0 } } : {}),
   });
   return skipped.map((s) => ({
     source: `${file.label} row ${s.row}`,
@@ -34,6 +45,15 @@ export async function loadRowsFile(
     raw: s.raw,
     table: plan.spec.table,
   }));
+}
+
+/**
+ * Parallel parsing splits one file among threads; when the ranges in flight already keep every
+ * core busy, that split is only overhead (about a sixth of the parse's CPU, bench/postgres.ts).
+ */
+function rangeParseSettings(range: RangeLoad): Record<string, number> {
+  if (range.rangesAtOnce < availableParallelism()) return {};
+  return { input_format_parallel_parsing: 0, max_threads: 1 };
 }
 
 /**

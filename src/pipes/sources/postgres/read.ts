@@ -8,7 +8,7 @@ import type { ChangesRange } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { parseLsn } from './lsn.js';
 import { followRelations, type RelationsHost } from './schema.js';
-import { copyRange, type SnapshotRange } from './snapshot.js';
+import { copyRange, type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import type { ChangeStream } from './stream.js';
 import type { TablePlan } from './tables.js';
 
@@ -42,7 +42,9 @@ export async function readBatch(
       const plan = host.planOf(range.table);
       await copyRange(host.source, context, plan, range, host.snapshotName, file.path);
       const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
-      return await loadRowsFile(engines, plan, { ...file, label }, intoTable(plan.spec.table));
+      const { rangesAtOnce } = snapshotParallelism(host.source.settings);
+      const into = intoTable(plan.spec.table);
+      return await loadRowsFile(engines, plan, { ...file, label }, into, { rangesAtOnce });
     }
     const stream = host.stream as ChangeStream;
     const to = parseLsn(range.to);

@@ -13,7 +13,7 @@ import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
 import { setUpPipe, slotLagBytes } from './setup.js';
-import type { SnapshotRange } from './snapshot.js';
+import { type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import { replicationStatus, tableStatuses } from './status.js';
 import { type ChangeStream, openChangeStream } from './stream.js';
 import { type TablePlan, tablePlan } from './tables.js';
@@ -86,8 +86,7 @@ export class PostgresRun implements SourceRun {
 
   get inFlight(): number {
     if (this.cursor.phase === 'cdc') return 1;
-    const settings = this.source.settings ?? {};
-    return (settings.initialLoadParallelism ?? 4) * (settings.snapshotNumberOfParallelTables ?? 1);
+    return snapshotParallelism(this.source.settings).rangesAtOnce;
   }
 
   /**

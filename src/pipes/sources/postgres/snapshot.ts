@@ -1,9 +1,7 @@
-import { createWriteStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import { to as copyTo } from 'pg-copy-streams';
 import type { Logger } from 'pino';
 import type { SourceTable } from './catalog.js';
 import { closeClient, connect, type PostgresSource, pgLiteral, pgTable } from './connection.js';
+import { copyToFile } from './copy-out.js';
 import type { TablePlan } from './tables.js';
 
 /** How a table's snapshot is cut: ranges of `rangeBlocks` blocks, the last one open-ended. */
@@ -23,6 +21,17 @@ export interface SnapshotRange {
   fromBlock: number;
   /** Exclusive; null for the last range, which reads to the end of the table. */
   toBlock: number | null;
+}
+
+/** How many snapshot ranges run at once: `initialLoadParallelism` of a table, `snapshotNumberOfParallelTables` tables. */
+export function snapshotParallelism(settings: PostgresSource['settings']): {
+  perTable: number;
+  tablesAtOnce: number;
+  rangesAtOnce: number;
+} {
+  const perTable = settings?.initialLoadParallelism ?? 4;
+  const tablesAtOnce = settings?.snapshotNumberOfParallelTables ?? 1;
+  return { perTable, tablesAtOnce, rangesAtOnce: perTable * tablesAtOnce };
 }
 
 /** Cuts a table into ctid ranges of about `rowsPerRange` rows, from its statistics. */
@@ -59,10 +68,11 @@ export async function copyRange(
     const where = [`ctid >= '(${range.fromBlock},0)'::tid`];
     if (range.toBlock !== null) where.push(`ctid < '(${range.toBlock},0)'::tid`);
     const table = pgTable(plan.source.schema, plan.source.table);
-    const copy = client.query(
-      copyTo(`COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`),
+    await copyToFile(
+      client,
+      `COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`,
+      path,
     );
-    await pipeline(copy, createWriteStream(path));
     await client.query('COMMIT');
   } finally {
     await closeClient(client, context.logger);

@@ -20,6 +20,8 @@ export interface TablePlan {
   columns: ColumnPlan[];
   /** The target's sorting key: the custom one, the primary key, or every column (REPLICA IDENTITY FULL). */
   keys: string[];
+  /** The sorting key is the source's primary key: one statement's rows never repeat a key. */
+  keysUnique: boolean;
   spec: WrittenTable;
   /** How the engine reads a file of rows (PostgreSQL text, then the deleted flag and the version). */
   insert: InsertPlan;
@@ -34,9 +36,10 @@ export function tablePlan(
 ): TablePlan {
   const excluded = new Set(mapping.excludedColumns ?? []);
   const kept = source.columns.filter((column) => !excluded.has(column.name));
+  const keysUnique = !mapping.useCustomSortingKey && source.primaryKey.length > 0;
   const keys = mapping.useCustomSortingKey
     ? (mapping.sortingKeys ?? [])
-    : source.primaryKey.length > 0
+    : keysUnique
       ? source.primaryKey
       : kept.map((column) => column.name);
   const inKey = new Set(keys);
@@ -75,6 +78,7 @@ export function tablePlan(
     source,
     columns,
     keys,
+    keysUnique,
     spec,
     insert,
     copySelect: [...columns.map((column) => column.copy), '0', '0'].join(', '),
