@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, expectEveryRowOnce, killWhileStreaming, serveEnv, sluiceServe } from './support/cli.js';
+import { type ServedSluice, serveEnv, survivesKillsWhileWriting } from './support/cli.js';
 import { type RunningKinesis, startKinesis } from './support/kinesis.js';
 import { startKinesisLocal } from './support/kinesis-local.js';
 import { kinesisBody } from './support/kinesis-pipes.js';
@@ -12,7 +12,7 @@ const STREAM = 'crash';
 
 const dirs: string[] = [];
 /** The server running now: killed when the test ends, even when it fails. */
-let running: Awaited<ReturnType<typeof sluiceServe>> | undefined;
+let running: ServedSluice | undefined;
 
 afterAll(async () => {
   running?.child.kill('SIGKILL');
@@ -60,59 +60,29 @@ describe.each(READS)(
       await kinesis.createStream(STREAM, 4);
       // The server finds the Kinesis server the AWS SDK's own way.
       const env = serveEnv(dataDir, { SLUICE_ALLOW_PRIVATE_SOURCES: 'true', ...kinesis.environment() });
-      const call = callApi;
-
-      let server = await sluiceServe(env);
-      running = server;
-      const org = (await call(`${server.url}/v1/organizations`)).result[0].id;
-      const service = (await call(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
-      const pipes = `/v1/organizations/${org}/services/${service}/pipes`;
-      // Two replicas, small batches: kills land between claim, stage, move and commit of several.
-      const created = await call(
-        `${server.url}${pipes}`,
-        'POST',
-        kinesisBody('crash', { streamName: STREAM, ...source }, { replicas: 2 }),
-      );
-      expect(created.status, created.error).toBe(200);
-      const pipeId = created.result.id;
-      const statusOf = async () => (await call(`${server.url}${pipes}/${pipeId}/status`)).result;
-      const query = async (sql: string) =>
-        (await call(`${server.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql }))
-          .result.rows;
-
-      // The writer runs through the kills: rounds of 500 records (60, 700 ms apart, about 45 s, on kinesalite).
       const lastPut: Record<string, string> = {};
-      const producing = (async () => {
-        for (let round = 0; round < RECORDS / ROUND; round += 1) {
-          const records = Array.from({ length: ROUND }, (_, i) => {
-            const id = round * ROUND + i;
-            return { key: `k${id % 97}`, data: JSON.stringify({ id, name: `n${id}` }) };
-          });
-          for (const put of await kinesis.put(STREAM, records)) lastPut[put.shardId] = put.sequenceNumber;
-          await new Promise((resolve) => setTimeout(resolve, pauseMs));
-        }
-      })();
-
-      const killed = await killWhileStreaming({
-        server,
+      const status = await survivesKillsWhileWriting({
         env,
-        kills: KILLS,
-        rowsWritten: async (current) =>
-          (await call(`${current.url}${pipes}/${pipeId}/status`)).result.rowsWritten,
-        restarted: (next) => {
-          running = next;
-        },
-      });
-      server = killed.server;
-      await producing;
-      const status = await expectEveryRowOnce({
-        server,
+        // Two replicas, small batches: kills land between claim, stage, move and commit of several.
+        body: kinesisBody('crash', { streamName: STREAM, ...source }, { replicas: 2 }),
         table: 'kinesis.crash',
-        total: RECORDS,
-        killedAt: killed.killedAt,
         kills: KILLS,
-        query,
-        status: statusOf,
+        // The writer runs through the kills: rounds of 500 records (60, 700 ms apart, about 45 s, on kinesalite).
+        writer: {
+          rounds: RECORDS / ROUND,
+          size: ROUND,
+          pauseMs,
+          write: async (ids) => {
+            const records = ids.map((id) => ({
+              key: `k${id % 97}`,
+              data: JSON.stringify({ id, name: `n${id}` }),
+            }));
+            for (const put of await kinesis.put(STREAM, records)) lastPut[put.shardId] = put.sequenceNumber;
+          },
+        },
+        started: (server) => {
+          running = server;
+        },
       });
       // Every shard committed to its last record, the shards spread over both replicas.
       expect(

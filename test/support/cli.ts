@@ -103,7 +103,7 @@ export async function killAndRestart(
  * kills land between claim, stage, move and commit. Returns the server running at the end and the
  * rows written at each kill.
  */
-export async function killWhileStreaming(options: {
+async function killWhileStreaming(options: {
   server: ServedSluice;
   env: Record<string, string>;
   kills: number;
@@ -139,7 +139,7 @@ export async function killWhileStreaming(options: {
  * every row is there once and every kill came before the end. The pipe's last status is returned
  * for the test's own checks.
  */
-export async function expectEveryRowOnce(options: {
+async function expectEveryRowOnce(options: {
   server: ServedSluice;
   table: string;
   total: number;
@@ -171,4 +171,59 @@ export async function expectEveryRowOnce(options: {
   expect(final).toEqual({ n: total, ids: total, lo: 0, hi: total - 1 });
   expect(status.rowsWritten).toBe(total);
   return status;
+}
+
+/**
+ * The crash test of a streaming source: `sluice serve` with `env`, the pipe `body` created through
+ * its API, and a writer running through `kills` SIGKILLs (killWhileStreaming) in rounds of ids
+ * (round r writes r * size to r * size + size - 1), `pauseMs` apart; then every id is in `table`
+ * once (expectEveryRowOnce). Returns the pipe's last status for the test's own checks.
+ */
+export async function survivesKillsWhileWriting(options: {
+  env: Record<string, string>;
+  body: unknown;
+  table: string;
+  kills: number;
+  writer: { rounds: number; size: number; pauseMs: number; write: (ids: number[]) => Promise<void> };
+  /** Told of each server started (the test kills the last one when it ends, even when it fails). */
+  started: (server: ServedSluice) => void;
+}): Promise<any> {
+  const { env, writer } = options;
+  let server = await sluiceServe(env);
+  options.started(server);
+  const org = (await callApi(`${server.url}/v1/organizations`)).result[0].id;
+  const service = (await callApi(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
+  const pipes = `/v1/organizations/${org}/services/${service}/pipes`;
+  const created = await callApi(`${server.url}${pipes}`, 'POST', options.body);
+  expect(created.status, created.error).toBe(200);
+  const pipeId = created.result.id;
+  const statusAt = async (at: ServedSluice) => (await callApi(`${at.url}${pipes}/${pipeId}/status`)).result;
+
+  const writing = (async () => {
+    for (let round = 0; round < writer.rounds; round += 1) {
+      await writer.write(Array.from({ length: writer.size }, (_, i) => round * writer.size + i));
+      await new Promise((resolve) => setTimeout(resolve, writer.pauseMs));
+    }
+  })();
+  const killed = await killWhileStreaming({
+    server,
+    env,
+    kills: options.kills,
+    rowsWritten: async (current) => (await statusAt(current)).rowsWritten,
+    restarted: options.started,
+  });
+  server = killed.server;
+  await writing;
+  const last = server;
+  return expectEveryRowOnce({
+    server,
+    table: options.table,
+    total: writer.rounds * writer.size,
+    killedAt: killed.killedAt,
+    kills: options.kills,
+    query: async (sql) =>
+      (await callApi(`${last.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql })).result
+        .rows,
+    status: () => statusAt(last),
+  });
 }

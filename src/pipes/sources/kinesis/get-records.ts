@@ -1,6 +1,5 @@
 import { awsErrorName } from './client.js';
-import { kinesisMessage } from './records.js';
-import { type Page, patiently, type ShardHost, type StartAt } from './shard-host.js';
+import { type Page, pageOf, patiently, type ShardHost, type StartAt } from './shard-host.js';
 import { listShards } from './shards.js';
 
 /** GetRecords' largest page. */
@@ -60,14 +59,8 @@ export async function readPage(host: ShardHost, shard: string, iterator: string)
       abortSignal: host.signal,
     }),
   );
-  const messages = (answer.Records ?? []).map((record) => kinesisMessage(record, host.streamName, shard));
-  const bytes = messages.reduce((n, message) => n + message.value.length, 0);
-  return {
-    messages,
-    bytes,
-    next: answer.NextShardIterator ?? null,
-    millisBehindLatest: answer.MillisBehindLatest ?? null,
-  };
+  const where = { stream: host.streamName, shard };
+  return pageOf(answer.Records, where, answer.NextShardIterator, answer.MillisBehindLatest);
 }
 
 /**

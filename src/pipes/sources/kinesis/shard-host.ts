@@ -1,8 +1,9 @@
+import type { _Record } from '@aws-sdk/client-kinesis';
 import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
 import { awsErrorName, type KinesisConnection } from './client.js';
 import type { PipeConsumer } from './consumer.js';
-import type { KinesisMessage } from './records.js';
+import { type KinesisMessage, kinesisMessage } from './records.js';
 
 const BACKOFF = { firstMs: 250, maxMs: 10_000 };
 
@@ -103,6 +104,18 @@ export interface Page {
   /** Null at the end of a closed shard. */
   next: string | null;
   millisBehindLatest: number | null;
+}
+
+/** A page of a shard's records, as GetRecords and a SubscribeToShard event both give them. */
+export function pageOf(
+  records: _Record[] | undefined,
+  where: { stream: string; shard: string },
+  next: string | undefined,
+  millisBehindLatest: number | undefined,
+): Page {
+  const messages = (records ?? []).map((record) => kinesisMessage(record, where.stream, where.shard));
+  const bytes = messages.reduce((n, message) => n + message.value.length, 0);
+  return { messages, bytes, next: next ?? null, millisBehindLatest: millisBehindLatest ?? null };
 }
 
 /** A pipe's registered consumer and the HTTP/2 client its subscriptions go through. */

@@ -2,8 +2,7 @@ import type { StartingPosition } from '@aws-sdk/client-kinesis';
 import { sleep } from '../../../concurrency.js';
 import { awsErrorName } from './client.js';
 import { readToEnd } from './get-records.js';
-import { kinesisMessage } from './records.js';
-import { Backoff, type FanOut, type Page, type ShardHost, type StartAt } from './shard-host.js';
+import { Backoff, type FanOut, type Page, pageOf, type ShardHost, type StartAt } from './shard-host.js';
 
 /** Kinesis takes one SubscribeToShard a second per shard and consumer. */
 const SUBSCRIBE_EVERY_MS = 1_000;
@@ -41,6 +40,7 @@ export async function subscribeShard(
   let from = start;
   let subscribedAt = 0;
   let inUseSince: number | undefined;
+  const where = { stream: host.streamName, shard: shard.id };
   while (!host.signal.aborted) {
     await sleep(Math.max(0, subscribedAt + SUBSCRIBE_EVERY_MS - Date.now()), host.signal);
     subscribedAt = Date.now();
@@ -62,16 +62,14 @@ export async function subscribeShard(
         backoff.succeeded();
         inUseSince = undefined;
         positioned();
-        const messages = (records.Records ?? []).map((record) =>
-          kinesisMessage(record, host.streamName, shard.id),
+        const page = pageOf(
+          records.Records,
+          where,
+          records.ContinuationSequenceNumber,
+          records.MillisBehindLatest,
         );
-        const next = records.ContinuationSequenceNumber ?? null;
-        shard.hold({
-          messages,
-          bytes: messages.reduce((n, message) => n + message.value.length, 0),
-          next,
-          millisBehindLatest: records.MillisBehindLatest ?? null,
-        });
+        shard.hold(page);
+        const { next, messages } = page;
         if (!next) return true;
         from = { type: 'AFTER_SEQUENCE_NUMBER', sequence: next };
         const caughtUp = messages.length === 0 && records.MillisBehindLatest === 0;
