@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { Sluice } from '../src/app.js';
 import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
 import type { PipeStatus } from '../src/pipes/runtime-port.js';
-import { copyOut } from '../src/pipes/sources/postgres/index.js';
+import { copyOut, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
 import { benchSluice, defaultScope, printTable, type Scope, timed, warmEngines } from './support.js';
 
@@ -237,13 +237,14 @@ async function benchSnapshot(
 
 /**
  * Runs a COPY ... TO STDOUT on a session of its own and drops what it reads; returns its bytes.
- * It reads with the pipe's own relay (sources/postgres/copy-out.ts), so the baseline is the
+ * It reads with the pipe's own relay and socket (sources/postgres/copy-out.ts, socket.ts), so the baseline is the
  * fastest this process can take a COPY, not a slower client the pipe does not use.
  */
 async function copyAndDrop(server: RunningPostgres, sql: string): Promise<number> {
   const session = new pg.Client({
     connectionString: benchUrl(server),
     options: SESSION,
+    stream: sharedReadSocket,
   });
   session.on('error', () => {});
   await session.connect();

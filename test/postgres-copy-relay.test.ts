@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyOut } from '../src/pipes/sources/postgres/index.js';
+import { copyOut, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
@@ -25,8 +25,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** A session as Sluice opens a plain one: its reads land in the shared buffer (socket.ts). */
 async function session(): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: url, stream: sharedReadSocket });
   client.on('error', () => {});
   await client.connect();
   return client;
@@ -66,6 +67,36 @@ describe('the COPY relay against PostgreSQL', () => {
       expect((await client.query('SELECT 41 + 1 AS n')).rows).toEqual([{ n: 42 }]);
     } finally {
       await client.end();
+    }
+  });
+
+  it('keeps sessions that share the read buffer apart: a COPY beside large query results, byte for byte', async () => {
+    const [copying, querying] = [await session(), await session()];
+    try {
+      const out = collector();
+      const copy = copyOut(
+        copying,
+        'COPY (SELECT i, md5(i::text) FROM generate_series(1, 300000) i) TO STDOUT',
+        out.sink,
+      );
+      // Rows of 100 kB: each message spans reads, so pg holds a message's start while the other
+      // session's reads land in the same buffer.
+      const queries = (async () => {
+        for (let round = 0; round < 5; round++) {
+          const result = await querying.query<{ i: number; text: string }>(
+            'SELECT i, repeat(md5(i::text), 3200) AS text FROM generate_series(1, 40) i',
+          );
+          expect(result.rows.map((row) => row.text)).toEqual(
+            result.rows.map((row) => md5(String(row.i)).repeat(3200)),
+          );
+        }
+      })();
+      await Promise.all([copy, queries]);
+      let expected = '';
+      for (let i = 1; i <= 300_000; i++) expected += `${i}\t${md5(String(i))}\n`;
+      expect(md5(out.text())).toBe(md5(expected));
+    } finally {
+      await Promise.all([copying.end(), querying.end()]);
     }
   });
 

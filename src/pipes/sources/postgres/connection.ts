@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
+import { sharedReadSocket } from './socket.js';
 
 export type PostgresSource = NonNullable<PipeConfig['source']['postgres']>;
 
@@ -37,6 +38,8 @@ export function clientConfig(
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     ...(options.replication ? { replication: 'database' } : {}),
+    // TLS wraps the socket pg opens: only a plain one reads into the shared buffer.
+    ...(ssl === false ? { stream: sharedReadSocket } : {}),
   };
 }
 

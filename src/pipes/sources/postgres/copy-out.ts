@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Duplex, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
+import { lendReads } from './socket.js';
 
 /** The backend messages the relay consumes itself during COPY OUT (the protocol's codes). */
 const COPY_DATA = 0x64; // 'd'
@@ -75,6 +76,7 @@ class CopyRelay {
     this.pgListener = listeners[0];
     socket.removeListener('data', this.pgListener as DataListener);
     socket.on('data', this.onData);
+    lendReads(socket, true);
     connection.query(this.text);
     return undefined;
   }
@@ -168,10 +170,12 @@ class CopyRelay {
     const listener = this.pgListener;
     if (!socket || !listener) return;
     this.socket = undefined;
+    lendReads(socket, false);
     socket.removeListener('data', this.onData);
     socket.on('data', listener);
     socket.resume();
-    if (rest && rest.length > 0) listener(rest);
+    // A chunk may be a view of the shared read buffer (socket.ts): pg gets a copy to keep.
+    if (rest && rest.length > 0) listener(Buffer.from(rest));
   }
 
   handleCommandComplete(): void {}

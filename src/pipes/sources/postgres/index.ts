@@ -5,8 +5,9 @@ import { PostgresRun } from './reader.js';
 
 import { dropOwned } from './setup.js';
 
-/** The COPY relay the snapshot reads with; the benchmark's baseline reads with it too. */
+/** The COPY relay and the socket the snapshot reads with; the benchmark's baseline reads with them too. */
 export { copyOut } from './copy-out.js';
+export { sharedReadSocket } from './socket.js';
 
 /** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
 export const postgresConnector: SourceConnector = {
