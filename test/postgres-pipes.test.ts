@@ -344,6 +344,45 @@ describe('postgres pipes', () => {
     await client.end();
   }, 180_000);
 
+  it('reads the snapshot ranges on as many sessions as run at once, not a session per range', async () => {
+    const { client, port } = await database('ranges');
+    await client.query('CREATE TABLE t (id int PRIMARY KEY, v text)');
+    await client.query('INSERT INTO t SELECT i, md5(i::text) FROM generate_series(1, 30000) i');
+    await client.query('ANALYZE t');
+    // Every session PostgreSQL started for the database (a session reports itself by its end).
+    const sessions = async () =>
+      Number(
+        (
+          await client.query<{ n: string }>(
+            'SELECT sessions::text AS n FROM pg_stat_database WHERE datname = current_database()',
+          )
+        ).rows[0]?.n,
+      );
+    const before = await sessions();
+    const id = await createPipe(
+      s,
+      pipeBody('ranges', port, ['t'], { replicationMode: 'snapshot', initialLoadParallelism: 2 }),
+    );
+    await waitForState(s, id, 'Completed', 90_000);
+    // The ranges the snapshot was cut into (snapshot.ts, planRanges): blocks of ~1,000 rows.
+    const stats = await client.query<{ blocks: number; rows: number }>(
+      `SELECT relpages AS blocks, reltuples AS rows FROM pg_class WHERE relname = 't'`,
+    );
+    const { blocks, rows } = stats.rows[0] as { blocks: number; rows: number };
+    expect(Math.ceil(blocks / Math.floor(1000 / (rows / blocks)))).toBeGreaterThanOrEqual(25);
+    const [copied] = await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM mirror_ranges.t');
+    expect({ n: Number(copied?.n), ids: Number(copied?.ids) }).toEqual({ n: 30_000, ids: 30_000 });
+    // The checks, the run's own session and the exported snapshot's, and two for the ranges.
+    const opened = await waitFor('the sessions to have ended', async () => {
+      const active = await client.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      return active.rows.length === 0 ? (await sessions()) - before : undefined;
+    });
+    expect(opened).toBeLessThanOrEqual(8);
+    await client.end();
+  }, 120_000);
+
   it('refuses a table without a primary key, naming it and the fix', async () => {
     const { client, port } = await database('nokey');
     await client.query('CREATE TABLE events (at timestamptz, what text)');

@@ -176,8 +176,8 @@ async function expectEveryRowOnce(options: {
 /**
  * The crash test of a streaming source: `sluice serve` with `env`, the pipe `body` created through
  * its API, and a writer running through `kills` SIGKILLs (killWhileStreaming) in rounds of ids
- * (round r writes r * size to r * size + size - 1), `pauseMs` apart; then every id is in `table`
- * once (expectEveryRowOnce). Returns the pipe's last status for the test's own checks.
+ * (round r writes r * size to r * size + size - 1), `pauseMs` apart, its last `kills` rounds one
+ * after each kill; then every id is in `table` once (expectEveryRowOnce). Returns the pipe's last status for the test's own checks.
  */
 export async function survivesKillsWhileWriting(options: {
   env: Record<string, string>;
@@ -199,18 +199,36 @@ export async function survivesKillsWhileWriting(options: {
   const pipeId = created.result.id;
   const statusAt = async (at: ServedSluice) => (await callApi(`${at.url}${pipes}/${pipeId}/status`)).result;
 
+  // The last `kills` rounds wait, one for each kill: on a slow machine the kills outlast the
+  // writer's pace, and a kill after every row is in would not be a kill mid-stream. One round
+  // comes after each kill, so the next kill always has rows to see the pipe make progress on.
+  const kills = Array.from({ length: options.kills }, () => {
+    let resolve = () => {};
+    const promise = new Promise<void>((done) => {
+      resolve = done;
+    });
+    return { promise, resolve };
+  });
+  const held = writer.rounds - options.kills;
   const writing = (async () => {
     for (let round = 0; round < writer.rounds; round += 1) {
+      if (round >= held) await kills[round - held]?.promise;
       await writer.write(Array.from({ length: writer.size }, (_, i) => round * writer.size + i));
       await new Promise((resolve) => setTimeout(resolve, writer.pauseMs));
     }
   })();
+  let done = 0;
   const killed = await killWhileStreaming({
     server,
     env,
     kills: options.kills,
     rowsWritten: async (current) => (await statusAt(current)).rowsWritten,
-    restarted: options.started,
+    restarted: (restarted) => {
+      options.started(restarted);
+      kills[done++]?.resolve();
+    },
+  }).finally(() => {
+    for (const kill of kills) kill.resolve();
   });
   server = killed.server;
   await writing;

@@ -8,6 +8,7 @@ import type { ChangesRange } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { parseLsn } from './lsn.js';
 import { followRelations, type RelationsHost } from './schema.js';
+import type { SnapshotSessions } from './sessions.js';
 import { copyRange, type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import type { ChangeStream } from './stream.js';
 import type { TablePlan } from './tables.js';
@@ -16,6 +17,8 @@ import type { TablePlan } from './tables.js';
 export interface BatchHost extends RelationsHost {
   source: PostgresSource;
   context: RunContext;
+  /** The sessions snapshot ranges read on. */
+  sessions: SnapshotSessions;
   /** The exported snapshot the snapshot's ranges read under (null: the slot's own is gone). */
   snapshotName: string | null;
   stream: ChangeStream | undefined;
@@ -40,7 +43,7 @@ export async function readBatch(
   try {
     if (range.kind === 'snapshot') {
       const plan = host.planOf(range.table);
-      await copyRange(host.source, context, plan, range, host.snapshotName, file.path);
+      await copyRange(host.sessions, plan, range, host.snapshotName, file.path);
       const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
       const { rangesAtOnce } = snapshotParallelism(host.source.settings);
       const into = intoTable(plan.spec.table);

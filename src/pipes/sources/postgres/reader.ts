@@ -12,6 +12,7 @@ import { followMappings } from './mappings.js';
 import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
+import { SnapshotSessions } from './sessions.js';
 import { setUpPipe, slotLagBytes } from './setup.js';
 import { type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import { replicationStatus, tableStatuses } from './status.js';
@@ -31,6 +32,8 @@ export class PostgresRun implements SourceRun {
   private cursor!: Cursor;
   private snapshotName: string | null = null;
   private holder: pg.Client | null = null;
+  /** The sessions the ranges of the current snapshot read on (a new set for each snapshot). */
+  private sessions: SnapshotSessions;
   private stream: ChangeStream | undefined;
   private readonly inFlightByTable = new Map<string, number>();
   private changesInFlight = 0;
@@ -53,6 +56,7 @@ export class PostgresRun implements SourceRun {
     private readonly meta: pg.Client,
   ) {
     this.tables = [...plans.values()].map((plan) => plan.spec);
+    this.sessions = new SnapshotSessions(source, context);
     this.counts = new TargetRowCounts(context.engine, context.logger.child({ pipeId: context.pipeId }));
   }
 
@@ -328,6 +332,9 @@ export class PostgresRun implements SourceRun {
     const holder = this.holder;
     this.holder = null;
     this.snapshotName = null;
+    const sessions = this.sessions;
+    this.sessions = new SnapshotSessions(this.source, this.context);
+    await sessions.close();
     if (holder) await closeClient(holder, this.context.logger);
   }
 
@@ -360,6 +367,7 @@ export class PostgresRun implements SourceRun {
     return {
       context: this.context,
       source: this.source,
+      sessions: this.sessions,
       meta: this.meta,
       snapshotName: this.snapshotName,
       stream: this.stream,

@@ -1,7 +1,7 @@
-import type { Logger } from 'pino';
 import type { SourceTable } from './catalog.js';
-import { closeClient, connect, type PostgresSource, pgLiteral, pgTable } from './connection.js';
+import { type PostgresSource, pgLiteral, pgTable } from './connection.js';
 import { copyToFile } from './copy-out.js';
+import type { SnapshotSessions } from './sessions.js';
 import type { TablePlan } from './tables.js';
 
 /** How a table's snapshot is cut: ranges of `rangeBlocks` blocks, the last one open-ended. */
@@ -54,15 +54,13 @@ export function rangeAt(table: string, plan: TableRanges, index: number): Snapsh
  * changes from the slot's position, which follow, end in the same rows).
  */
 export async function copyRange(
-  source: PostgresSource,
-  context: { allowPrivateSources: boolean; logger?: Logger },
+  sessions: SnapshotSessions,
   plan: TablePlan,
   range: SnapshotRange,
   snapshotName: string | null,
   path: string,
 ): Promise<void> {
-  const client = await connect(source, context);
-  try {
+  await sessions.use(async (client) => {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     if (snapshotName) await client.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshotName)}`);
     const where = [`ctid >= '(${range.fromBlock},0)'::tid`];
@@ -74,7 +72,5 @@ export async function copyRange(
       path,
     );
     await client.query('COMMIT');
-  } finally {
-    await closeClient(client, context.logger);
-  }
+  });
 }
