@@ -237,8 +237,8 @@ async function benchSnapshot(
 
 /**
  * Runs a COPY ... TO STDOUT on a session of its own and drops what it reads; returns its bytes.
- * It reads with the pipe's own relay and socket (sources/postgres/copy-out.ts, socket.ts), so the baseline is the
- * fastest this process can take a COPY, not a slower client the pipe does not use.
+ * It reads with the pipe's own relay and socket (sources/postgres/copy-out.ts, socket.ts), so the
+ * baseline is the fastest this process can take a COPY, not a slower client the pipe does not use.
  */
 async function copyAndDrop(server: RunningPostgres, sql: string): Promise<number> {
   const session = new pg.Client({

@@ -177,7 +177,8 @@ async function expectEveryRowOnce(options: {
  * The crash test of a streaming source: `sluice serve` with `env`, the pipe `body` created through
  * its API, and a writer running through `kills` SIGKILLs (killWhileStreaming) in rounds of ids
  * (round r writes r * size to r * size + size - 1), `pauseMs` apart, its last `kills` rounds one
- * after each kill; then every id is in `table` once (expectEveryRowOnce). Returns the pipe's last status for the test's own checks.
+ * after each kill; then every id is in `table` once (expectEveryRowOnce). Returns the pipe's last
+ * status for the test's own checks.
  */
 export async function survivesKillsWhileWriting(options: {
   env: Record<string, string>;

@@ -5,7 +5,7 @@ import { PostgresRun } from './reader.js';
 
 import { dropOwned } from './setup.js';
 
-/** The COPY relay and the socket the snapshot reads with; the benchmark's baseline reads with them too. */
+/** The COPY relay and the socket the snapshot reads with; the benchmark's baseline uses them too. */
 export { copyOut } from './copy-out.js';
 export { sharedReadSocket } from './socket.js';
 
