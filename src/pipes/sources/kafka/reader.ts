@@ -2,7 +2,7 @@ import { sleep } from '../../../concurrency.js';
 import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
-import { flushDue, loadMessages, type StreamFlush, streamFlush } from '../messages/index.js';
+import { ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
@@ -53,7 +53,9 @@ class KafkaRun implements SourceRun, MemberHost {
   private readonly partitions = new Map<string, PartitionState>();
   private readonly members: Member[] = [];
   /** Messages of claimed batches not yet written, by range. */
-  private readonly payloads = new Map<string, SourcedMessage[]>();
+  private readonly claimed = new ClaimedMessages<SourcedMessage, KafkaRange>((range) =>
+    this.readAgain(range),
+  );
   private readonly flush: StreamFlush;
   private readonly how;
   private failure: { error: unknown } | undefined;
@@ -255,23 +257,18 @@ class KafkaRun implements SourceRun, MemberHost {
       state.since = rest.length > 0 ? Date.now() : undefined;
       next[state.key] = `${to}`;
     }
-    this.payloads.set(JSON.stringify(range), payload);
+    this.claimed.keep(range, payload);
     return { range: range as unknown as Json, files: 0, bytes, skipped: [], cursor: next };
   }
 
-  async read(batch: { range: Json; slot: number }, into: string) {
-    const range = batch.range as unknown as KafkaRange;
-    const key = JSON.stringify(range);
-    const messages = this.payloads.get(key) ?? (await this.readAgain(range));
-    const bad = await loadMessages(
+  read(batch: { range: Json; slot: number }, into: string) {
+    return this.claimed.load(
+      batch.range as unknown as KafkaRange,
       { engine: this.context.engine, sourceReader: this.context.sourceReader },
       this.how,
-      messages,
       into,
       `${this.context.pipeId}-${batch.slot}`,
     );
-    this.payloads.delete(key);
-    return bad;
   }
 
   /** A range claimed by an earlier run: its messages, read again by offset. */

@@ -4,8 +4,8 @@ import type { Batch, Claim, Json } from '../../../store/index.js';
 import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
 import {
+  ClaimedMessages,
   flushDue,
-  loadMessages,
   type MessagePlan,
   messagePlan,
   type StreamFlush,
@@ -64,7 +64,10 @@ class KinesisRun implements SourceRun, ShardHost {
   private readonly flush: StreamFlush;
   private readonly how: MessagePlan<KinesisMessage>;
   private readonly readers = new Map<string, ShardReader>();
-  private readonly payloads = new Map<string, KinesisMessage[]>();
+  /** Messages of claimed batches not yet written, by range. */
+  private readonly claimed = new ClaimedMessages<KinesisMessage, KinesisRange>((range) =>
+    readRangeAgain(this, range),
+  );
   private readonly troubles: Troubles;
   private readonly rates = new ShardRates();
   private cursor!: KinesisCursor;
@@ -244,7 +247,7 @@ class KinesisRun implements SourceRun, ShardHost {
       shards[reader.id] = last.sequence;
     }
     this.cursor = { ...cursor, shards };
-    this.payloads.set(JSON.stringify(range), payload);
+    this.claimed.keep(range, payload);
     return {
       range: range as unknown as Json,
       files: 0,
@@ -254,19 +257,14 @@ class KinesisRun implements SourceRun, ShardHost {
     };
   }
 
-  async read(batch: Batch, into: string): Promise<BadRecord[]> {
-    const range = batch.range as unknown as KinesisRange;
-    const key = JSON.stringify(range);
-    const messages = this.payloads.get(key) ?? (await readRangeAgain(this, range));
-    const bad = await loadMessages(
+  read(batch: Batch, into: string): Promise<BadRecord[]> {
+    return this.claimed.load(
+      batch.range as unknown as KinesisRange,
       { engine: this.context.engine, sourceReader: this.context.sourceReader },
       this.how,
-      messages,
       into,
       `${this.context.pipeId}-${batch.slot}`,
     );
-    this.payloads.delete(key);
-    return bad;
   }
 
   async committed(batch: Batch): Promise<void> {

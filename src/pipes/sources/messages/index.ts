@@ -1,3 +1,4 @@
+export { ClaimedMessages } from './claimed.js';
 export { flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export { loadMessages, sampleProblem } from './load.js';
 export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './plan.js';

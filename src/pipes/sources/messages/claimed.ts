@@ -1,0 +1,34 @@
+import type { Engine } from '../../../engine/index.js';
+import type { BadRecord } from '../../records/index.js';
+import { loadMessages } from './load.js';
+import type { MessagePlan } from './plan.js';
+
+/**
+ * The messages of the ranges a stream source claimed (Kafka, Kinesis), kept until their batch is
+ * read. A range claimed by an earlier run is not kept here: its messages are read again from the
+ * source, by the positions the range names.
+ */
+export class ClaimedMessages<M, R> {
+  private readonly byRange = new Map<string, M[]>();
+
+  constructor(private readonly readAgain: (range: R) => Promise<M[]>) {}
+
+  keep(range: R, messages: M[]): void {
+    this.byRange.set(JSON.stringify(range), messages);
+  }
+
+  /** Loads a claimed range's messages into `into` (loadMessages); returns their bad records. */
+  async load(
+    range: R,
+    engines: { engine: Engine; sourceReader: Engine },
+    how: MessagePlan<M>,
+    into: string,
+    name: string,
+  ): Promise<BadRecord[]> {
+    const key = JSON.stringify(range);
+    const messages = this.byRange.get(key) ?? (await this.readAgain(range));
+    const bad = await loadMessages(engines, how, messages, into, name);
+    this.byRange.delete(key);
+    return bad;
+  }
+}
