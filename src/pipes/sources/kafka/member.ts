@@ -100,6 +100,17 @@ export class Member {
       heartbeatInterval: 1_000,
       autocommit: false,
     }) as KafkaConsumer;
+    // The client emits 'error' when it gives up rejoining its group after a failed heartbeat, also
+    // while the run closes (its connection pool closed under a rejoin in flight). An 'error' event
+    // nobody listens to would end the whole process: the run stops with it instead.
+    this.consumer.on('error', (error: unknown) => {
+      if (host.signal.aborted) {
+        host.logger.debug({ err: error }, 'a closing Kafka consumer reported an error');
+        return;
+      }
+      host.logger.warn({ err: error }, 'the Kafka consumer lost its group');
+      host.failed(error);
+    });
   }
 
   async join(): Promise<void> {

@@ -1,0 +1,42 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Member, type MemberHost } from './member.js';
+
+// The consumer is the real @platformatic/kafka client (it connects only when asked to); the host
+// is a stand-in that records what the member tells it.
+function hostWith(signal: AbortSignal, failures: unknown[]): MemberHost {
+  return {
+    topics: ['t'],
+    logger: pino({ level: 'silent' }),
+    signal,
+    fetchable: () => [],
+    assigned: async () => {},
+    outOfRange: async () => {},
+    failed: (error) => failures.push(error),
+  };
+}
+
+const connection = { bootstrapBrokers: ['127.0.0.1:1'] };
+
+describe('a Kafka member (real client, stand-in host)', () => {
+  it("stops the run when its consumer emits 'error' (a failed rejoin), instead of ending the process", async () => {
+    const failures: unknown[] = [];
+    const member = new Member(hostWith(new AbortController().signal, failures), 0, 'g', connection);
+    const lost = new Error('Connection pool is closed.');
+    // An 'error' event without a listener throws out of emit (and, from the client's callbacks,
+    // out of the process).
+    expect(() => member.consumer.emit('error', lost)).not.toThrow();
+    expect(failures).toEqual([lost]);
+    await member.consumer.close();
+  });
+
+  it('only logs an error the consumer reports while the run closes', async () => {
+    const failures: unknown[] = [];
+    const stopping = new AbortController();
+    stopping.abort();
+    const member = new Member(hostWith(stopping.signal, failures), 0, 'g', connection);
+    expect(() => member.consumer.emit('error', new Error('late'))).not.toThrow();
+    expect(failures).toEqual([]);
+    await member.consumer.close();
+  });
+});
