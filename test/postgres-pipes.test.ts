@@ -65,6 +65,10 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     const running = await waitForState(s, id, 'Running', 90_000);
     expect(running.tables[0]).toMatchObject({ table: 'orders', source: 'public.orders', snapshot: 'done' });
     expect(running.tables[0].snapshotRanges).toBeGreaterThan(1);
+    expect(running.tables[0]).toMatchObject({
+      snapshotRangesDone: running.tables[0].snapshotRanges,
+      estimatedRows: 5000,
+    });
     const source = async () =>
       (
         await client.query('SELECT id, customer, amount::text AS amount, note FROM orders ORDER BY id')
@@ -122,6 +126,19 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     const status = await statusOf(s, id);
     expect(status.replication).toMatchObject({ phase: 'changes', slot: `pipes_${id.replace(/-/g, '')}` });
     expect(status.replication.lastCommittedLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const lsn = (text: string) => {
+      const [high, low] = text.split('/');
+      return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+    };
+    expect(lsn(status.replication.lastReceivedLsn)).toBeGreaterThanOrEqual(
+      lsn(status.replication.lastCommittedLsn),
+    );
+    const lag = await waitFor(
+      'the slot lag in the status',
+      async () => (await statusOf(s, id)).replication.slotLagBytes ?? undefined,
+      30_000,
+    );
+    expect(lag).toBeGreaterThanOrEqual(0);
     const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
     expect(metrics).toMatch(
       new RegExp(`sluice_pipe_replication_slot_lag_bytes\\{pipe_id="${id}",slot="pipes_\\w+"\\} \\d+`),
@@ -404,4 +421,137 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     expect(listed.json.result.filter((p: { name: string }) => p.name === 'pg nokey')).toEqual([]);
     await client.end();
   }, 60_000);
+
+  it('names every problem a create finds on the server in one 400, and creates nothing', async () => {
+    const { client, port } = await database('checks');
+    await client.query('CREATE TABLE keyed (id int PRIMARY KEY, note text)');
+    await client.query('CREATE TABLE other (id int PRIMARY KEY)');
+    await client.query('CREATE PUBLICATION partial FOR TABLE other');
+    await client.query(`CREATE ROLE watcher LOGIN PASSWORD 'watcher' NOREPLICATION`);
+    await client.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO watcher');
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS mirror_checks');
+    await sql(s, 'CREATE TABLE mirror_checks.taken (id Int32) ENGINE = MergeTree ORDER BY id');
+    await sql(s, 'INSERT INTO mirror_checks.taken VALUES (1)');
+    const body = pipeBody('checks', port, ['keyed']);
+    const withSource = (postgres: Record<string, unknown>) => ({
+      ...body,
+      source: { postgres: { ...body.source.postgres, ...postgres } },
+    });
+    const create = (b: unknown) => s.request({ method: 'POST', url: s.pipesUrl, body: b });
+
+    const response = await create(
+      withSource({
+        credentials: { username: 'watcher', password: 'watcher' },
+        settings: { ...body.source.postgres.settings, publicationName: 'partial' },
+        tableMappings: [
+          { sourceTable: 'keyed', targetTable: 'taken', excludedColumns: ['id', 'gone'] },
+          { sourceTable: 'absent', targetTable: 'absent' },
+          { sourceTable: 'keyed', targetTable: 'sorted', useCustomSortingKey: true, sortingKeys: ['nope'] },
+        ],
+      }),
+    );
+    expect(response.statusCode).toBe(400);
+    const error: string = response.json.error;
+    const at = 'source.postgres';
+    for (const [path, says] of [
+      [`${at}.credentials`, 'may not replicate'],
+      [`${at}.settings.publicationName`, 'does not cover public.keyed'],
+      [`${at}.tableMappings[0].excludedColumns[0]`, 'id is a key column'],
+      [`${at}.tableMappings[0].excludedColumns[1]`, 'has no column gone'],
+      [`${at}.tableMappings[0].targetTable`, 'mirror_checks.taken already exists and holds rows'],
+      [`${at}.tableMappings[1].sourceTable`, 'there is no table public.absent'],
+      [`${at}.tableMappings[2].sortingKeys[0]`, 'has no column nope'],
+    ]) {
+      expect(error).toContain(path);
+      expect(error).toContain(says);
+    }
+
+    const refused = await create(withSource({ credentials: { username: 'postgres', password: 'wrong' } }));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json.error).toContain(`${at}.credentials`);
+    expect(refused.json.error).toContain('refused the credentials');
+    const tls = await create(withSource({ disableTls: false }));
+    expect(tls.statusCode).toBe(400);
+    expect(tls.json.error).toContain(`${at}.disableTls`);
+    const partitioned = await create(
+      withSource({ tableMappings: [{ sourceTable: 'keyed', targetTable: 'keyed', partitionKey: 'id' }] }),
+    );
+    expect(partitioned.statusCode).toBe(400);
+    expect(partitioned.json.error).toContain(`${at}.tableMappings[0].partitionKey`);
+    expect(partitioned.json.error).toContain('not supported yet');
+
+    const listed = await s.request({ method: 'GET', url: s.pipesUrl });
+    expect(listed.json.result.filter((p: { name: string }) => p.name === 'pg checks')).toEqual([]);
+    const slots = await client.query(
+      'SELECT 1 FROM pg_replication_slots WHERE database = current_database()',
+    );
+    expect(slots.rows).toEqual([]);
+    const publications = await client.query('SELECT pubname FROM pg_publication');
+    expect(publications.rows).toEqual([{ pubname: 'partial' }]);
+    await client.end();
+  }, 60_000);
+
+  it('replicates a table without a key under REPLICA IDENTITY FULL, leaving its excluded column out', async () => {
+    const { client, port } = await database('full');
+    await client.query(
+      'CREATE TABLE readings (sensor text NOT NULL, at int NOT NULL, value float8 NOT NULL, secret text)',
+    );
+    await client.query('ALTER TABLE readings REPLICA IDENTITY FULL');
+    await client.query(
+      `INSERT INTO readings SELECT 's' || (i % 3), i, i * 1.5, 'x' || i FROM generate_series(1, 2500) i`,
+    );
+    await client.query('ANALYZE readings');
+    const body = pipeBody('full', port, ['readings']);
+    const id = await createPipe(s, {
+      ...body,
+      source: {
+        postgres: {
+          ...body.source.postgres,
+          tableMappings: [{ sourceTable: 'readings', targetTable: 'readings', excludedColumns: ['secret'] }],
+        },
+      },
+    });
+    await waitForState(s, id, 'Running', 90_000);
+    const source = async () =>
+      (await client.query('SELECT sensor, at, value FROM readings ORDER BY at, sensor')).rows;
+    const target = () =>
+      sql(
+        s,
+        'SELECT sensor, at, value FROM mirror_full.readings FINAL WHERE _pipe_is_deleted = 0 ORDER BY at, sensor',
+      );
+    expect(await target()).toEqual(await source());
+    const columns = await sql(
+      s,
+      `SELECT name FROM system.columns WHERE database = 'mirror_full' AND table = 'readings' ORDER BY position`,
+    );
+    expect(columns.map((c) => c.name)).toEqual([
+      'sensor',
+      'at',
+      'value',
+      '_pipe_synced_at',
+      '_pipe_is_deleted',
+      '_pipe_version',
+    ]);
+
+    await client.query(`INSERT INTO readings VALUES ('new', 9000, 0.5, 'y')`);
+    await client.query('UPDATE readings SET value = -1 WHERE at = 10');
+    await client.query(`UPDATE readings SET sensor = 'moved' WHERE at = 30`);
+    await client.query('DELETE FROM readings WHERE at = 20');
+    const expected = await source();
+    await waitFor(
+      'the changes in the target',
+      async () => {
+        const rows = await target();
+        return JSON.stringify(rows) === JSON.stringify(expected) ? rows : undefined;
+      },
+      30_000,
+    );
+    // A delete is a new version of the row marked deleted, not a row gone from the target.
+    const deleted = await sql(
+      s,
+      'SELECT _pipe_is_deleted AS d FROM mirror_full.readings FINAL WHERE at = 20',
+    );
+    expect(deleted).toEqual([{ d: 1 }]);
+    await client.end();
+  }, 120_000);
 });

@@ -172,6 +172,9 @@ const COLUMNS: Column[] = [
   scalar('c_cidr', 'cidr', 'String', FORMS.string),
   scalar('c_macaddr', 'macaddr', 'String', FORMS.string),
   scalar('c_mood', 'mood', 'String', FORMS.string),
+  scalar('c_domain', 'positive', 'String', FORMS.string),
+  scalar('c_range', 'int4range', 'String', FORMS.string),
+  scalar('c_money', 'money', 'String', FORMS.string),
   array('a_int2', 'smallint[]', 'Int16', FORMS.int),
   array('a_int4', 'integer[]', 'Int32', FORMS.int),
   array('a_int8', 'bigint[]', 'Int64', FORMS.int),
@@ -186,6 +189,9 @@ const COLUMNS: Column[] = [
   // Arrays of other elements, and arrays declared with several dimensions: PostgreSQL's text.
   scalar('a_date', 'date[]', 'String', FORMS.string),
   scalar('a_int4_2d', 'integer[][]', 'String', FORMS.string),
+  scalar('a_jsonb', 'jsonb[]', 'String', FORMS.string),
+  scalar('a_mood', 'mood[]', 'String', FORMS.string),
+  scalar('a_tstz', 'timestamptz[]', 'String', FORMS.string),
   // NOT NULL: never Nullable in the target.
   { name: 'n_text', declared: "text NOT NULL DEFAULT ''", target: 'String', form: FORMS.string },
 ];
@@ -303,6 +309,12 @@ const ROWS: Record<number, Row> = {
     a_uuid: '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,00000000-0000-0000-0000-000000000000}',
     a_date: '{2024-01-01,2024-12-31}',
     a_int4_2d: '{{1,2},{3,4}}',
+    c_domain: '42',
+    c_range: '[1,10)',
+    c_money: '12.34',
+    a_jsonb: arr(['{"b": 1,  "a": [1, 2.50]}', '"x"', null]),
+    a_mood: '{happy,sad}',
+    a_tstz: arr(['2024-02-29 13:14:15.5+05:30', null]),
     n_text: 'typical',
   },
   2: {
@@ -346,6 +358,11 @@ const ROWS: Record<number, Row> = {
     a_uuid: '{ffffffff-ffff-ffff-ffff-ffffffffffff}',
     a_date: '{}',
     a_int4_2d: '{{{1}}}',
+    c_domain: '2147483647',
+    c_range: 'empty',
+    c_money: '-92233720368547758.08',
+    a_mood: arr(['it\'s "complicated", \\ isn\'t it', null]),
+    a_tstz: '{infinity,-infinity}',
     n_text: 'extremes',
   },
   3: {
@@ -406,6 +423,9 @@ const ROWS: Record<number, Row> = {
     a_uuid: '{}',
     a_date: '{}',
     a_int4_2d: '{}',
+    a_jsonb: '{}',
+    a_mood: '{}',
+    a_tstz: '{}',
     n_text: '',
   },
   // Every nullable column NULL.
@@ -560,6 +580,7 @@ describe.each(POSTGRES_MAJORS)('postgres types on PostgreSQL %i', (major) => {
     await client.query(
       `CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy', 'it''s "complicated", \\ isn''t it')`,
     );
+    await client.query('CREATE DOMAIN positive AS integer CHECK (VALUE > 0)');
     await client.query(
       `CREATE TABLE kinds (id int PRIMARY KEY, ${COLUMNS.map((c) => `${c.name} ${c.declared}`).join(', ')})`,
     );
