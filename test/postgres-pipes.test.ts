@@ -68,6 +68,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     expect(running.tables[0]).toMatchObject({
       snapshotRangesDone: running.tables[0].snapshotRanges,
       estimatedRows: 5000,
+      snapshotRowsThisRun: 5000,
     });
     const source = async () =>
       (

@@ -48,7 +48,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           (b, into, of) => source.read(b, into, of),
         );
         context.committed?.(done);
-        await source.committed?.(batch);
+        await source.committed?.(done);
       });
     try {
       for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
