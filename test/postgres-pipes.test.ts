@@ -31,6 +31,18 @@ async function mirror(db: string, table: string, columns: string) {
   return sql(s, `SELECT ${columns} FROM mirror_${db}.${table} FINAL WHERE _pipe_is_deleted = 0 ORDER BY id`);
 }
 
+/** Waits until the target's rows are `expected` (the source's, read after its changes). */
+async function untilEqual(target: () => Promise<unknown[]>, expected: unknown[]): Promise<void> {
+  await waitFor(
+    'the changes in the target',
+    async () => {
+      const rows = await target();
+      return JSON.stringify(rows) === JSON.stringify(expected) ? rows : undefined;
+    },
+    30_000,
+  );
+}
+
 /** A pipe of tables of `database`, in ranges of 1,000 rows so that small tables have several. */
 function pipeBody(database: string, port: number, tables: string[], settings: Record<string, unknown> = {}) {
   return postgresPipeBody(database, port, tables, { snapshotNumRowsPerPartition: 1000, ...settings });
@@ -91,14 +103,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.query('DELETE FROM orders WHERE id BETWEEN 100 AND 199 OR id = 6002');
     await client.query('UPDATE orders SET id = 7000 WHERE id = 300');
     const expected = await source();
-    await waitFor(
-      'the changes in the target',
-      async () => {
-        const rows = await target();
-        return JSON.stringify(rows) === JSON.stringify(expected) ? rows : undefined;
-      },
-      30_000,
-    );
+    await untilEqual(target, expected);
 
     await client.query('BEGIN');
     await client.query(`INSERT INTO orders VALUES (8000, 'before truncate', 1, NULL)`);
@@ -539,14 +544,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.query(`UPDATE readings SET sensor = 'moved' WHERE at = 30`);
     await client.query('DELETE FROM readings WHERE at = 20');
     const expected = await source();
-    await waitFor(
-      'the changes in the target',
-      async () => {
-        const rows = await target();
-        return JSON.stringify(rows) === JSON.stringify(expected) ? rows : undefined;
-      },
-      30_000,
-    );
+    await untilEqual(target, expected);
     // A delete is a new version of the row marked deleted, not a row gone from the target.
     const deleted = await sql(
       s,
