@@ -89,7 +89,7 @@ describe('the sluice command', () => {
     const unknown = await sluiceCli(['keys', 'create', '--org', 'nope', '--role', 'admin'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no organization named or with id "nope"');
-  }, 150_000);
+  }, 300_000);
 
   it('goes through the HTTP API while a server holds the data directory', async () => {
     const created = JSON.parse(
