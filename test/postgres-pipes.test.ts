@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLsn } from '../src/pipes/sources/postgres/index.js';
 import {
   POSTGRES_MAJORS,
   postgresPipeBody,
@@ -132,12 +133,8 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     const status = await statusOf(s, id);
     expect(status.replication).toMatchObject({ phase: 'changes', slot: `pipes_${id.replace(/-/g, '')}` });
     expect(status.replication.lastCommittedLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
-    const lsn = (text: string) => {
-      const [high, low] = text.split('/');
-      return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
-    };
-    expect(lsn(status.replication.lastReceivedLsn)).toBeGreaterThanOrEqual(
-      lsn(status.replication.lastCommittedLsn),
+    expect(parseLsn(status.replication.lastReceivedLsn)).toBeGreaterThanOrEqual(
+      parseLsn(status.replication.lastCommittedLsn),
     );
     const lag = await waitFor(
       'the slot lag in the status',

@@ -7,6 +7,8 @@ import { dropOwned } from './setup.js';
 
 /** The COPY relay and the socket the snapshot reads with; the benchmark's baseline uses them too. */
 export { copyOut } from './copy-out.js';
+/** LSN text (`16/B374D848`) as a number, as `/status` prints positions. */
+export { parseLsn } from './lsn.js';
 export { sharedReadSocket } from './socket.js';
 
 /** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
