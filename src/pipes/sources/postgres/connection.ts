@@ -77,7 +77,7 @@ export async function closeClient(client: pg.Client, logger?: Logger): Promise<v
 /** The server refused or could not be reached: names the field to fix. */
 export class SourceConnectError extends Error {
   constructor(
-    readonly field: 'host' | 'port' | 'database' | 'credentials' | 'disableTls' | 'caCertificate',
+    readonly field: 'host' | 'port' | 'database' | 'credentials' | 'disableTls' | 'caCertificate' | 'tlsHost',
     message: string,
   ) {
     super(message);
@@ -96,6 +96,12 @@ function connectError(error: unknown): SourceConnectError {
     return new SourceConnectError(
       'disableTls',
       'the server does not accept TLS: set disableTls: true to connect without it',
+    );
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return new SourceConnectError(
+      'tlsHost',
+      `the server's certificate is not for the name Sluice checked (${message}): set tlsHost to a name the certificate carries`,
     );
   }
   if (/certificate|self[- ]signed|SSL|TLS/i.test(message)) {
