@@ -216,6 +216,18 @@ const CASES: Case[] = [
     ['source.postgres.settings.pullBatchSize: Must be at least 1'],
   ],
   [
+    'postgres initialLoadParallelism and snapshotNumberOfParallelTables 0',
+    postgresPipe,
+    (b) => {
+      postgres(b).settings.initialLoadParallelism = 0;
+      postgres(b).settings.snapshotNumberOfParallelTables = 0;
+    },
+    [
+      'source.postgres.settings.initialLoadParallelism: Must be at least 1',
+      'source.postgres.settings.snapshotNumberOfParallelTables: Must be at least 1',
+    ],
+  ],
+  [
     'postgres IAM_ROLE without iamRole',
     postgresPipe,
     (b) => {

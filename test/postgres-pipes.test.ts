@@ -98,6 +98,16 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
         amount: r.amount === null ? null : Number(r.amount),
       }));
     expect(await target()).toEqual(await source());
+    const slotName = `pipes_${id.replace(/-/g, '')}`;
+    const slotAt = async () => {
+      const { rows } = await client.query<{ confirmed: string; restart: string }>(
+        'SELECT confirmed_flush_lsn::text AS confirmed, restart_lsn::text AS restart FROM pg_replication_slots WHERE slot_name = $1',
+        [slotName],
+      );
+      const row = rows[0] as { confirmed: string; restart: string };
+      return { confirmed: parseLsn(row.confirmed), restart: parseLsn(row.restart) };
+    };
+    const slotAtStart = await slotAt();
 
     await client.query(`INSERT INTO orders VALUES (6001, 'new', 1.5, 'tab\there'), (6002, 'gone', 2, NULL)`);
     await client.query(`UPDATE orders SET amount = 99.99, note = 'line\nbreak \\ back' WHERE id <= 10`);
@@ -131,7 +141,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     );
     expect(Date.parse(counted.rowsCountedAt)).toBeGreaterThan(Date.now() - 30_000);
     const status = await statusOf(s, id);
-    expect(status.replication).toMatchObject({ phase: 'changes', slot: `pipes_${id.replace(/-/g, '')}` });
+    expect(status.replication).toMatchObject({ phase: 'changes', slot: slotName });
     expect(status.replication.lastCommittedLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
     expect(parseLsn(status.replication.lastReceivedLsn)).toBeGreaterThanOrEqual(
       parseLsn(status.replication.lastCommittedLsn),
@@ -147,6 +157,26 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       new RegExp(`sluice_pipe_replication_slot_lag_bytes\\{pipe_id="${id}",slot="pipes_\\w+"\\} \\d+`),
     );
     expect(metrics).toContain(`sluice_pipe_replication_changes_per_second{pipe_id="${id}"}`);
+
+    // Standby status updates let the server recycle WAL: once the store has committed a change
+    // made after a checkpoint (which logs where decoding may restart), the slot's confirmed
+    // position reaches that commit and its restart position moves past where it began.
+    await client.query('CHECKPOINT');
+    await client.query(`INSERT INTO orders VALUES (8002, 'after the checkpoint', 3, NULL)`);
+    const committed = await waitFor(
+      'the insert after the checkpoint in the target',
+      async () =>
+        (await target()).length === 2 ? (await statusOf(s, id)).replication.lastCommittedLsn : undefined,
+      30_000,
+    );
+    await waitFor(
+      "the slot's positions to move",
+      async () => {
+        const at = await slotAt();
+        return at.confirmed >= parseLsn(committed) && at.restart > slotAtStart.restart ? at : undefined;
+      },
+      60_000,
+    );
 
     const deleted = await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` });
     expect(deleted.statusCode).toBe(200);
@@ -325,8 +355,23 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
 
     // Resync: a new snapshot into a fresh table that takes b's place; changes go on after it.
     const requested = Date.now();
+    const rowsOfB = (await sourceRows('b')).length;
     expect((await state('resync')).json.result.state).toBe('Resync');
-    await waitForState(s, id, 'Running', 90_000);
+    // Readers see the old table whole until the fresh one takes its place: never fewer rows.
+    const seen = new Set<number>();
+    await waitFor(
+      'the resync to be done',
+      async () => {
+        const [row] = await sql(s, 'SELECT count() AS n FROM mirror_cmds.b FINAL WHERE _pipe_is_deleted = 0');
+        seen.add(Number(row?.n));
+        const status = await statusOf(s, id);
+        if (status.state === 'Failed') throw new Error(`the resync failed: ${status.reason}`);
+        return status.state === 'Running' ? true : undefined;
+      },
+      90_000,
+      20,
+    );
+    expect([...seen]).toEqual([rowsOfB]);
     await equal('b');
     const synced = await sql(
       s,
@@ -370,6 +415,29 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.end();
   }, 180_000);
 
+  it('commits a batch every pullBatchSize changes; fewer wait for syncIntervalSeconds', async () => {
+    const { client, port } = await database('batches');
+    await client.query('CREATE TABLE t (id int PRIMARY KEY)');
+    const id = await createPipe(
+      s,
+      pipeBody('batches', port, ['t'], {
+        replicationMode: 'cdc_only',
+        pullBatchSize: 50,
+        syncIntervalSeconds: 600,
+      }),
+    );
+    await waitForState(s, id, 'Running', 90_000);
+    for (let i = 1; i <= 120; i += 1) await client.query('INSERT INTO t VALUES ($1)', [i]);
+    const count = async () =>
+      Number((await sql(s, 'SELECT count() AS n FROM mirror_batches.t').catch(() => []))[0]?.n ?? 0);
+    await waitFor('two batches of 50', async () => ((await count()) === 100 ? true : undefined), 30_000);
+    // The last 20 changes are fewer than a batch: they wait for the interval (10 minutes).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await count()).toBe(100);
+    expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
+    await client.end();
+  }, 120_000);
+
   it('reads the snapshot ranges on as many sessions as run at once, not a session per range', async () => {
     const { client, port } = await database('ranges');
     await client.query('CREATE TABLE t (id int PRIMARY KEY, v text)');
@@ -408,6 +476,74 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     expect(opened).toBeLessThanOrEqual(8);
     await client.end();
   }, 120_000);
+
+  it('copies snapshotNumberOfParallelTables tables at once, one range of each at a time', async () => {
+    const { client, port } = await database('tables');
+    const tables = ['a', 'b', 'c'];
+    for (const table of tables) {
+      await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v text)`);
+      await client.query(`INSERT INTO ${table} SELECT i, md5(i::text) FROM generate_series(1, 15000) i`);
+      await client.query(`ANALYZE ${table}`);
+    }
+    const id = await createPipe(
+      s,
+      pipeBody('tables', port, tables, {
+        replicationMode: 'snapshot',
+        initialLoadParallelism: 1,
+        snapshotNumberOfParallelTables: 2,
+      }),
+    );
+    await waitForState(s, id, 'Completed', 120_000);
+    // Each range's rows carry the time the engine loaded them: a table's first and last load.
+    const loaded: Record<string, { first: number; last: number; rows: number }> = {};
+    for (const table of tables) {
+      const [row] = await sql(
+        s,
+        `SELECT toUnixTimestamp64Micro(min(_pipe_synced_at)) AS first, toUnixTimestamp64Micro(max(_pipe_synced_at)) AS last, count() AS rows FROM mirror_tables.${table}`,
+      );
+      loaded[table] = { first: Number(row?.first), last: Number(row?.last), rows: Number(row?.rows) };
+    }
+    const { a, b, c } = loaded as Record<'a' | 'b' | 'c', { first: number; last: number; rows: number }>;
+    expect([a.rows, b.rows, c.rows]).toEqual([15_000, 15_000, 15_000]);
+    // a and b were copied side by side; c began only once one of them was done.
+    expect(a.first).toBeLessThan(b.last);
+    expect(b.first).toBeLessThan(a.last);
+    expect(c.first).toBeGreaterThan(Math.min(a.last, b.last));
+    await client.end();
+  }, 180_000);
+
+  it('a truncate during the snapshot empties what the snapshot copied', async () => {
+    const { client, port } = await database('cut');
+    await client.query('CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)');
+    await client.query('INSERT INTO t SELECT i, md5(i::text) FROM generate_series(1, 60000) i');
+    await client.query('ANALYZE t');
+    const id = await createPipe(s, pipeBody('cut', port, ['t'], { initialLoadParallelism: 1 }));
+    await waitFor(
+      'the first ranges of the snapshot',
+      async () => {
+        const status = await statusOf(s, id);
+        return status.state === 'Snapshot' && status.tables?.[0]?.snapshotRangesDone >= 1
+          ? status
+          : undefined;
+      },
+      90_000,
+      20,
+    );
+    await client.query('BEGIN');
+    await client.query('TRUNCATE t');
+    await client.query(`INSERT INTO t VALUES (1, 'after the truncate'), (70000, 'new')`);
+    await client.query('COMMIT');
+    const table = (await statusOf(s, id)).tables[0];
+    expect(table.snapshotRangesDone).toBeLessThan(table.snapshotRanges);
+
+    await waitForState(s, id, 'Running', 120_000);
+    const source = (await client.query('SELECT id, v FROM t ORDER BY id')).rows;
+    await untilEqual(() => mirror('cut', 't', 'id, v'), source);
+    // The snapshot's rows were all of the table before the truncate: none of them is left.
+    const [left] = await sql(s, 'SELECT count() AS n FROM mirror_cut.t FINAL');
+    expect(Number(left?.n)).toBe(2);
+    await client.end();
+  }, 180_000);
 
   it('refuses a table without a primary key, naming it and the fix', async () => {
     const { client, port } = await database('nokey');
@@ -550,4 +686,28 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     expect(deleted).toEqual([{ d: 1 }]);
     await client.end();
   }, 120_000);
+});
+
+describe('postgres pipes and the network Sluice runs in', () => {
+  it('refuse a server on a private or loopback address unless the operator allows them', async () => {
+    const sluice = await startSluice({ runtime: true, env: { SLUICE_ALLOW_PRIVATE_SOURCES: 'false' } });
+    try {
+      for (const host of ['127.0.0.1', 'localhost', '10.1.2.3']) {
+        const body = postgresPipeBody('private', 5432, ['t']);
+        const response = await sluice.request({
+          method: 'POST',
+          url: sluice.pipesUrl,
+          body: { ...body, source: { postgres: { ...body.source.postgres, host } } },
+        });
+        expect(response.statusCode, host).toBe(400);
+        expect(response.json.error).toContain('source.postgres.host');
+        expect(response.json.error).toContain(
+          'is a private, loopback or link-local address; an operator may allow those with SLUICE_ALLOW_PRIVATE_SOURCES=true',
+        );
+      }
+      expect((await sluice.request({ method: 'GET', url: sluice.pipesUrl })).json.result).toEqual([]);
+    } finally {
+      await sluice.close();
+    }
+  });
 });
