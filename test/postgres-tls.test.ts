@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -41,10 +41,35 @@ describe('postgres pipes over TLS', () => {
     await client.query('CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)');
     await client.query(`INSERT INTO t SELECT i, md5(i::text) FROM generate_series(1, 3000) i`);
     await client.query('ANALYZE t');
+    // The pipe's user may not connect without TLS (pg_hba.conf): a session of Sluice's in plain
+    // text, a snapshot range's or the replication stream's, would be refused and fail the pipe.
+    await client.query(`CREATE ROLE tls_only LOGIN SUPERUSER PASSWORD 'tls_only'`);
+    const { rows } = await client.query<{ hba_file: string }>('SHOW hba_file');
+    const hbaFile = (rows[0] as { hba_file: string }).hba_file;
+    await writeFile(hbaFile, `hostnossl all tls_only all reject\n${await readFile(hbaFile, 'utf8')}`);
+    await client.query('SELECT pg_reload_conf()');
+    const plain = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      database: 'secure',
+      user: 'tls_only',
+      password: 'tls_only',
+    });
+    plain.on('error', () => {});
+    await expect(plain.connect()).rejects.toThrow(/no encryption/);
+    await plain.end().catch(() => {});
+
     const body = postgresPipeBody('secure', port, ['t'], { snapshotNumRowsPerPartition: 1000 });
     const withTls = (tls: Record<string, unknown>, destination = body.destination) => ({
       ...body,
-      source: { postgres: { ...body.source.postgres, disableTls: false, ...tls } },
+      source: {
+        postgres: {
+          ...body.source.postgres,
+          credentials: { username: 'tls_only', password: 'tls_only' },
+          disableTls: false,
+          ...tls,
+        },
+      },
       destination,
     });
     const create = (b: unknown) => s.request({ method: 'POST', url: s.pipesUrl, body: b });
@@ -53,17 +78,26 @@ describe('postgres pipes over TLS', () => {
     expect(untrusted.statusCode).toBe(400);
     expect(untrusted.json.error).toContain('source.postgres.caCertificate');
     expect(untrusted.json.error).toContain('not trusted');
-    const elsewhere = await create(withTls({ caCertificate: certs.caPem, tlsHost: 'db.elsewhere.example' }));
-    expect(elsewhere.statusCode).toBe(400);
-    expect(elsewhere.json.error).toContain('source.postgres.tlsHost');
-    expect(elsewhere.json.error).toContain('db.elsewhere.example');
+    // The certificate names localhost and 127.0.0.1: a tlsHost it does not carry is refused,
+    // whether host is an address or a name.
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const elsewhere = await create(
+        withTls({ host, caCertificate: certs.caPem, tlsHost: 'db.elsewhere.example' }),
+      );
+      expect(elsewhere.statusCode, host).toBe(400);
+      expect(elsewhere.json.error).toContain('source.postgres.tlsHost');
+      expect(elsewhere.json.error).toContain('db.elsewhere.example');
+    }
     expect((await s.request({ method: 'GET', url: s.pipesUrl })).json.result).toEqual([]);
 
     // Without verification the same server is accepted (a snapshot only, into its own database).
     const unchecked = await createPipe(
       s,
       withTls(
-        { skipCertVerification: true, settings: { replicationMode: 'snapshot' } },
+        {
+          skipCertVerification: true,
+          settings: { ...body.source.postgres.settings, replicationMode: 'snapshot' },
+        },
         { database: 'unchecked' },
       ),
     );
@@ -88,7 +122,7 @@ describe('postgres pipes over TLS', () => {
       },
       30_000,
     );
-    // Every session of Sluice on the server, the replication stream's among them, is encrypted.
+    // The replication stream is among the encrypted sessions the server reports.
     const sessions = await client.query<{ backend_type: string; ssl: boolean }>(
       `SELECT a.backend_type, s.ssl FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
         WHERE a.application_name = 'sluice'`,

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { privateHostProblem } from '../../../net/index.js';
@@ -24,7 +26,7 @@ export function clientConfig(
     : {
         rejectUnauthorized: source.skipCertVerification !== true,
         ...(source.caCertificate ? { ca: source.caCertificate } : {}),
-        ...(source.tlsHost ? { servername: source.tlsHost } : {}),
+        ...(source.tlsHost ? tlsHostOptions(source.tlsHost) : {}),
       };
   return {
     host: source.host,
@@ -40,6 +42,19 @@ export function clientConfig(
     ...(options.replication ? { replication: 'database' } : {}),
     // TLS wraps the socket pg opens: only a plain one reads into the shared buffer.
     ...(ssl === false ? { stream: sharedReadSocket } : {}),
+  };
+}
+
+/**
+ * The certificate is checked against `tlsHost`, whatever `host` is: pg sets the TLS name to a
+ * `host` that is a DNS name after taking ours, so the check is given the name itself. The name
+ * is sent (SNI) too where pg leaves it, and never an address (RFC 6066 forbids one).
+ */
+function tlsHostOptions(tlsHost: string) {
+  return {
+    checkServerIdentity: (_host: string, certificate: Parameters<typeof checkServerIdentity>[1]) =>
+      checkServerIdentity(tlsHost, certificate),
+    ...(isIP(tlsHost) === 0 ? { servername: tlsHost } : {}),
   };
 }
 
