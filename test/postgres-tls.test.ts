@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KafkaCertificates, makeCertificates } from './support/kafka/certs.js';
-import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
+import { fillTable, postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
-import { waitFor } from './support/wait.js';
+import { untilEqual } from './support/wait.js';
 
 // A real PostgreSQL server that accepts TLS with a certificate of a private CA (made by openssl,
 // naming localhost and 127.0.0.1), replicated by a Sluice run as a user runs it.
@@ -38,9 +38,7 @@ describe('postgres pipes over TLS', () => {
     const port = Number(new URL(url).port);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query('CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)');
-    await client.query(`INSERT INTO t SELECT i, md5(i::text) FROM generate_series(1, 3000) i`);
-    await client.query('ANALYZE t');
+    await fillTable(client, 't', 3000);
     // The pipe's user may not connect without TLS (pg_hba.conf): a session of Sluice's in plain
     // text, a snapshot range's or the replication stream's, would be refused and fail the pipe.
     await client.query(`CREATE ROLE tls_only LOGIN SUPERUSER PASSWORD 'tls_only'`);
@@ -111,16 +109,9 @@ describe('postgres pipes over TLS', () => {
     await client.query('DELETE FROM t WHERE id > 2990');
     await client.query(`INSERT INTO t VALUES (5000, 'new')`);
     const source = (await client.query('SELECT id, v FROM t ORDER BY id')).rows;
-    await waitFor(
-      'the changes in the target',
-      async () => {
-        const target = await sql(
-          s,
-          'SELECT id, v FROM mirror_secure.t FINAL WHERE _pipe_is_deleted = 0 ORDER BY id',
-        );
-        return JSON.stringify(target) === JSON.stringify(source) ? target : undefined;
-      },
-      30_000,
+    await untilEqual(
+      () => sql(s, 'SELECT id, v FROM mirror_secure.t FINAL WHERE _pipe_is_deleted = 0 ORDER BY id'),
+      source,
     );
     // The replication stream is among the encrypted sessions the server reports.
     const sessions = await client.query<{ backend_type: string; ssl: boolean }>(

@@ -58,6 +58,10 @@ export async function startPostgres(
   const { server: Server, module } = SERVERS[major];
   if (process.getuid?.() === 0) await letOthersReachBinaries(module);
   const port = await freePort();
+  // Where the server reads its certificate and key: copies placed after initdb (placeServerTls).
+  const tlsFiles = options.tls
+    ? { certFile: join(root, 'server.crt'), keyFile: join(root, 'server.key') }
+    : undefined;
   const server = new Server({
     databaseDir: join(root, 'data'),
     port,
@@ -73,14 +77,14 @@ export async function startPostgres(
       'listen_addresses=127.0.0.1',
       '-c',
       `unix_socket_directories=${root}`,
-      ...(options.tls
+      ...(tlsFiles
         ? [
             '-c',
             'ssl=on',
             '-c',
-            `ssl_cert_file=${join(root, 'server.crt')}`,
+            `ssl_cert_file=${tlsFiles.certFile}`,
             '-c',
-            `ssl_key_file=${join(root, 'server.key')}`,
+            `ssl_key_file=${tlsFiles.keyFile}`,
           ]
         : []),
     ],
@@ -88,7 +92,7 @@ export async function startPostgres(
     onError: () => {},
   });
   await server.initialise();
-  if (options.tls) await placeServerTls(options.tls, root);
+  if (options.tls && tlsFiles) await placeServerTls(options.tls, tlsFiles, root);
   await server.start();
   const urlFor = (database: string) => `postgres://postgres:postgres@127.0.0.1:${port}/${database}`;
   await expectMajor(urlFor('postgres'), major);
@@ -116,16 +120,14 @@ export async function startPostgres(
  * read or that belongs to another user, so the key gets the owner of the data directory (the
  * `postgres` system user when run as root) and mode 0600.
  */
-async function placeServerTls(tls: ServerTls, root: string): Promise<void> {
+async function placeServerTls(from: ServerTls, to: ServerTls, root: string): Promise<void> {
   const { uid, gid } = await stat(join(root, 'data'));
-  const cert = join(root, 'server.crt');
-  const key = join(root, 'server.key');
-  await copyFile(tls.certFile, cert);
-  await copyFile(tls.keyFile, key);
-  await chmod(cert, 0o644);
-  await chmod(key, 0o600);
-  await chown(cert, uid, gid);
-  await chown(key, uid, gid);
+  await copyFile(from.certFile, to.certFile);
+  await copyFile(from.keyFile, to.keyFile);
+  await chmod(to.certFile, 0o644);
+  await chmod(to.keyFile, 0o600);
+  await chown(to.certFile, uid, gid);
+  await chown(to.keyFile, uid, gid);
 }
 
 /** A test that names a version runs on that version, not on whichever binaries were found. */
@@ -166,6 +168,15 @@ async function letOthersReachBinaries(module: string): Promise<void> {
     if (parent === dir) return;
     dir = parent;
   }
+}
+
+/** A table `(id int PRIMARY KEY, v text NOT NULL)` of `rows` rows, analyzed (snapshot ranges are planned from its statistics). */
+export async function fillTable(client: pg.Client, table: string, rows: number): Promise<void> {
+  await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v text NOT NULL)`);
+  await client.query(`INSERT INTO ${table} SELECT i, md5(i::text) FROM generate_series(1, $1::int) i`, [
+    rows,
+  ]);
+  await client.query(`ANALYZE ${table}`);
 }
 
 /**

@@ -18,3 +18,20 @@ export async function waitFor<T>(
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
+
+/** Waits until `target()` reads as `expected` (compared as JSON), e.g. a replica against its source. */
+export async function untilEqual(
+  target: () => Promise<unknown[]>,
+  expected: unknown[],
+  what = 'the changes in the target',
+  timeoutMs = 30_000,
+): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const rows = await target();
+      return JSON.stringify(rows) === JSON.stringify(expected) ? rows : undefined;
+    },
+    timeoutMs,
+  );
+}
