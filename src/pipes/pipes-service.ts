@@ -4,7 +4,7 @@ import type { SecretBox } from '../crypto/index.js';
 import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
-import { type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
+import { type Json, type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
 import {
@@ -25,6 +25,7 @@ import {
   withoutUnset,
 } from './schema/index.js';
 import { joinSecrets, splitSecrets } from './secrets.js';
+import type { SourceStatus } from './sources/index.js';
 import { type PipeState, type Transition, transitionsFor } from './state.js';
 import { applyUpdate } from './update.js';
 
@@ -33,6 +34,9 @@ export interface ServiceScope {
   organizationId: string;
   serviceId: string;
 }
+
+/** States without a running worker, or between its retries: the source is asked for the status. */
+const IDLE_STATES: readonly string[] = ['Stopped', 'Failed', 'Paused', 'Degraded'];
 
 const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
@@ -233,8 +237,18 @@ export class PipesService {
       lastInsertAt: progress?.lastInsertAt?.toISOString() ?? null,
       lastError: progress?.lastError ?? null,
       lastErrorAt: progress?.lastErrorAt?.toISOString() ?? null,
-      ...(this.runtime?.sourceStatus(row.id) ?? {}),
+      ...(await this.sourceStatus(row, progress?.cursor ?? null)),
     };
+  }
+
+  /**
+   * What the source says of the pipe: the running worker's view, else, for a pipe that is not
+   * running or is between retries, what the source says now (a stopped pipe's slot lag grows).
+   */
+  private async sourceStatus(row: PipeRow, cursor: Json | null): Promise<SourceStatus> {
+    const live = this.runtime?.sourceStatus(row.id) ?? {};
+    if (Object.keys(live).length > 0 || !IDLE_STATES.includes(row.state)) return live;
+    return (await this.runtime?.idleSourceStatus(row.id, cursor)) ?? {};
   }
 
   async scale(scope: ServiceScope, pipeId: string, sent: unknown): Promise<PipeRecord> {

@@ -1,5 +1,5 @@
 import type { Problem } from '../errors.js';
-import type { PipeRow, Service } from '../store/index.js';
+import type { Json, PipeRow, Service } from '../store/index.js';
 import type { PipeConfig } from './model.js';
 import type {
   PartitionStatus,
@@ -27,6 +27,8 @@ export interface PipeRuntime {
   ): Promise<Problem[]>;
   /** What a running pipe's source says of itself (Kafka: each partition's offset and lag). */
   sourceStatus(pipeId: string): SourceStatus;
+  /** What the source says of a pipe that does not run (a database pipe: its slot, from `cursor`). */
+  idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus>;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
   stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;

@@ -62,6 +62,7 @@ const PipeStatusSchema = T.Object({
         lastReceivedLsn: Nullable(T.String()),
         lastCommittedLsn: Nullable(T.String()),
         slotLagBytes: Nullable(T.Number()),
+        slotWalStatus: Nullable(T.String()),
         changesPerSecond: T.Number(),
       },
       { description: 'PostgreSQL pipes while they run: the stream, the slot and its lag' },

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../../concurrency.js';
 import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
-import type { Service, Store } from '../../store/index.js';
+import type { Json, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
@@ -17,6 +17,8 @@ import { Throughput } from './throughput.js';
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
 const BACKOFF_MS = { first: 1_000, max: 60_000 };
+/** A pipe that does not run has its source asked at most this often (each time a connection). */
+const IDLE_STATUS_MS = 10_000;
 
 interface Worker {
   controller: AbortController;
@@ -34,6 +36,8 @@ export class PipeSupervisor implements PipeRuntime {
   private readonly sources = new Map<string, SourceRun>();
   /** What each running pipe committed lately (rowsPerSecond, bytesPerSecond in its status). */
   private readonly throughput = new Map<string, Throughput>();
+  /** What the sources of pipes that do not run said lately, and when they were asked. */
+  private readonly idleStatuses = new Map<string, { at: number; status: Promise<SourceStatus> }>();
   private closing = false;
 
   constructor(
@@ -104,6 +108,27 @@ export class PipeSupervisor implements PipeRuntime {
     const source = this.sources.get(pipeId);
     if (!source) return {};
     return { ...this.throughput.get(pipeId)?.rates(), ...source.status?.() };
+  }
+
+  /**
+   * What the source of a pipe that does not run says of it (a database pipe's slot and its lag),
+   * from its stored cursor; asked at most every IDLE_STATUS_MS per pipe, {} for other sources.
+   */
+  idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
+    const asked = this.idleStatuses.get(pipeId);
+    if (asked && Date.now() - asked.at < IDLE_STATUS_MS) return asked.status;
+    const status = this.askIdleSource(pipeId, cursor);
+    this.idleStatuses.set(pipeId, { at: Date.now(), status });
+    return status;
+  }
+
+  private async askIdleSource(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
+    const view = await this.deps.pipes.runtimeView(pipeId);
+    const connector = view && connectorFor(view.row.sourceKind);
+    if (!view || !connector?.idleStatus) return {};
+    const { allowPrivateSources, logger } = this.deps;
+    const organizationId = view.row.organizationId;
+    return connector.idleStatus(view.config, cursor, { pipeId, organizationId, allowPrivateSources, logger });
   }
 
   /** Every running pipe's source status, for the metrics. */
@@ -223,6 +248,7 @@ export class PipeSupervisor implements PipeRuntime {
 
   /** A deleted pipe's staging tables go, and what it held at its source (a slot, a publication). */
   private async release(pipeId: string): Promise<void> {
+    this.idleStatuses.delete(pipeId);
     const view = await this.deps.pipes.runtimeView(pipeId);
     const connector = view && connectorFor(view.row.sourceKind);
     if (!view || !connector) return;

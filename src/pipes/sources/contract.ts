@@ -27,6 +27,11 @@ export interface SourceConnector {
    * replication slot and the publication Sluice made). Problems are logged, never thrown.
    */
   deleted?(config: PipeConfig, context: CleanupContext): Promise<void>;
+  /**
+   * What the source says of a pipe that does not run, from its stored cursor (a database pipe:
+   * its slot, whose lag grows while the pipe is stopped). Problems are logged, never thrown ({}).
+   */
+  idleStatus?(config: PipeConfig, cursor: Json | null, context: CleanupContext): Promise<SourceStatus>;
 }
 
 export interface CleanupContext {
@@ -93,6 +98,8 @@ export interface ReplicationStatus {
   lastCommittedLsn: string | null;
   /** WAL the server keeps for the slot: its current position past the slot's confirmed one. */
   slotLagBytes: number | null;
+  /** Whether the server keeps the WAL the slot needs: `unreserved` loses it soon, `lost` has (setup.ts). */
+  slotWalStatus: 'reserved' | 'extended' | 'unreserved' | 'lost' | null;
   changesPerSecond: number;
 }
 

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { PermanentError } from '../../records/index.js';
 import type { SourceColumn } from './types.js';
 
 /** A source table as Sluice needs to know it. */
@@ -82,4 +83,28 @@ export async function readTable(
     estimatedRows,
     blocks: Number(row.blocks),
   };
+}
+
+/** Of `tables`, those the source no longer has as a table (dropped or renamed). */
+export async function missingTables(
+  client: pg.Client,
+  tables: { schema: string; table: string }[],
+): Promise<{ schema: string; table: string }[]> {
+  const result = await client.query<{ schema: string; table: string }>(
+    `SELECT s.schema, s.table FROM unnest($1::text[], $2::text[]) AS s(schema, "table")
+      WHERE NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = s.schema AND c.relname = s.table AND c.relkind IN ('r', 'p'))`,
+    [tables.map((t) => t.schema), tables.map((t) => t.table)],
+  );
+  return result.rows;
+}
+
+/**
+ * A mapped table the source no longer has (dropped or renamed while the pipe ran or was stopped):
+ * reading it again fails the same way for ever, so the pipe fails saying what the user can do.
+ */
+export function tableGone(schema: string, table: string): PermanentError {
+  return new PermanentError(
+    `the source table ${schema}.${table} no longer exists (dropped or renamed): stop the pipe and remove its mapping (tableMappingsToRemove), or make the table again and resync the pipe`,
+  );
 }

@@ -1,8 +1,8 @@
 import type { SourceConnector } from '../contract.js';
 import { postgresProblems } from './checks.js';
 import type { PostgresSource } from './connection.js';
+import { idleStatus } from './idle.js';
 import { PostgresRun } from './reader.js';
-
 import { dropOwned } from './setup.js';
 
 /** The COPY relay and the socket the snapshot reads with; the benchmark's baseline uses them too. */
@@ -22,4 +22,5 @@ export const postgresConnector: SourceConnector = {
     const mode = source.settings?.replicationMode ?? 'cdc';
     if (mode !== 'snapshot') await dropOwned(source, context);
   },
+  idleStatus,
 };

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Batch, Claim, Json } from '../../../store/index.js';
 import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
-import { readTable } from './catalog.js';
+import { missingTables, readTable, tableGone } from './catalog.js';
 import { claimChanges, claimRange } from './claims.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
 import { TargetRowCounts } from './counts.js';
@@ -13,7 +13,7 @@ import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
 import { SnapshotSessions } from './sessions.js';
-import { setUpPipe, slotLagBytes } from './setup.js';
+import { ownedNames, type SlotState, setUpPipe, slotState, unusableSlot } from './setup.js';
 import { type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import { replicationStatus, tableStatuses } from './status.js';
 import { type ChangeStream, openChangeStream } from './stream.js';
@@ -42,7 +42,9 @@ export class PostgresRun implements SourceRun {
   private recentWrites: number[] = [];
   private readonly rowsDone = new Map<string, number>();
   /** WAL bytes the slot is behind the server, as last measured. */
-  private slotLag: number | null = null;
+  private slot: SlotState | undefined;
+  /** What the source's measure found that ends the run (a mapped table dropped). */
+  private failure: Error | undefined;
   private lagTimer: NodeJS.Timeout | undefined;
   private readonly counts: TargetRowCounts;
   private changesCommitted: { at: number; count: number }[] = [];
@@ -68,8 +70,7 @@ export class PostgresRun implements SourceRun {
       for (const mapping of source.tableMappings) {
         const schema = mapping.sourceSchemaName ?? 'public';
         const table = await readTable(meta, schema, mapping.sourceTable);
-        if (!table)
-          throw new PermanentError(`the source table ${schema}.${mapping.sourceTable} does not exist`);
+        if (!table) throw tableGone(schema, mapping.sourceTable);
         const plan = tablePlan(mapping, table, planOptions(context));
         // Columns added at the source while the pipe was stopped join the target now.
         await followSchema(context.engine, plan);
@@ -223,23 +224,42 @@ export class PostgresRun implements SourceRun {
     await this.stream?.close();
     const { slot, publication } = this.cursor;
     if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
-    const settings = this.source.settings ?? {};
-    this.stream = await openChangeStream(
-      {
-        source: this.source,
-        slot,
-        publication,
-        from: parseLsn(this.resumeFrom ?? this.cursor.lsn),
-        maxReadyChanges: Math.max(10_000, 2 * (settings.pullBatchSize ?? 100_000)),
-        quiet: () => this.changesInFlight === 0,
-        logger: this.context.logger,
-      },
-      this.context,
-    );
+    this.stream = await this.openStream(slot, publication);
     await this.context.setState('Running', 'replicating changes', MOVES_ON_FROM);
   }
 
+  /** A failure that a gone or invalidated slot explains fails the pipe, saying how to bring it back. */
+  private async openStream(slot: string, publication: string): Promise<ChangeStream> {
+    const settings = this.source.settings ?? {};
+    try {
+      return await openChangeStream(
+        {
+          source: this.source,
+          slot,
+          publication,
+          from: parseLsn(this.resumeFrom ?? this.cursor.lsn),
+          maxReadyChanges: Math.max(10_000, 2 * (settings.pullBatchSize ?? 100_000)),
+          quiet: () => this.changesInFlight === 0,
+          logger: this.context.logger,
+        },
+        this.context,
+      );
+    } catch (error) {
+      const owned = slot === ownedNames(this.context.pipeId).slot;
+      const why = await unusableSlot(this.meta, slot, owned).catch((failure: unknown) => {
+        this.context.logger.debug(
+          { pipeId: this.context.pipeId, err: failure },
+          'could not ask after the slot',
+        );
+        return undefined;
+      });
+      if (why) throw new PermanentError(why);
+      throw error;
+    }
+  }
+
   async next(cursorJson: Json | null): Promise<Claim | 'idle' | 'complete'> {
+    if (this.failure) throw this.failure;
     const stored = (cursorJson as unknown as Cursor | null) ?? this.cursor;
     // The stored cursor says 'snapshot' until the first batch of changes is claimed; once this run
     // streams, it is in changes whatever the store says (a second stream would find the slot busy).
@@ -303,7 +323,7 @@ export class PostgresRun implements SourceRun {
     this.changesCommitted = this.changesCommitted.filter((c) => c.at >= cutoff);
     const changes = this.changesCommitted.reduce((n, c) => n + c.count, 0);
     return {
-      replication: replicationStatus(this.cursor, this.stream, this.slotLag, changes / 60),
+      replication: replicationStatus(this.cursor, this.stream, this.slot, changes / 60),
       tables: tableStatuses(this.plans, this.cursor.tables, this.inFlightByTable, this.rowsDone, (table) =>
         this.counts.get(table),
       ),
@@ -346,18 +366,26 @@ export class PostgresRun implements SourceRun {
 
   /** The slot's lag and the targets' rows, for `/status` (counts.ts says how often it counts). */
   private async measure(): Promise<void> {
-    await Promise.all([this.measureLag(), this.counts.refresh(this.plans.values())]);
+    await Promise.all([this.measureSource(), this.counts.refresh(this.plans.values())]);
   }
 
-  private async measureLag(): Promise<void> {
+  /**
+   * The slot's lag, and whether every mapped table is still there: pgoutput says nothing of a
+   * DROP TABLE, so a dropped table would otherwise go unnoticed until the next start fails.
+   */
+  private async measureSource(): Promise<void> {
     const slot = this.cursor?.slot;
-    if (!slot) return;
     try {
-      this.slotLag = await slotLagBytes(this.meta, slot);
+      if (slot) this.slot = await slotState(this.meta, slot);
+      const [gone] = await missingTables(
+        this.meta,
+        [...this.plans.values()].map((plan) => plan.source),
+      );
+      if (gone) this.failure ??= tableGone(gone.schema, gone.table);
     } catch (error) {
       this.context.logger.debug(
         { pipeId: this.context.pipeId, err: error },
-        'could not measure the slot lag',
+        'could not ask after the slot and the tables',
       );
     }
   }

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { addColumnsSql, describeTable, type Engine, tableName } from '../../../engine/index.js';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
-import { readTable } from './catalog.js';
+import { readTable, tableGone } from './catalog.js';
 import { planOptions } from './cursor.js';
 import type { Relation } from './pgoutput.js';
 import type { Transaction } from './stream.js';
@@ -80,8 +80,7 @@ export async function followRelations(
     const plan = host.planBySource(relation.schema, relation.name);
     if (!plan || !shapeChanged(plan, relation)) continue;
     const table = await readTable(host.meta, plan.source.schema, plan.source.table);
-    if (!table)
-      throw new PermanentError(`the source table ${plan.source.schema}.${plan.source.table} was dropped`);
+    if (!table) throw tableGone(plan.source.schema, plan.source.table);
     const next = tablePlan(plan.mapping, table, planOptions(context));
     await followSchema(context.engine, next, [intoTable(plan.spec.table)]);
     host.replace(next);

@@ -134,14 +134,50 @@ export async function dropOwned(
   }
 }
 
-/** How many WAL bytes the slot's confirmed position is behind the server's; null when unknown. */
-export async function slotLagBytes(client: pg.Client, slot: string): Promise<number | null> {
-  const result = await client.query<{ lag: string | null }>(
-    'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag FROM pg_replication_slots WHERE slot_name = $1',
+/**
+ * Whether the server still keeps the WAL the slot needs (`pg_replication_slots.wal_status`):
+ * `reserved` and `extended` keep it, `unreserved` will lose it at the next checkpoint, `lost`
+ * has lost it (the slot passed `max_slot_wal_keep_size`) and can never stream again.
+ */
+export type SlotWalStatus = 'reserved' | 'extended' | 'unreserved' | 'lost';
+
+/** What the server says of a slot: gone (undefined), or its lag and whether its WAL is kept. */
+export interface SlotState {
+  /** WAL bytes the slot's confirmed position is behind the server's; null when unknown. */
+  lagBytes: number | null;
+  walStatus: SlotWalStatus | null;
+}
+
+export async function slotState(client: pg.Client, slot: string): Promise<SlotState | undefined> {
+  const result = await client.query<{ lag: string | null; wal_status: SlotWalStatus | null }>(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag, wal_status
+       FROM pg_replication_slots WHERE slot_name = $1`,
     [slot],
   );
-  const lag = result.rows[0]?.lag;
-  return lag === null || lag === undefined ? null : Number(lag);
+  const row = result.rows[0];
+  if (!row) return undefined;
+  return { lagBytes: row.lag === null ? null : Number(row.lag), walStatus: row.wal_status };
+}
+
+/**
+ * Why the slot can never stream again, when that is why streaming failed: it is gone (dropped at
+ * the source), or the server invalidated it. Either way only a resync, which makes the slot anew
+ * and copies the tables again, brings the pipe back: the changes in between are lost to it.
+ */
+export async function unusableSlot(
+  client: pg.Client,
+  slot: string,
+  owned: boolean,
+): Promise<string | undefined> {
+  const state = await slotState(client, slot);
+  const fix = owned
+    ? 'resync the pipe: it makes a new slot and copies the tables again'
+    : `drop the slot at the source if it is still there, then resync the pipe: it makes the slot again and copies the tables`;
+  if (!state) return `the replication slot ${pgLiteral(slot)} no longer exists at the source: ${fix}`;
+  if (state.walStatus === 'lost') {
+    return `the replication slot ${pgLiteral(slot)} was invalidated by the server: it fell more than max_slot_wal_keep_size behind and the WAL it needed is removed. To keep this from happening, do not leave the pipe stopped long or raise max_slot_wal_keep_size; now ${fix}`;
+  }
+  return undefined;
 }
 
 /** What setting a pipe up needs of its run. */

@@ -1,4 +1,4 @@
-import type { SourceTable } from './catalog.js';
+import { type SourceTable, tableGone } from './catalog.js';
 import { type PostgresSource, pgLiteral, pgTable } from './connection.js';
 import { copyToFile } from './copy-out.js';
 import type { SnapshotSessions } from './sessions.js';
@@ -66,11 +66,19 @@ export async function copyRange(
     const where = [`ctid >= '(${range.fromBlock},0)'::tid`];
     if (range.toBlock !== null) where.push(`ctid < '(${range.toBlock},0)'::tid`);
     const table = pgTable(plan.source.schema, plan.source.table);
-    await copyToFile(
-      client,
-      `COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`,
-      path,
-    );
+    try {
+      await copyToFile(
+        client,
+        `COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`,
+        path,
+      );
+    } catch (error) {
+      const { schema, table } = plan.source;
+      throw (error as { code?: string }).code === UNDEFINED_TABLE ? tableGone(schema, table) : error;
+    }
     await client.query('COMMIT');
   });
 }
+
+/** PostgreSQL's SQLSTATE for a relation that does not exist. */
+const UNDEFINED_TABLE = '42P01';

@@ -2,6 +2,7 @@ import type { ReplicationStatus, TableStatus } from '../contract.js';
 import type { RowCount } from './counts.js';
 import type { Cursor } from './cursor.js';
 import { formatLsn } from './lsn.js';
+import type { SlotState } from './setup.js';
 import type { TableRanges } from './snapshot.js';
 import type { ChangeStream } from './stream.js';
 import type { TablePlan } from './tables.js';
@@ -40,7 +41,7 @@ export function tableStatuses(
 export function replicationStatus(
   cursor: Cursor,
   stream: ChangeStream | undefined,
-  slotLagBytes: number | null,
+  slotState: SlotState | undefined,
   changesPerSecond: number,
 ): ReplicationStatus {
   const streaming = cursor.phase === 'cdc';
@@ -50,7 +51,8 @@ export function replicationStatus(
     publication: cursor.publication,
     lastReceivedLsn: stream ? formatLsn(stream.lastReceived) : null,
     lastCommittedLsn: streaming ? (stream ? formatLsn(stream.confirmed) : cursor.lsn) : null,
-    slotLagBytes,
+    slotLagBytes: slotState?.lagBytes ?? null,
+    slotWalStatus: slotState?.walStatus ?? null,
     changesPerSecond: Math.round(changesPerSecond * 10) / 10,
   };
 }
