@@ -223,14 +223,13 @@ export class PipesService {
   async status(scope: ServiceScope, pipeId: string): Promise<PipeStatus> {
     await this.requireService(scope);
     const row = await this.requirePipe(this.store.repos, scope, pipeId);
-    const progress = await this.store.repos.progress.get(row.id);
-    const claimed = (await this.store.repos.progress.openBatches(row.id)).reduce((n, b) => n + b.files, 0);
+    const progress = await this.store.repos.progress.withClaimedFiles(row.id);
     return {
       id: row.id,
       state: row.state,
       reason: row.stateReason,
       filesDone: progress?.filesDone ?? 0,
-      filesPending: (progress?.filesPending ?? 0) + claimed,
+      filesPending: (progress?.filesPending ?? 0) + (progress?.filesClaimed ?? 0),
       rowsWritten: progress?.rowsWritten ?? 0,
       bytesWritten: progress?.bytesWritten ?? 0,
       badRecords: progress?.badRecords ?? 0,
