@@ -1,8 +1,8 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLsn } from '../src/pipes/sources/postgres/index.js';
 import {
   fillTable,
+  openDatabase,
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
@@ -19,14 +19,7 @@ import { untilEqual, waitFor } from './support/wait.js';
 let server: RunningPostgres;
 let s: TestSluice;
 
-async function database(name: string): Promise<{ client: pg.Client; port: number }> {
-  const url = await server.createDatabase(name);
-  const client = new pg.Client({ connectionString: url, options: '-c TimeZone=UTC' });
-  // The server stops at the end of the file, under connections a failed test left open.
-  client.on('error', () => {});
-  await client.connect();
-  return { client, port: Number(new URL(url).port) };
-}
+const database = (name: string) => openDatabase(server, name);
 
 /** The target as FINAL shows it without deleted rows, as plain JSON rows ordered by id. */
 async function mirror(db: string, table: string, columns: string) {

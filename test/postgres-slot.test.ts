@@ -1,7 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   fillTable,
+  openDatabase,
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
@@ -19,13 +20,7 @@ import { untilEqual, waitFor } from './support/wait.js';
 let server: RunningPostgres;
 let s: TestSluice;
 
-async function database(name: string): Promise<{ client: pg.Client; port: number }> {
-  const url = await server.createDatabase(name);
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
-  return { client, port: Number(new URL(url).port) };
-}
+const database = (name: string) => openDatabase(server, name);
 
 function command(id: string, command: string) {
   return s.request({ method: 'PATCH', url: `${s.pipesUrl}/${id}/state`, body: { command } });
@@ -40,6 +35,36 @@ const mirror = (db: string, table: string) =>
   sql(s, `SELECT id, v FROM mirror_${db}.${table} FINAL WHERE _pipe_is_deleted = 0 ORDER BY id`);
 const rowsOf = async (client: pg.Client, table: string) =>
   (await client.query(`SELECT id, v FROM ${table} ORDER BY id`)).rows;
+
+/**
+ * Makes the server invalidate `slot` (held by a stopped pipe): with max_slot_wal_keep_size at its
+ * least, a few WAL segments and a checkpoint put the slot past it. Rows of `table` are written to
+ * make the WAL (ids above 2000).
+ */
+async function invalidate(client: pg.Client, slot: string, table: string): Promise<void> {
+  await client.query(`ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'`);
+  await client.query('SELECT pg_reload_conf()');
+  try {
+    await waitFor(
+      `the server to invalidate ${slot}`,
+      async () => {
+        await client.query(
+          `INSERT INTO ${table} VALUES (2000 + (random() * 1000000)::int, 'wal') ON CONFLICT DO NOTHING`,
+        );
+        await client.query('SELECT pg_switch_wal()');
+        await client.query('CHECKPOINT');
+        const slots = await client.query('SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1', [
+          slot,
+        ]);
+        return slots.rows[0]?.wal_status === 'lost';
+      },
+      60_000,
+    );
+  } finally {
+    await client.query('ALTER SYSTEM RESET max_slot_wal_keep_size');
+    await client.query('SELECT pg_reload_conf()');
+  }
+}
 
 describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on PostgreSQL %i', (major) => {
   beforeAll(async () => {
@@ -76,29 +101,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     expect(stopped.replication).toMatchObject({ phase: 'changes', slot, slotWalStatus: 'reserved' });
     const lagAtStop = stopped.replication.slotLagBytes as number;
     await client.query(`INSERT INTO t VALUES (1002, 'while stopped')`);
-    await client.query(`ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'`);
-    await client.query('SELECT pg_reload_conf()');
-    try {
-      await waitFor(
-        'the server to invalidate the slot',
-        async () => {
-          await client.query(
-            `INSERT INTO t VALUES (2000 + (random() * 1000000)::int, 'wal') ON CONFLICT DO NOTHING`,
-          );
-          await client.query('SELECT pg_switch_wal()');
-          await client.query('CHECKPOINT');
-          const slots = await client.query(
-            'SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1',
-            [slot],
-          );
-          return slots.rows[0]?.wal_status === 'lost';
-        },
-        60_000,
-      );
-    } finally {
-      await client.query('ALTER SYSTEM RESET max_slot_wal_keep_size');
-      await client.query('SELECT pg_reload_conf()');
-    }
+    await invalidate(client, slot, 't');
 
     // The stopped pipe's status shows it (asked of the server at most every 10 s).
     const lost = await waitFor(
@@ -133,7 +136,11 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     const running = await waitForState(s, id, 'Running', 90_000);
     const slot = running.replication.slot as string;
     await stop(id);
-    await client.query('SELECT pg_drop_replication_slot($1)', [slot]);
+    // The stream's session may still be ending: the server says the slot is active until it has.
+    await waitFor('the slot dropped', async () => {
+      await client.query('SELECT pg_drop_replication_slot($1)', [slot]);
+      return true;
+    });
     await client.query(`INSERT INTO t VALUES (1001, 'while the slot was gone')`);
 
     expect((await command(id, 'start')).statusCode).toBe(200);
@@ -144,6 +151,40 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     expect((await command(id, 'resync')).statusCode).toBe(200);
     await waitForState(s, id, 'Running', 90_000);
     await untilEqual(() => mirror('dropped', 't'), await rowsOf(client, 't'));
+    await client.end();
+  }, 180_000);
+
+  it('cdc_only with a slot the user named: a resync while that slot is lost fails before emptying anything', async () => {
+    const { client, port } = await database('named');
+    await fillTable(client, 't', 0);
+    const body = postgresPipeBody('named', port, ['t'], {
+      replicationMode: 'cdc_only',
+      replicationSlotName: 'users_slot',
+    });
+    const id = await createPipe(s, body);
+    await waitForState(s, id, 'Running', 90_000);
+    await client.query(`INSERT INTO t VALUES (1, 'followed'), (2, 'followed')`);
+    await untilEqual(() => mirror('named', 't'), await rowsOf(client, 't'));
+    await stop(id);
+    await invalidate(client, 'users_slot', 't');
+
+    expect((await command(id, 'start')).statusCode).toBe(200);
+    const failed = await waitForState(s, id, 'Failed', 60_000);
+    expect(failed.reason).toContain("replication slot 'users_slot' was invalidated");
+    expect(failed.reason).toContain('drop the slot at the source');
+    expect(failed.reason).toContain('empties the targets');
+    // A resync would take the lost slot as it is: it fails first, and the target keeps its rows.
+    expect((await command(id, 'resync')).statusCode).toBe(200);
+    const again = await waitForState(s, id, 'Failed', 60_000);
+    expect(again.reason).toContain("replication slot 'users_slot' was invalidated");
+    expect((await mirror('named', 't')).map((row) => row.id)).toEqual([1, 2]);
+
+    // With the slot dropped, the resync makes it again: the target starts empty, then follows.
+    await client.query(`SELECT pg_drop_replication_slot('users_slot')`);
+    expect((await command(id, 'resync')).statusCode).toBe(200);
+    await waitForState(s, id, 'Running', 90_000);
+    await client.query(`INSERT INTO t VALUES (3, 'after the resync')`);
+    await untilEqual(() => mirror('named', 't'), [{ id: 3, v: 'after the resync' }]);
     await client.end();
   }, 180_000);
 
@@ -170,7 +211,20 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
       20,
     );
     await client.query('DROP TABLE a');
-    const failed = await waitForState(s, id, 'Failed', 60_000);
+    // Straight to Failed: the range's COPY says the table is gone (a retry would read it again
+    // for nothing, Degraded for a second at least).
+    const states = new Set<string>();
+    const failed = await waitFor(
+      'the pipe to fail',
+      async () => {
+        const status = await statusOf(s, id);
+        states.add(status.state);
+        return status.state === 'Failed' ? status : undefined;
+      },
+      60_000,
+      50,
+    );
+    expect([...states]).not.toContain('Degraded');
     expect(failed.reason).toContain('the source table public.a no longer exists');
     expect(failed.reason).toContain('tableMappingsToRemove');
 
@@ -188,15 +242,19 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     await client.end();
   }, 180_000);
 
-  it('a table dropped while changes flow fails the pipe naming it (pgoutput does not send drops)', async () => {
+  it('a table dropped and made again while changes flow fails the pipe naming it (pgoutput does not send drops)', async () => {
     const { client, port } = await database('dropflow');
     await fillTable(client, 'a', 100);
     await fillTable(client, 'b', 100);
     const id = await createPipe(s, postgresPipeBody('dropflow', port, ['a', 'b']));
     await waitForState(s, id, 'Running', 90_000);
+    // Made again under its name at once: another table, which the pipe's publication does not cover.
+    await client.query('BEGIN');
     await client.query('DROP TABLE a');
+    await client.query('CREATE TABLE a (id int PRIMARY KEY, v text NOT NULL)');
+    await client.query('COMMIT');
     const failed = await waitForState(s, id, 'Failed', 30_000);
-    expect(failed.reason).toContain('the source table public.a no longer exists');
+    expect(failed.reason).toContain('the source table public.a no longer exists as the pipe read it');
     await client.end();
   }, 120_000);
 });

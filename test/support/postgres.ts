@@ -170,6 +170,22 @@ async function letOthersReachBinaries(module: string): Promise<void> {
   }
 }
 
+/**
+ * A fresh database on `server` and a client connected to it (in UTC), with the port pipes reach it
+ * on. Its errors are ignored: the server stops at the end of a file under connections a failed
+ * test left open.
+ */
+export async function openDatabase(
+  server: RunningPostgres,
+  name: string,
+): Promise<{ client: pg.Client; port: number }> {
+  const url = await server.createDatabase(name);
+  const client = new pg.Client({ connectionString: url, options: '-c TimeZone=UTC' });
+  client.on('error', () => {});
+  await client.connect();
+  return { client, port: Number(new URL(url).port) };
+}
+
 /** A table `(id int PRIMARY KEY, v text NOT NULL)` of `rows` rows, analyzed (snapshot ranges are planned from its statistics). */
 export async function fillTable(client: pg.Client, table: string, rows: number): Promise<void> {
   await client.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v text NOT NULL)`);

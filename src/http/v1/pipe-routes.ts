@@ -65,7 +65,10 @@ const PipeStatusSchema = T.Object({
         slotWalStatus: Nullable(T.String()),
         changesPerSecond: T.Number(),
       },
-      { description: 'PostgreSQL pipes while they run: the stream, the slot and its lag' },
+      {
+        description:
+          'PostgreSQL pipes: the stream, the slot, its lag and WAL status (asked of the server when the pipe does not run)',
+      },
     ),
   ),
   tables: T.Optional(

@@ -3,12 +3,12 @@ import type { Logger } from 'pino';
 import { sleep } from '../../concurrency.js';
 import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
-import type { Json, Service, Store } from '../../store/index.js';
+import type { Json, PipeRow, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
-import { connectorFor, type SourceRun, type SourceStatus } from '../sources/index.js';
+import { type CleanupContext, connectorFor, type SourceRun, type SourceStatus } from '../sources/index.js';
 import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
@@ -37,7 +37,10 @@ export class PipeSupervisor implements PipeRuntime {
   /** What each running pipe committed lately (rowsPerSecond, bytesPerSecond in its status). */
   private readonly throughput = new Map<string, Throughput>();
   /** What the sources of pipes that do not run said lately, and when they were asked. */
-  private readonly idleStatuses = new Map<string, { at: number; status: Promise<SourceStatus> }>();
+  private readonly idleStatuses = new Map<
+    string,
+    { at: number; status?: SourceStatus; asking?: Promise<SourceStatus> }
+  >();
   private closing = false;
 
   constructor(
@@ -62,6 +65,7 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   changed(pipeId: string): void {
+    this.idleStatuses.delete(pipeId);
     if (this.closing || this.workers.has(pipeId)) return;
     const controller = new AbortController();
     const done = this.run(pipeId, controller.signal)
@@ -112,23 +116,45 @@ export class PipeSupervisor implements PipeRuntime {
 
   /**
    * What the source of a pipe that does not run says of it (a database pipe's slot and its lag),
-   * from its stored cursor; asked at most every IDLE_STATUS_MS per pipe, {} for other sources.
+   * from its stored cursor. The source is asked at most every IDLE_STATUS_MS per pipe, and once
+   * there is an answer, in the background: a source that is slow to answer (a Degraded pipe's)
+   * never holds up `/status`. {} for sources that have nothing to say.
    */
-  idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
-    const asked = this.idleStatuses.get(pipeId);
-    if (asked && Date.now() - asked.at < IDLE_STATUS_MS) return asked.status;
-    const status = this.askIdleSource(pipeId, cursor);
-    this.idleStatuses.set(pipeId, { at: Date.now(), status });
-    return status;
+  async idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
+    let known = this.idleStatuses.get(pipeId);
+    if (!known) {
+      known = { at: 0 };
+      this.idleStatuses.set(pipeId, known);
+    }
+    if (!known.asking && Date.now() - known.at >= IDLE_STATUS_MS) {
+      const entry = known;
+      entry.asking = this.askIdleSource(pipeId, cursor)
+        .catch((error: unknown) => {
+          this.deps.logger.warn(
+            { pipeId, err: error },
+            "could not ask a stopped pipe's source for its status",
+          );
+          return {};
+        })
+        .then((status) => {
+          Object.assign(entry, { status, at: Date.now(), asking: undefined });
+          return status;
+        });
+    }
+    return known.status ?? (await known.asking) ?? {};
   }
 
   private async askIdleSource(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
     const view = await this.deps.pipes.runtimeView(pipeId);
     const connector = view && connectorFor(view.row.sourceKind);
     if (!view || !connector?.idleStatus) return {};
+    return connector.idleStatus(view.config, cursor, this.cleanupContext(view.row));
+  }
+
+  /** What a connector is told when it speaks to a pipe's source outside a run. */
+  private cleanupContext(row: PipeRow): CleanupContext {
     const { allowPrivateSources, logger } = this.deps;
-    const organizationId = view.row.organizationId;
-    return connector.idleStatus(view.config, cursor, { pipeId, organizationId, allowPrivateSources, logger });
+    return { pipeId: row.id, organizationId: row.organizationId, allowPrivateSources, logger };
   }
 
   /** Every running pipe's source status, for the metrics. */
@@ -143,6 +169,7 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   async stop(pipeId: string, options: { deleting?: boolean } = {}): Promise<void> {
+    this.idleStatuses.delete(pipeId);
     const worker = this.workers.get(pipeId);
     if (worker) {
       worker.controller.abort();
@@ -248,13 +275,10 @@ export class PipeSupervisor implements PipeRuntime {
 
   /** A deleted pipe's staging tables go, and what it held at its source (a slot, a publication). */
   private async release(pipeId: string): Promise<void> {
-    this.idleStatuses.delete(pipeId);
     const view = await this.deps.pipes.runtimeView(pipeId);
     const connector = view && connectorFor(view.row.sourceKind);
     if (!view || !connector) return;
-    const { allowPrivateSources, logger } = this.deps;
-    const organizationId = view.row.organizationId;
-    await connector.deleted?.(view.config, { pipeId, organizationId, allowPrivateSources, logger });
+    await connector.deleted?.(view.config, this.cleanupContext(view.row));
     await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch((error: unknown) =>
       this.deps.logger.warn({ pipeId, err: error }, 'could not drop the staging tables of a deleted pipe'),
     );

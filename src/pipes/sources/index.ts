@@ -7,6 +7,7 @@ import { postgresConnector } from './postgres/index.js';
 
 export type {
   CheckContext,
+  CleanupContext,
   PartitionStatus,
   ReplicationStatus,
   RunContext,

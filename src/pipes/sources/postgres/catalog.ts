@@ -2,6 +2,9 @@ import type pg from 'pg';
 import { PermanentError } from '../../records/index.js';
 import type { SourceColumn } from './types.js';
 
+/** The kinds of relation a pipe reads: tables and partitioned tables. */
+const TABLE_KINDS = "('r', 'p')";
+
 /** A source table as Sluice needs to know it. */
 export interface SourceTable {
   schema: string;
@@ -27,7 +30,7 @@ export async function readTable(
     `SELECT c.oid::int8::float8 AS oid, c.relreplident AS replident, c.reltuples::float8 AS reltuples,
             (pg_relation_size(c.oid) / current_setting('block_size')::int8)::text AS blocks
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')`,
+      WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ${TABLE_KINDS}`,
     [schema, table],
   );
   const row = found.rows[0];
@@ -85,16 +88,20 @@ export async function readTable(
   };
 }
 
-/** Of `tables`, those the source no longer has as a table (dropped or renamed). */
+/**
+ * Of `tables`, those the source no longer has as the pipe read them: gone, renamed, or made again
+ * under the same name (another oid, which the pipe's publication does not cover).
+ */
 export async function missingTables(
   client: pg.Client,
-  tables: { schema: string; table: string }[],
+  tables: { schema: string; table: string; oid: number }[],
 ): Promise<{ schema: string; table: string }[]> {
   const result = await client.query<{ schema: string; table: string }>(
-    `SELECT s.schema, s.table FROM unnest($1::text[], $2::text[]) AS s(schema, "table")
+    `SELECT s.schema, s.table FROM unnest($1::text[], $2::text[], $3::int8[]) AS s(schema, "table", oid)
       WHERE NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                         WHERE n.nspname = s.schema AND c.relname = s.table AND c.relkind IN ('r', 'p'))`,
-    [tables.map((t) => t.schema), tables.map((t) => t.table)],
+                         WHERE c.oid = s.oid::oid AND n.nspname = s.schema AND c.relname = s.table
+                           AND c.relkind IN ${TABLE_KINDS})`,
+    [tables.map((t) => t.schema), tables.map((t) => t.table), tables.map((t) => t.oid)],
   );
   return result.rows;
 }
@@ -105,6 +112,6 @@ export async function missingTables(
  */
 export function tableGone(schema: string, table: string): PermanentError {
   return new PermanentError(
-    `the source table ${schema}.${table} no longer exists (dropped or renamed): stop the pipe and remove its mapping (tableMappingsToRemove), or make the table again and resync the pipe`,
+    `the source table ${schema}.${table} no longer exists as the pipe read it (dropped, renamed, or dropped and made again): stop the pipe and remove its mapping (tableMappingsToRemove), or make the table again and resync the pipe`,
   );
 }

@@ -3,7 +3,7 @@ import type { PipeConfig } from '../../model.js';
 import type { CleanupContext, SourceStatus } from '../contract.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
 import type { Cursor } from './cursor.js';
-import { slotState } from './setup.js';
+import { slotState } from './slot.js';
 import { replicationStatus } from './status.js';
 
 /**

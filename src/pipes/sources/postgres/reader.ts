@@ -13,7 +13,8 @@ import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
 import { SnapshotSessions } from './sessions.js';
-import { ownedNames, type SlotState, setUpPipe, slotState, unusableSlot } from './setup.js';
+import { ownedNames, setUpPipe } from './setup.js';
+import { type SlotState, slotFix, slotProblem, slotState } from './slot.js';
 import { type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import { replicationStatus, tableStatuses } from './status.js';
 import { type ChangeStream, openChangeStream } from './stream.js';
@@ -41,9 +42,9 @@ export class PostgresRun implements SourceRun {
   /** How long the last batches of changes took from claim to commit (ms). */
   private recentWrites: number[] = [];
   private readonly rowsDone = new Map<string, number>();
-  /** WAL bytes the slot is behind the server, as last measured. */
+  /** The slot as last measured (its lag and WAL status), undefined when unknown. */
   private slot: SlotState | undefined;
-  /** What the source's measure found that ends the run (a mapped table dropped). */
+  /** What the source's measure found that ends the run (the slot unusable, a mapped table dropped). */
   private failure: Error | undefined;
   private lagTimer: NodeJS.Timeout | undefined;
   private readonly counts: TargetRowCounts;
@@ -245,17 +246,30 @@ export class PostgresRun implements SourceRun {
         this.context,
       );
     } catch (error) {
-      const owned = slot === ownedNames(this.context.pipeId).slot;
-      const why = await unusableSlot(this.meta, slot, owned).catch((failure: unknown) => {
-        this.context.logger.debug(
-          { pipeId: this.context.pipeId, err: failure },
-          'could not ask after the slot',
-        );
-        return undefined;
-      });
-      if (why) throw new PermanentError(why);
-      throw error;
+      const problem = await slotState(this.meta, slot).then(
+        (state) => this.slotProblem(slot, state),
+        (failure: unknown) => {
+          this.context.logger.warn(
+            { pipeId: this.context.pipeId, err: failure },
+            'could not ask after the slot',
+          );
+          return undefined;
+        },
+      );
+      if (!problem) throw error;
+      this.context.logger.warn(
+        { pipeId: this.context.pipeId, err: error },
+        'the replication stream could not start: the slot is unusable',
+      );
+      throw new PermanentError(problem, { cause: error });
     }
+  }
+
+  /** Why the slot can never stream again (gone, invalidated), in words that say what to do. */
+  private slotProblem(slot: string, state: SlotState | undefined): string | undefined {
+    const mode = this.source.settings?.replicationMode ?? 'cdc';
+    const owned = slot === ownedNames(this.context.pipeId).slot;
+    return slotProblem(slot, state, slotFix(mode, owned));
   }
 
   async next(cursorJson: Json | null): Promise<Claim | 'idle' | 'complete'> {
@@ -370,23 +384,32 @@ export class PostgresRun implements SourceRun {
   }
 
   /**
-   * The slot's lag, and whether every mapped table is still there: pgoutput says nothing of a
-   * DROP TABLE, so a dropped table would otherwise go unnoticed until the next start fails.
+   * The slot's lag, and whether the slot and every mapped table are still there: a slot the
+   * server invalidates during a long snapshot, or a DROP TABLE (pgoutput says nothing of it), would
+   * otherwise go unnoticed until much later. What ends the run is thrown by the next claim.
    */
   private async measureSource(): Promise<void> {
+    const { pipeId, logger } = this.context;
     const slot = this.cursor?.slot;
+    if (slot) {
+      try {
+        const state = await slotState(this.meta, slot);
+        this.slot = state;
+        const problem = this.slotProblem(slot, state);
+        if (problem) this.failure ??= new PermanentError(problem);
+      } catch (error) {
+        this.slot = undefined;
+        logger.warn({ pipeId, err: error }, 'could not measure the slot');
+      }
+    }
     try {
-      if (slot) this.slot = await slotState(this.meta, slot);
       const [gone] = await missingTables(
         this.meta,
         [...this.plans.values()].map((plan) => plan.source),
       );
       if (gone) this.failure ??= tableGone(gone.schema, gone.table);
     } catch (error) {
-      this.context.logger.debug(
-        { pipeId: this.context.pipeId, err: error },
-        'could not ask after the slot and the tables',
-      );
+      logger.warn({ pipeId, err: error }, 'could not check that the mapped tables are still there');
     }
   }
 

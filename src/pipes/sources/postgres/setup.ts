@@ -1,8 +1,10 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import { closeClient, connect, type PostgresSource, pgIdent, pgLiteral, pgTable } from './connection.js';
 import type { Cursor } from './cursor.js';
+import { slotFix, slotProblem, slotState } from './slot.js';
 import { planRanges, type TableRanges } from './snapshot.js';
 import type { TablePlan } from './tables.js';
 
@@ -84,16 +86,6 @@ export async function createSlot(
   }
 }
 
-/** The slot's confirmed position, or undefined when there is no such slot. */
-export async function slotPosition(client: pg.Client, slot: string): Promise<string | undefined> {
-  const result = await client.query<{ lsn: string | null }>(
-    'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1',
-    [slot],
-  );
-  const row = result.rows[0];
-  return row ? (row.lsn ?? '0/0') : undefined;
-}
-
 export async function dropSlot(client: pg.Client, slot: string): Promise<void> {
   await client.query(
     'SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1',
@@ -134,52 +126,6 @@ export async function dropOwned(
   }
 }
 
-/**
- * Whether the server still keeps the WAL the slot needs (`pg_replication_slots.wal_status`):
- * `reserved` and `extended` keep it, `unreserved` will lose it at the next checkpoint, `lost`
- * has lost it (the slot passed `max_slot_wal_keep_size`) and can never stream again.
- */
-export type SlotWalStatus = 'reserved' | 'extended' | 'unreserved' | 'lost';
-
-/** What the server says of a slot: gone (undefined), or its lag and whether its WAL is kept. */
-export interface SlotState {
-  /** WAL bytes the slot's confirmed position is behind the server's; null when unknown. */
-  lagBytes: number | null;
-  walStatus: SlotWalStatus | null;
-}
-
-export async function slotState(client: pg.Client, slot: string): Promise<SlotState | undefined> {
-  const result = await client.query<{ lag: string | null; wal_status: SlotWalStatus | null }>(
-    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag, wal_status
-       FROM pg_replication_slots WHERE slot_name = $1`,
-    [slot],
-  );
-  const row = result.rows[0];
-  if (!row) return undefined;
-  return { lagBytes: row.lag === null ? null : Number(row.lag), walStatus: row.wal_status };
-}
-
-/**
- * Why the slot can never stream again, when that is why streaming failed: it is gone (dropped at
- * the source), or the server invalidated it. Either way only a resync, which makes the slot anew
- * and copies the tables again, brings the pipe back: the changes in between are lost to it.
- */
-export async function unusableSlot(
-  client: pg.Client,
-  slot: string,
-  owned: boolean,
-): Promise<string | undefined> {
-  const state = await slotState(client, slot);
-  const fix = owned
-    ? 'resync the pipe: it makes a new slot and copies the tables again'
-    : `drop the slot at the source if it is still there, then resync the pipe: it makes the slot again and copies the tables`;
-  if (!state) return `the replication slot ${pgLiteral(slot)} no longer exists at the source: ${fix}`;
-  if (state.walStatus === 'lost') {
-    return `the replication slot ${pgLiteral(slot)} was invalidated by the server: it fell more than max_slot_wal_keep_size behind and the WAL it needed is removed. To keep this from happening, do not leave the pipe stopped long or raise max_slot_wal_keep_size; now ${fix}`;
-  }
-  return undefined;
-}
-
 /** What setting a pipe up needs of its run. */
 export interface SetUpHost {
   context: RunContext;
@@ -210,12 +156,17 @@ export async function setUpPipe(
   const publication = await ensurePublication(meta, source, context.pipeId);
   const given = mode === 'cdc_only' ? source.settings?.replicationSlotName : undefined;
   const slot = given ?? ownedNames(context.pipeId).slot;
-  const existing = await slotPosition(meta, slot);
-  if (given && existing !== undefined) {
-    return { cursor: { phase: 'cdc', slot, publication, lsn: existing, tables: {}, mapped } };
+  const existing = await slotState(meta, slot);
+  if (given && existing) {
+    // A given slot the server invalidated cannot be taken: nothing is emptied or set up.
+    const problem = slotProblem(slot, existing, slotFix('cdc_only', false));
+    if (problem) throw new PermanentError(problem);
+    return {
+      cursor: { phase: 'cdc', slot, publication, lsn: existing.confirmedLsn ?? '0/0', tables: {}, mapped },
+    };
   }
   // A slot of ours without progress is a setup that did not finish: it starts again.
-  if (existing !== undefined) await dropSlot(meta, slot);
+  if (existing) await dropSlot(meta, slot);
   const created = await createSlot(source, context, slot, mode === 'cdc');
   const lsn = created.consistentLsn;
   const cursor: Cursor =

@@ -2,7 +2,7 @@ import type { ReplicationStatus, TableStatus } from '../contract.js';
 import type { RowCount } from './counts.js';
 import type { Cursor } from './cursor.js';
 import { formatLsn } from './lsn.js';
-import type { SlotState } from './setup.js';
+import type { SlotState } from './slot.js';
 import type { TableRanges } from './snapshot.js';
 import type { ChangeStream } from './stream.js';
 import type { TablePlan } from './tables.js';
