@@ -2,10 +2,9 @@ import type pg from 'pg';
 import type { Batch, Claim, Json } from '../../../store/index.js';
 import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
-import { missingTables, readTable, tableGone } from './catalog.js';
+import { readTable, tableGone } from './catalog.js';
 import { claimChanges, claimRange } from './claims.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
-import { TargetRowCounts } from './counts.js';
 import { type ChangesRange, type Cursor, planOptions } from './cursor.js';
 import { parseLsn } from './lsn.js';
 import { followMappings } from './mappings.js';
@@ -13,12 +12,12 @@ import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
 import { SnapshotSessions } from './sessions.js';
-import { ownedNames, setUpPipe } from './setup.js';
-import { type SlotState, slotFix, slotProblem, slotState } from './slot.js';
+import { setUpPipe } from './setup.js';
 import { type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import { replicationStatus, tableStatuses } from './status.js';
 import { type ChangeStream, openChangeStream } from './stream.js';
 import { type TablePlan, tablePlan } from './tables.js';
+import { SourceWatch } from './watch.js';
 
 /** The states a run moves on from into Snapshot or Running (a retry may find it in either). */
 const MOVES_ON_FROM = ['Provisioning', 'Setup', 'Snapshot', 'Degraded', 'Running', 'Resync'];
@@ -42,12 +41,7 @@ export class PostgresRun implements SourceRun {
   /** How long the last batches of changes took from claim to commit (ms). */
   private recentWrites: number[] = [];
   private readonly rowsDone = new Map<string, number>();
-  /** The slot as last measured (its lag and WAL status), undefined when unknown. */
-  private slot: SlotState | undefined;
-  /** What the source's measure found that ends the run (the slot unusable, a mapped table dropped). */
-  private failure: Error | undefined;
-  private lagTimer: NodeJS.Timeout | undefined;
-  private readonly counts: TargetRowCounts;
+  private readonly watch: SourceWatch;
   private changesCommitted: { at: number; count: number }[] = [];
   /** Where the stream starts: the first open batch of changes (read again), else the cursor. */
   private resumeFrom: string | undefined;
@@ -60,7 +54,7 @@ export class PostgresRun implements SourceRun {
   ) {
     this.tables = [...plans.values()].map((plan) => plan.spec);
     this.sessions = new SnapshotSessions(source, context);
-    this.counts = new TargetRowCounts(context.engine, context.logger.child({ pipeId: context.pipeId }));
+    this.watch = new SourceWatch(context, source, meta);
   }
 
   static async open(context: RunContext): Promise<PostgresRun> {
@@ -162,8 +156,10 @@ export class PostgresRun implements SourceRun {
     if (this.cursor.resync) this.writeFresh(true);
     if (this.cursor.phase === 'cdc') await this.startStreaming();
     else await context.setState('Snapshot', 'copying the tables', MOVES_ON_FROM);
-    this.lagTimer = setInterval(() => void this.measure(), 10_000);
-    void this.measure();
+    this.watch.start(
+      () => this.cursor.slot,
+      () => this.plans.values(),
+    );
   }
 
   private async setUp(mode: string): Promise<Cursor> {
@@ -246,34 +242,12 @@ export class PostgresRun implements SourceRun {
         this.context,
       );
     } catch (error) {
-      const problem = await slotState(this.meta, slot).then(
-        (state) => this.slotProblem(slot, state),
-        (failure: unknown) => {
-          this.context.logger.warn(
-            { pipeId: this.context.pipeId, err: failure },
-            'could not ask after the slot',
-          );
-          return undefined;
-        },
-      );
-      if (!problem) throw error;
-      this.context.logger.warn(
-        { pipeId: this.context.pipeId, err: error },
-        'the replication stream could not start: the slot is unusable',
-      );
-      throw new PermanentError(problem, { cause: error });
+      throw await this.watch.streamFailure(slot, error);
     }
   }
 
-  /** Why the slot can never stream again (gone, invalidated), in words that say what to do. */
-  private slotProblem(slot: string, state: SlotState | undefined): string | undefined {
-    const mode = this.source.settings?.replicationMode ?? 'cdc';
-    const owned = slot === ownedNames(this.context.pipeId).slot;
-    return slotProblem(slot, state, slotFix(mode, owned));
-  }
-
   async next(cursorJson: Json | null): Promise<Claim | 'idle' | 'complete'> {
-    if (this.failure) throw this.failure;
+    this.watch.throwIfFailed();
     const stored = (cursorJson as unknown as Cursor | null) ?? this.cursor;
     // The stored cursor says 'snapshot' until the first batch of changes is claimed; once this run
     // streams, it is in changes whatever the store says (a second stream would find the slot busy).
@@ -337,15 +311,15 @@ export class PostgresRun implements SourceRun {
     this.changesCommitted = this.changesCommitted.filter((c) => c.at >= cutoff);
     const changes = this.changesCommitted.reduce((n, c) => n + c.count, 0);
     return {
-      replication: replicationStatus(this.cursor, this.stream, this.slot, changes / 60),
+      replication: replicationStatus(this.cursor, this.stream, this.watch.slot, changes / 60),
       tables: tableStatuses(this.plans, this.cursor.tables, this.inFlightByTable, this.rowsDone, (table) =>
-        this.counts.get(table),
+        this.watch.rowsOf(table),
       ),
     };
   }
 
   async close(): Promise<void> {
-    clearInterval(this.lagTimer);
+    this.watch.stop();
     await this.stream?.close();
     await this.releaseSnapshot();
     await closeClient(this.meta, this.context.logger);
@@ -376,41 +350,6 @@ export class PostgresRun implements SourceRun {
   private async engineNow(): Promise<string> {
     const result = await this.context.sourceReader.query('SELECT toString(now64(6)) AS at');
     return String(result.rows[0]?.at);
-  }
-
-  /** The slot's lag and the targets' rows, for `/status` (counts.ts says how often it counts). */
-  private async measure(): Promise<void> {
-    await Promise.all([this.measureSource(), this.counts.refresh(this.plans.values())]);
-  }
-
-  /**
-   * The slot's lag, and whether the slot and every mapped table are still there: a slot the
-   * server invalidates during a long snapshot, or a DROP TABLE (pgoutput says nothing of it), would
-   * otherwise go unnoticed until much later. What ends the run is thrown by the next claim.
-   */
-  private async measureSource(): Promise<void> {
-    const { pipeId, logger } = this.context;
-    const slot = this.cursor?.slot;
-    if (slot) {
-      try {
-        const state = await slotState(this.meta, slot);
-        this.slot = state;
-        const problem = this.slotProblem(slot, state);
-        if (problem) this.failure ??= new PermanentError(problem);
-      } catch (error) {
-        this.slot = undefined;
-        logger.warn({ pipeId, err: error }, 'could not measure the slot');
-      }
-    }
-    try {
-      const [gone] = await missingTables(
-        this.meta,
-        [...this.plans.values()].map((plan) => plan.source),
-      );
-      if (gone) this.failure ??= tableGone(gone.schema, gone.table);
-    } catch (error) {
-      logger.warn({ pipeId, err: error }, 'could not check that the mapped tables are still there');
-    }
   }
 
   /** What reading a batch needs of this run (read.ts). */
