@@ -159,6 +159,12 @@ describe('webhook notifications of alert state changes (a local receiver)', () =
   });
 
   it('a notification decided before a crash is sent after the restart', async () => {
+    // A crash between deciding and sending is only reproducible with no sender running: this
+    // instance has no alert timer, whose 1 s tick could evaluate (at the previous test's clock) or
+    // send before the explicit tick below. The instance after the restart has it, as a user runs it.
+    await s.close();
+    s = await startSluice({ clock: () => now, env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    await sql('CREATE DATABASE IF NOT EXISTS app');
     const { table } = await setUp('restart');
     await rows(table, '2026-11-22 10:30:00', 9);
     now = new Date('2026-11-22T10:35:10Z');
