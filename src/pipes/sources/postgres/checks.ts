@@ -5,6 +5,7 @@ import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { readTable } from './catalog.js';
 import { closeClient, connect, type PostgresSource, SourceConnectError } from './connection.js';
+import { limitProblems } from './limits.js';
 import { tablesNotPublished } from './setup.js';
 
 const PATH = 'source.postgres';
@@ -13,7 +14,8 @@ const PATH = 'source.postgres';
  * What a database pipe needs of its server, checked before anything is stored (reference/pipes.md:
  * connectivity failures are 400s): it connects, replicates (wal_level logical, the REPLICATION
  * privilege), every mapped table exists with a key the target can be ordered by, excluded and
- * sorting columns exist, the publication named covers the tables, the targets are absent or empty.
+ * sorting columns exist, the publication named covers the tables, the targets are absent or empty,
+ * and the server's limits leave room for the snapshot's sessions and a slot (limits.ts).
  */
 export async function postgresProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
   const source = config.source.postgres as PostgresSource;
@@ -31,6 +33,7 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
     const problems: Problem[] = [];
     const mode = source.settings?.replicationMode ?? 'cdc';
     if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
+    problems.push(...(await limitProblems(client, source)));
     problems.push(...(await tableProblems(client, source)));
     problems.push(...(await targetProblems(config, source, context)));
     return problems;

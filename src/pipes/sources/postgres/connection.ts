@@ -94,6 +94,8 @@ export class SourceConnectError extends Error {
   constructor(
     readonly field: 'host' | 'port' | 'database' | 'credentials' | 'disableTls' | 'caCertificate' | 'tlsHost',
     message: string,
+    /** The server's SQLSTATE, when it answered with one. */
+    readonly sqlState?: string,
   ) {
     super(message);
     this.name = 'SourceConnectError';
@@ -131,8 +133,15 @@ function connectError(error: unknown): SourceConnectError {
   if (code === 'ECONNREFUSED') {
     return new SourceConnectError('port', `nothing accepts connections there: ${message}`);
   }
-  return new SourceConnectError('host', `cannot connect: ${message}`);
+  return new SourceConnectError('host', `cannot connect: ${message}`, code);
 }
+
+/** The server refused a session for its connection limits (max_connections, the role's CONNECTION LIMIT). */
+export function tooManySessions(error: unknown): boolean {
+  return error instanceof SourceConnectError && error.sqlState === TOO_MANY_CONNECTIONS;
+}
+
+const TOO_MANY_CONNECTIONS = '53300';
 
 /** `"schema"."table"` for PostgreSQL. */
 export function pgTable(schema: string, table: string): string {

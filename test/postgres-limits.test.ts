@@ -1,0 +1,155 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  fillTable,
+  openDatabase,
+  POSTGRES_MAJORS,
+  postgresPipeBody,
+  type RunningPostgres,
+  startPostgres,
+} from './support/postgres.js';
+import { createPipe, sql, statusOf } from './support/runtime.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
+
+// The server's connection and slot limits against a postgres pipe, on a real PostgreSQL server and
+// a Sluice run as a user runs it: a pipe that could never get the sessions or the slot it needs is
+// refused at create, naming the setting; a snapshot the server refuses sessions to while it runs
+// (its other clients hold them) reads on the sessions it has.
+
+let server: RunningPostgres;
+let s: TestSluice;
+
+/** A role that logs in with at most `limit` sessions and reads every table of the database. */
+async function cappedRole(client: pg.Client, role: string, limit: number): Promise<void> {
+  await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${role}' CONNECTION LIMIT ${limit}`);
+  await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+}
+
+function snapshotPipe(database: string, port: number, role: string, settings: Record<string, unknown>) {
+  const body = postgresPipeBody(database, port, ['t'], {
+    replicationMode: 'snapshot',
+    snapshotNumRowsPerPartition: 1000,
+    ...settings,
+  });
+  return {
+    ...body,
+    source: { postgres: { ...body.source.postgres, credentials: { username: role, password: role } } },
+  };
+}
+
+async function pipesNamed(name: string): Promise<unknown[]> {
+  const listed = await s.request({ method: 'GET', url: s.pipesUrl });
+  return listed.json.result.filter((p: { name: string }) => p.name === name);
+}
+
+describe.each(POSTGRES_MAJORS)('postgres pipes and the server limits on PostgreSQL %i', (major) => {
+  beforeAll(async () => {
+    server = await startPostgres(major);
+    s = await startSluice({ runtime: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await s?.close();
+    await server?.stop();
+  });
+
+  it('refuses a snapshot wider than the sessions the user may ever open, and a slot where none is free', async () => {
+    const { client, port } = await openDatabase(server, 'narrow');
+    await fillTable(client, 't', 5_000);
+    await cappedRole(client, 'narrow', 4);
+
+    const wide = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: snapshotPipe('narrow', port, 'narrow', { initialLoadParallelism: 3 }),
+    });
+    expect(wide.statusCode).toBe(400);
+    expect(wide.json.error).toContain('source.postgres.settings.initialLoadParallelism');
+    expect(wide.json.error).toContain("the user's CONNECTION LIMIT is 4");
+    expect(await pipesNamed('pg narrow')).toEqual([]);
+
+    // Two ranges at once and the pipe's own two sessions fit: the pipe runs.
+    const id = await createPipe(s, snapshotPipe('narrow', port, 'narrow', { initialLoadParallelism: 2 }));
+    await waitFor(
+      'the narrow snapshot to complete',
+      async () => (await statusOf(s, id)).state === 'Completed',
+    );
+    const [copied] = await sql(s, 'SELECT count() AS n FROM mirror_narrow.t');
+    expect(Number(copied?.n)).toBe(5_000);
+
+    // Every slot taken (physical slots count against max_replication_slots too).
+    const free = await client.query<{ n: number }>(
+      `SELECT current_setting('max_replication_slots')::int - (SELECT count(*) FROM pg_replication_slots)::int AS n`,
+    );
+    const fill = free.rows[0]?.n ?? 0;
+    expect(fill).toBeGreaterThan(0);
+    await client.query(
+      `SELECT pg_create_physical_replication_slot('filler_' || i) FROM generate_series(1, ${fill}) i`,
+    );
+    try {
+      const body = postgresPipeBody(
+        'narrow',
+        port,
+        ['t'],
+        {},
+        { name: 'pg slotless', destination: 'slotless' },
+      );
+      const slotless = await s.request({ method: 'POST', url: s.pipesUrl, body });
+      expect(slotless.statusCode).toBe(400);
+      expect(slotless.json.error).toContain('source.postgres.host');
+      expect(slotless.json.error).toContain('no free replication slot');
+      expect(await pipesNamed('pg slotless')).toEqual([]);
+      const publications = await client.query('SELECT pubname FROM pg_publication');
+      expect(publications.rows).toEqual([]);
+    } finally {
+      await client.query(
+        `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'filler\\_%'`,
+      );
+    }
+    await client.end();
+  }, 120_000);
+
+  it('a snapshot the server refuses sessions to while it runs reads on the sessions it has', async () => {
+    const { client, port } = await openDatabase(server, 'crowded');
+    await fillTable(client, 't', 30_000);
+    // Six sessions for the role, two of them held by another client of the server: the pipe's own
+    // two and four ranges at once pass the create check, and the server refuses the third range.
+    await cappedRole(client, 'crowded', 6);
+    const held: pg.Client[] = [];
+    for (let i = 0; i < 2; i++) {
+      const other = new pg.Client({
+        host: '127.0.0.1',
+        port,
+        database: 'crowded',
+        user: 'crowded',
+        password: 'crowded',
+      });
+      await other.connect();
+      held.push(other);
+    }
+    try {
+      const id = await createPipe(s, snapshotPipe('crowded', port, 'crowded', { initialLoadParallelism: 4 }));
+      const seen = new Set<string>();
+      await waitFor(
+        'the crowded snapshot to complete',
+        async () => {
+          const status = await statusOf(s, id);
+          seen.add(status.state);
+          return status.state === 'Completed' || status.state === 'Failed';
+        },
+        90_000,
+      );
+      expect([...seen].filter((state) => state === 'Degraded' || state === 'Failed')).toEqual([]);
+      const [copied] = await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM mirror_crowded.t');
+      expect({ n: Number(copied?.n), ids: Number(copied?.ids) }).toEqual({ n: 30_000, ids: 30_000 });
+      // The server did refuse a session, and the snapshot said so.
+      expect(s.logs.some((line) => line.includes('the snapshot goes on with the sessions it has'))).toBe(
+        true,
+      );
+    } finally {
+      await Promise.all(held.map((other) => other.end()));
+    }
+    await client.end();
+  }, 120_000);
+});
