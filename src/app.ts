@@ -121,7 +121,12 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     // Set once the server listens; notifications link to it unless SLUICE_PUBLIC_URL says otherwise.
     let listeningUrl = '';
     const metrics = createMetricsRegistry();
-    registerPipeMetrics(metrics, store, () => supervisor.sourceStatuses());
+    registerPipeMetrics(
+      metrics,
+      store,
+      () => supervisor.sourceStatuses(),
+      () => supervisor.idleSourceStatuses(),
+    );
     const alertMetrics = new AlertMetrics(metrics);
     const evaluator = new AlertEvaluator({
       store,

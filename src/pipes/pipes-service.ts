@@ -26,7 +26,7 @@ import {
 } from './schema/index.js';
 import { joinSecrets, splitSecrets } from './secrets.js';
 import type { SourceStatus } from './sources/index.js';
-import { type PipeState, type Transition, transitionsFor } from './state.js';
+import { IDLE_STATES, type PipeState, type Transition, transitionsFor } from './state.js';
 import { applyUpdate } from './update.js';
 
 /** The service a pipe request addresses, already checked to belong to the caller's organization. */
@@ -36,7 +36,6 @@ export interface ServiceScope {
 }
 
 /** States without a running worker, or between its retries: the source is asked for the status. */
-const IDLE_STATES: readonly string[] = ['Stopped', 'Failed', 'Paused', 'Degraded'];
 
 const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
@@ -180,8 +179,9 @@ export class PipesService {
   }
 
   /** Pipes in any of these states, across services (the runtime resumes them at start). */
-  async pipesInStates(states: string[]): Promise<string[]> {
-    return this.store.repos.pipes.idsInStates(states);
+  /** Ids of the pipes in one of `states`, of one of `kinds` when given. */
+  async pipesInStates(states: readonly string[], kinds?: readonly string[]): Promise<string[]> {
+    return this.store.repos.pipes.idsInStates(states, kinds);
   }
 
   /**
@@ -246,7 +246,7 @@ export class PipesService {
    */
   private async sourceStatus(row: PipeRow, cursor: Json | null): Promise<SourceStatus> {
     const live = this.runtime?.sourceStatus(row.id) ?? {};
-    if (Object.keys(live).length > 0 || !IDLE_STATES.includes(row.state)) return live;
+    if (Object.keys(live).length > 0 || !IDLE_STATES.includes(row.state as PipeState)) return live;
     return (await this.runtime?.idleSourceStatus(row.id, cursor)) ?? {};
   }
 

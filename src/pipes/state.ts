@@ -21,6 +21,9 @@ export const PIPE_STATES = [
 ] as const;
 export type PipeState = (typeof PIPE_STATES)[number];
 
+/** States in which a pipe may have no worker, so that its status asks its source directly (a stopped pipe's slot). */
+export const IDLE_STATES: readonly PipeState[] = ['Stopped', 'Failed', 'Paused', 'Degraded'];
+
 export const PIPE_COMMANDS = ['start', 'stop', 'resync'] as const;
 export type PipeCommand = (typeof PIPE_COMMANDS)[number];
 

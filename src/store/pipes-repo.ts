@@ -73,10 +73,11 @@ export class PipesRepo {
     return (await this.db.query<PipeRow>(`select ${PIPE} from pipes where id = $1${lock}`, [id]))[0];
   }
 
-  async idsInStates(states: string[]): Promise<string[]> {
+  async idsInStates(states: readonly string[], kinds?: readonly string[]): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
-      'select id from pipes where state = any($1::text[]) order by created_at',
-      [states],
+      `select id from pipes where state = any($1::text[]) and ($2::text[] is null or source_kind = any($2::text[]))
+        order by created_at`,
+      [states, kinds ?? null],
     );
     return rows.map((row) => row.id);
   }

@@ -11,9 +11,11 @@ export function registerPipeMetrics(
   registry: Registry,
   store: Store,
   sources: () => [pipeId: string, status: SourceStatus][] = () => [],
+  /** What the sources of the pipes that do not run said last (a stopped database pipe's slot). */
+  idleSources: () => Promise<[pipeId: string, status: SourceStatus][]> = async () => [],
 ): void {
   registerPartitionMetrics(registry, sources);
-  registerReplicationMetrics(registry, sources);
+  registerReplicationMetrics(registry, sources, idleSources);
   registerShardMetrics(registry, sources);
   const counters = [
     ['sluice_pipe_files_done', 'Files a pipe has ingested', 'filesDone'],
@@ -54,8 +56,16 @@ export function registerPipeMetrics(
   });
 }
 
-/** Per database pipe this node runs: how far its slot is behind the server, and its change rate. */
-function registerReplicationMetrics(registry: Registry, sources: () => [string, SourceStatus][]): void {
+/**
+ * Per database pipe: how far its slot is behind the server, and the change rate of one this node
+ * runs. A pipe that does not run (stopped, failed) still holds its slot, whose lag grows: its lag is
+ * what the server said at most a few seconds before the scrape.
+ */
+function registerReplicationMetrics(
+  registry: Registry,
+  sources: () => [string, SourceStatus][],
+  idleSources: () => Promise<[string, SourceStatus][]>,
+): void {
   const slotLag = new Gauge({
     name: 'sluice_pipe_replication_slot_lag_bytes',
     help: "WAL bytes between the server's current position and the slot's confirmed one",
@@ -68,16 +78,23 @@ function registerReplicationMetrics(registry: Registry, sources: () => [string, 
     labelNames: ['pipe_id'],
     registers: [registry],
   });
+  // prom-client collects every metric at once: each gauge fills itself.
   Object.assign(slotLag, {
-    collect() {
+    async collect() {
+      const idle = await idleSources();
       slotLag.reset();
+      for (const [pipeId, status] of [...sources(), ...idle]) {
+        const replication = status.replication;
+        if (replication?.slot && replication.slotLagBytes !== null)
+          slotLag.set({ pipe_id: pipeId, slot: replication.slot }, replication.slotLagBytes);
+      }
+    },
+  });
+  Object.assign(changes, {
+    collect() {
       changes.reset();
       for (const [pipeId, status] of sources()) {
-        const replication = status.replication;
-        if (!replication) continue;
-        changes.set({ pipe_id: pipeId }, replication.changesPerSecond);
-        if (replication.slot && replication.slotLagBytes !== null)
-          slotLag.set({ pipe_id: pipeId, slot: replication.slot }, replication.slotLagBytes);
+        if (status.replication) changes.set({ pipe_id: pipeId }, status.replication.changesPerSecond);
       }
     },
   });

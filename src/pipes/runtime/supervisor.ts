@@ -8,7 +8,14 @@ import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
-import { type CleanupContext, connectorFor, type SourceRun, type SourceStatus } from '../sources/index.js';
+import {
+  type CleanupContext,
+  connectorFor,
+  kindsWithIdleStatus,
+  type SourceRun,
+  type SourceStatus,
+} from '../sources/index.js';
+import { IDLE_STATES } from '../state.js';
 import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
@@ -121,6 +128,26 @@ export class PipeSupervisor implements PipeRuntime {
    * never holds up `/status`. {} for sources that have nothing to say.
    */
   async idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
+    const known = this.freshenIdleStatus(pipeId, cursor);
+    return known.status ?? (await known.asking) ?? {};
+  }
+
+  /**
+   * For the metrics, what the sources of the pipes that do not run said last (a stopped pipe's slot
+   * lag), never waiting on a source: one that is due is asked in the background, for the next scrape.
+   */
+  async idleSourceStatuses(): Promise<[pipeId: string, status: SourceStatus][]> {
+    const statuses: [string, SourceStatus][] = [];
+    for (const pipeId of await this.deps.pipes.pipesInStates(IDLE_STATES, kindsWithIdleStatus())) {
+      if (this.sources.has(pipeId)) continue;
+      const { status } = this.freshenIdleStatus(pipeId);
+      if (status) statuses.push([pipeId, status]);
+    }
+    return statuses;
+  }
+
+  /** The known status of a pipe that does not run; asks its source again when IDLE_STATUS_MS passed. */
+  private freshenIdleStatus(pipeId: string, cursor?: Json | null) {
     let known = this.idleStatuses.get(pipeId);
     if (!known) {
       known = { at: 0 };
@@ -141,14 +168,17 @@ export class PipeSupervisor implements PipeRuntime {
           return status;
         });
     }
-    return known.status ?? (await known.asking) ?? {};
+    return known;
   }
 
-  private async askIdleSource(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
+  /** Asks the source of a pipe that does not run, from `cursor` or else the stored one. */
+  private async askIdleSource(pipeId: string, cursor?: Json | null): Promise<SourceStatus> {
     const view = await this.deps.pipes.runtimeView(pipeId);
     const connector = view && connectorFor(view.row.sourceKind);
     if (!view || !connector?.idleStatus) return {};
-    return connector.idleStatus(view.config, cursor, this.cleanupContext(view.row));
+    const from =
+      cursor !== undefined ? cursor : ((await this.deps.store.repos.progress.get(pipeId))?.cursor ?? null);
+    return connector.idleStatus(view.config, from, this.cleanupContext(view.row));
   }
 
   /** What a connector is told when it speaks to a pipe's source outside a run. */

@@ -27,6 +27,13 @@ const CONNECTORS: Record<SourceKind, SourceConnector> = {
   postgres: postgresConnector,
 };
 
+/** The kinds whose sources say something of a pipe that does not run (`idleStatus`). */
+export function kindsWithIdleStatus(): string[] {
+  return Object.values(CONNECTORS)
+    .filter((connector) => connector.idleStatus)
+    .map((connector) => connector.kind);
+}
+
 export function connectorFor(kind: SourceKind | string): SourceConnector | undefined {
   return CONNECTORS[kind as SourceKind];
 }
