@@ -35,8 +35,6 @@ export interface ServiceScope {
   serviceId: string;
 }
 
-/** States without a running worker, or between its retries: the source is asked for the status. */
-
 const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
 const checkCommand = checker(StateCommandBody);
@@ -178,8 +176,7 @@ export class PipesService {
     this.runtime = runtime;
   }
 
-  /** Pipes in any of these states, across services (the runtime resumes them at start). */
-  /** Ids of the pipes in one of `states`, of one of `kinds` when given. */
+  /** Ids of the pipes in one of `states` (of one of `kinds` when given), across services. */
   async pipesInStates(states: readonly string[], kinds?: readonly string[]): Promise<string[]> {
     return this.store.repos.pipes.idsInStates(states, kinds);
   }

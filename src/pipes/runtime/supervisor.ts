@@ -26,6 +26,9 @@ export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', '
 const BACKOFF_MS = { first: 1_000, max: 60_000 };
 /** A pipe that does not run has its source asked at most this often (each time a connection). */
 const IDLE_STATUS_MS = 10_000;
+/** For the metrics, and after an ask that failed, at most this often. */
+const IDLE_METRICS_MS = 60_000;
+const IDLE_RETRY_MS = 60_000;
 
 interface Worker {
   controller: AbortController;
@@ -46,8 +49,10 @@ export class PipeSupervisor implements PipeRuntime {
   /** What the sources of pipes that do not run said lately, and when they were asked. */
   private readonly idleStatuses = new Map<
     string,
-    { at: number; status?: SourceStatus; asking?: Promise<SourceStatus> }
+    { at: number; failed: boolean; status?: SourceStatus; asking?: Promise<SourceStatus> }
   >();
+  /** Asks of idle sources running now. */
+  private idleAsks = 0;
   private closing = false;
 
   constructor(
@@ -137,34 +142,54 @@ export class PipeSupervisor implements PipeRuntime {
    * lag), never waiting on a source: one that is due is asked in the background, for the next scrape.
    */
   async idleSourceStatuses(): Promise<[pipeId: string, status: SourceStatus][]> {
+    let idle: string[];
+    try {
+      idle = await this.deps.pipes.pipesInStates(IDLE_STATES, kindsWithIdleStatus());
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not list the pipes that do not run for the metrics');
+      return [];
+    }
     const statuses: [string, SourceStatus][] = [];
-    for (const pipeId of await this.deps.pipes.pipesInStates(IDLE_STATES, kindsWithIdleStatus())) {
+    for (const pipeId of idle) {
       if (this.sources.has(pipeId)) continue;
-      const { status } = this.freshenIdleStatus(pipeId);
+      const { status } = this.freshenIdleStatus(pipeId, undefined, { everyMs: IDLE_METRICS_MS, atOnce: 4 });
       if (status) statuses.push([pipeId, status]);
     }
     return statuses;
   }
 
-  /** The known status of a pipe that does not run; asks its source again when IDLE_STATUS_MS passed. */
-  private freshenIdleStatus(pipeId: string, cursor?: Json | null) {
+  /**
+   * The known status of a pipe that does not run; its source is asked again when `everyMs` passed
+   * (IDLE_RETRY_MS at least after a failed ask, so a source that refuses is not asked every scrape),
+   * unless `atOnce` asks already run.
+   */
+  private freshenIdleStatus(
+    pipeId: string,
+    cursor?: Json | null,
+    options: { everyMs: number; atOnce?: number } = { everyMs: IDLE_STATUS_MS },
+  ) {
     let known = this.idleStatuses.get(pipeId);
     if (!known) {
-      known = { at: 0 };
+      known = { at: 0, failed: false };
       this.idleStatuses.set(pipeId, known);
     }
-    if (!known.asking && Date.now() - known.at >= IDLE_STATUS_MS) {
+    const every = known.failed ? Math.max(options.everyMs, IDLE_RETRY_MS) : options.everyMs;
+    const busy = options.atOnce !== undefined && this.idleAsks >= options.atOnce;
+    if (!known.asking && !busy && Date.now() - known.at >= every) {
       const entry = known;
+      this.idleAsks += 1;
       entry.asking = this.askIdleSource(pipeId, cursor)
+        .then((status) => ({ status, failed: false }))
         .catch((error: unknown) => {
           this.deps.logger.warn(
             { pipeId, err: error },
             "could not ask a stopped pipe's source for its status",
           );
-          return {};
+          return { status: {}, failed: true };
         })
-        .then((status) => {
-          Object.assign(entry, { status, at: Date.now(), asking: undefined });
+        .then(({ status, failed }) => {
+          this.idleAsks -= 1;
+          Object.assign(entry, { status, failed, at: Date.now(), asking: undefined });
           return status;
         });
     }

@@ -33,7 +33,7 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
     const problems: Problem[] = [];
     const mode = source.settings?.replicationMode ?? 'cdc';
     if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
-    problems.push(...(await limitProblems(client, source)));
+    problems.push(...(await limitProblems(client, source, mode)));
     problems.push(...(await tableProblems(client, source)));
     problems.push(...(await targetProblems(config, source, context)));
     return problems;

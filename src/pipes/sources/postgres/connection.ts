@@ -133,7 +133,9 @@ function connectError(error: unknown): SourceConnectError {
   if (code === 'ECONNREFUSED') {
     return new SourceConnectError('port', `nothing accepts connections there: ${message}`);
   }
-  return new SourceConnectError('host', `cannot connect: ${message}`, code);
+  // Only the server's own codes: Node's (ETIMEDOUT, ...) are not SQLSTATEs.
+  const sqlState = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  return new SourceConnectError('host', `cannot connect: ${message}`, sqlState);
 }
 
 /** The server refused a session for its connection limits (max_connections, the role's CONNECTION LIMIT). */

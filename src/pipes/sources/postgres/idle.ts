@@ -11,7 +11,8 @@ import { replicationStatus } from './status.js';
  * its slot as the server has it now. A stopped pipe's slot keeps every WAL segment since its
  * confirmed position, so its lag grows until the pipe starts again, and past
  * `max_slot_wal_keep_size` the server invalidates it (`slotWalStatus` `unreserved`, then `lost`):
- * the user sees that coming. {} when there is no slot yet or the server cannot be asked (logged).
+ * the user sees that coming. {} when there is no slot yet; a server that cannot be asked throws
+ * (the runtime logs it and asks again later).
  */
 export async function idleStatus(
   config: PipeConfig,
@@ -25,9 +26,6 @@ export async function idleStatus(
     client = await connect(config.source.postgres as PostgresSource, context);
     const slot = await slotState(client, cursor.slot);
     return { replication: replicationStatus(cursor, undefined, slot, 0) };
-  } catch (error) {
-    context.logger.debug({ pipeId: context.pipeId, err: error }, 'could not ask the source after the slot');
-    return {};
   } finally {
     if (client) await closeClient(client, context.logger);
   }
