@@ -116,7 +116,7 @@ export class SnapshotSessions {
     else this.idle.push(client);
   }
 
-  /** A session was closed or one being opened is done: a waiting range looks again. */
+  /** A session was closed, or one could not be opened: a waiting range looks again. */
   private wakeOne(): void {
     this.waiting.shift()?.(undefined);
   }
