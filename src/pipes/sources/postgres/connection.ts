@@ -138,7 +138,7 @@ function connectError(error: unknown): SourceConnectError {
   return new SourceConnectError('host', `cannot connect: ${message}`, sqlState);
 }
 
-/** The server refused a session for its connection limits (max_connections, the role's CONNECTION LIMIT). */
+/** The server refused a session for its connection limits (max_connections, a role's or a database's CONNECTION LIMIT). */
 export function tooManySessions(error: unknown): boolean {
   return error instanceof SourceConnectError && error.sqlState === TOO_MANY_CONNECTIONS;
 }

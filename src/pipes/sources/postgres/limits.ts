@@ -9,7 +9,7 @@ const PATH = 'source.postgres';
  * that holds the exported snapshot (a replication connection in cdc mode, which PostgreSQL 12 and
  * later keep out of max_connections; counted anyway, the safe side by one).
  */
-export const RUN_SESSIONS = 2;
+const RUN_SESSIONS = 2;
 
 /**
  * What the server's limits leave a pipe, checked at create: fewer sessions than a run needs to

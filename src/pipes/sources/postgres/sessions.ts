@@ -66,7 +66,7 @@ export class SnapshotSessions {
     for (;;) {
       const idle = this.idle.pop();
       if (idle) return idle;
-      if (this.closed) throw new Error('the snapshot ended before this range could read');
+      if (this.closed) throw ended();
       if (this.open + this.connecting < this.cap) {
         const opened = await this.openOne();
         if (!(opened instanceof Error)) return opened;
@@ -77,7 +77,7 @@ export class SnapshotSessions {
           await new Promise((resolve) => setTimeout(resolve, REFUSED_PAUSE_MS * (1 + Math.random())));
           continue;
         }
-        if (this.closed) throw new Error('the snapshot ended before this range could read');
+        if (this.closed) throw ended();
       }
       const handed = await new Promise<pg.Client | undefined>((resolve) => this.waiting.push(resolve));
       if (handed) return handed;
@@ -120,4 +120,8 @@ export class SnapshotSessions {
   private wakeOne(): void {
     this.waiting.shift()?.(undefined);
   }
+}
+
+function ended(): Error {
+  return new Error('the snapshot ended before this range could read');
 }
