@@ -14,5 +14,5 @@ export {
 } from './bad-records.js';
 export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';
-export { loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
+export { loadFile, loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
 export { readSettings } from './read-settings.js';

@@ -68,7 +68,7 @@ export async function loadThroughReader(
     // A source without a single record leaves no file behind.
     if (await exists(engine.scratchPath(rows))) {
       // Read as the source is (pread, blocks of bounded size), so memory stays flat for any size.
-      const blocks = settingsClause({
+      const blocks = {
         ...(settings.min_insert_block_size_bytes !== undefined
           ? { min_insert_block_size_bytes: settings.min_insert_block_size_bytes }
           : {}),
@@ -76,11 +76,15 @@ export async function loadThroughReader(
           ? { storage_file_read_method: settings.storage_file_read_method }
           : {}),
         ...load.insertSettings,
-      });
+      };
       try {
-        await engine.execute(
-          `INSERT INTO ${load.into} ${plan.columnList} FROM INFILE ${literal(engine.scratchPath(rows))}${blocks} FORMAT Native`,
-        );
+        await loadFile(engine, {
+          into: load.into,
+          columnList: plan.columnList,
+          path: engine.scratchPath(rows),
+          format: 'Native',
+          settings: blocks,
+        });
       } catch (error) {
         throw error instanceof EngineError ? new StageLoadError(error) : error;
       }
@@ -89,6 +93,25 @@ export async function loadThroughReader(
   } finally {
     await Promise.all([engine.removeScratch(rows), engine.removeScratch(errors)]);
   }
+}
+
+/**
+ * Loads a file of the service's scratch directory into `into`, a table of the service: FROM INFILE
+ * is read on chDB's client side, where the confined engine reaches no file through a table function.
+ */
+export async function loadFile(
+  engine: Engine,
+  load: {
+    into: string;
+    columnList: string;
+    path: string;
+    format: 'Native' | 'TabSeparated';
+    settings: Settings;
+  },
+): Promise<void> {
+  await engine.execute(
+    `INSERT INTO ${load.into} ${load.columnList} FROM INFILE ${literal(load.path)}${settingsClause(load.settings)} FORMAT ${load.format}`,
+  );
 }
 
 async function exists(path: string): Promise<boolean> {

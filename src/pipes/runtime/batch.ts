@@ -23,12 +23,13 @@ export function stageSuffixOf(table: string): string {
 
 /**
  * Reads exactly a batch's range (without its skipped parts) into `into` (a pipe of several tables:
- * each into `intoTable(table)`); returns its bad records.
+ * each into `intoTable(table)`, a staging table when `staged(table)`); returns its bad records.
  */
 export type RangeReader = (
   batch: Batch,
   into: string,
   intoTable: (table: string) => string,
+  staged: (table: string) => boolean,
 ) => Promise<BadRecord[]>;
 
 /** The staging tables of one worker slot of a pipe (each slot stages its own batch). */
@@ -131,7 +132,12 @@ export async function completeBatch(
       await engine.execute(`TRUNCATE TABLE ${stage(stages(destination).errors)}`);
     }
     try {
-      const bad = await read(batch, into(main), (table) => into(destinationOf(table)));
+      const bad = await read(
+        batch,
+        into(main),
+        (table) => into(destinationOf(table)),
+        (table) => destinationOf(table).staged,
+      );
       bad.push(...batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' })));
       for (const destination of destinations) {
         const mine = bad.filter((record) => destinationOf(record.table) === destination);

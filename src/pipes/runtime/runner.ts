@@ -45,7 +45,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           { engine, store, stagesChecked },
           destinations,
           batch,
-          (b, into, of) => source.read(b, into, of),
+          (b, into, of, staged) => source.read(b, into, of, staged),
         );
         context.committed?.(done);
         await source.committed?.(done);

@@ -70,9 +70,16 @@ export interface SourceRun {
    * Returns the records it had to set aside; a part it cannot read at all throws
    * UnreadablePartError, and the runtime reads the batch again without that part. A source of
    * several tables writes each table's records into `intoTable(table)` and names the table in
-   * each bad record.
+   * each bad record. `staged(table)` says whether that table is the batch's own staging table,
+   * emptied before each read (a source may then set it up for its load), or the destination
+   * itself (a Null table, whose rows only its materialized views see).
    */
-  read(batch: Batch, into: string, intoTable: (table: string) => string): Promise<BadRecord[]>;
+  read(
+    batch: Batch,
+    into: string,
+    intoTable: (table: string) => string,
+    staged: (table: string) => boolean,
+  ): Promise<BadRecord[]>;
   /** What the source says of itself while it runs (Kafka: each partition's offset and lag). */
   status?(): SourceStatus;
   /** After the store committed a batch (a stream tells its own bookkeeping, like Kafka's group). */

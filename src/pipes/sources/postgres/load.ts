@@ -1,42 +1,70 @@
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import { type Engine, ident, literal, settingsClause, tableName } from '../../../engine/index.js';
-import { type BadRecord, loadThroughReader } from '../../records/index.js';
+import {
+  type Engine,
+  EngineError,
+  ident,
+  literal,
+  settingsClause,
+  tableName,
+} from '../../../engine/index.js';
+import { type BadRecord, loadFile, loadThroughReader } from '../../records/index.js';
 import { copyTextLine, keyOf, rowsText, type TableChanges, type TargetRow } from './changes.js';
 import { UNCHANGED } from './pgoutput.js';
-import { IS_DELETED, READ_SETTINGS, rowsFileSource, type TablePlan, VERSION } from './tables.js';
+import {
+  IS_DELETED,
+  READ_SETTINGS,
+  rowsFileSource,
+  SYNCED_AT,
+  TARGET_TEXT_SETTINGS,
+  type TablePlan,
+  VERSION,
+} from './tables.js';
 import { type ColumnPlan, textOfTarget } from './types.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
 
-/** How a snapshot range is loaded beside others (read.ts). */
-export interface RangeLoad {
-  /** Ranges parsed at once on this machine: each parses on one thread when they fill the cores. */
-  rangesAtOnce: number;
+/** How a file of rows is loaded (read.ts). */
+export interface RowsLoad {
+  /** `into` is the batch's staging table (contract.ts), not a Null destination itself. */
+  staged: boolean;
+  logger: Logger;
+  /** For a snapshot range: ranges parsed at once, each on one thread when they fill the cores. */
+  rangesAtOnce?: number;
 }
 
+type RowsFile = { path: string; name: string; label: string };
+
 /**
- * Loads a file of a table's rows in COPY's text format into `into` through the source reader
- * (records/load.ts): the engine parses PostgreSQL's text, rows it cannot take go back as bad
- * records of that table. `range` is given for a snapshot range.
+ * Loads a file of a table's rows in COPY's text format into `into`: by the service's engine
+ * itself when it can (loadInEngine), else through the source reader (records/load.ts), which
+ * parses PostgreSQL's text and gives back the rows it cannot take as bad records of that table.
  */
 export async function loadRowsFile(
   engines: Engines,
   plan: TablePlan,
-  file: { path: string; name: string; label: string },
+  file: RowsFile,
   into: string,
-  range?: RangeLoad,
+  load: RowsLoad,
 ): Promise<BadRecord[]> {
+  const parse = load.rangesAtOnce === undefined ? {} : rangeParseSettings(load.rangesAtOnce);
+  // The insert's own merge of each block (optimize_on_insert) finds rows of equal key to fold;
+  // a range read by one statement holds each primary key once, so that pass would fold nothing.
+  const insert: Record<string, number> =
+    load.rangesAtOnce !== undefined && plan.keysUnique ? { optimize_on_insert: 0 } : {};
+  if (
+    load.staged &&
+    (await loadInEngine(engines.engine, plan, file, into, { ...parse, ...insert }, load.logger))
+  )
+    return [];
   const skipped = await loadThroughReader(engines, {
     name: file.name,
     from: rowsFileSource(file.path, plan),
     plan: plan.insert,
-    settings: { ...READ_SETTINGS, ...(range ? rangeParseSettings(range) : {}) },
+    settings: { ...READ_SETTINGS, ...parse },
     into,
-    // The insert's own merge of each block (optimize_on_insert) finds rows of equal key to fold;
-    // a range read by one statement holds each primary key once, so that pass would fold nothing.
-    ...(range && plan.keysUnique ? { insertSettings: { optimize_on_insert: 0 } } : {}),
+    insertSettings: insert,
   });
   return skipped.map((s) => ({
     source: `${file.label} row ${s.row}`,
@@ -51,9 +79,48 @@ export async function loadRowsFile(
  * Parallel parsing splits one file among threads; when the ranges in flight already keep every
  * core busy, that split is only overhead (about a sixth of the parse's CPU, bench/postgres.ts).
  */
-function rangeParseSettings(range: RangeLoad): Record<string, number> {
-  if (range.rangesAtOnce < availableParallelism()) return {};
+function rangeParseSettings(rangesAtOnce: number): Record<string, number> {
+  if (rangesAtOnce < availableParallelism()) return {};
   return { input_format_parallel_parsing: 0, max_threads: 1 };
+}
+
+/**
+ * The service's engine loads the file itself when it reads every column's text as its target type
+ * (TablePlan.textColumns): no source reader, no intermediate Native file, about a tenth less CPU
+ * for the whole snapshot (bench/postgres.ts). It loads into the batch's staging table only, which
+ * first gets the default that fills `_pipe_synced_at` as the source reader's now64(9) does (the
+ * stage is a copy of the target; a default does not keep a partition from moving). False when the
+ * engine refused the file (a value it cannot take: it sets no row aside): the stage is emptied
+ * again and the caller reads the file through the source reader, which does.
+ */
+async function loadInEngine(
+  engine: Engine,
+  plan: TablePlan,
+  file: RowsFile,
+  into: string,
+  settings: Record<string, number>,
+  logger: Logger,
+): Promise<boolean> {
+  if (plan.textColumns === null) return false;
+  await engine.execute(`ALTER TABLE ${into} MODIFY COLUMN ${ident(SYNCED_AT)} DEFAULT now64(9)`);
+  try {
+    await loadFile(engine, {
+      into,
+      columnList: plan.textColumns,
+      path: file.path,
+      format: 'TabSeparated',
+      settings: { ...TARGET_TEXT_SETTINGS, ...settings },
+    });
+    return true;
+  } catch (error) {
+    if (!(error instanceof EngineError)) throw error;
+    logger.info(
+      { err: error, rows: file.label },
+      "the engine could not load PostgreSQL's text itself: the source reader reads it and sets aside the rows it cannot take",
+    );
+    await engine.execute(`TRUNCATE TABLE ${into}`);
+    return false;
+  }
 }
 
 /**
@@ -65,11 +132,12 @@ function rangeParseSettings(range: RangeLoad): Record<string, number> {
 export async function loadChanges(
   engines: Engines,
   changes: TableChanges,
-  file: { path: string; name: string; label: string },
+  file: RowsFile,
   into: string,
-  logger: Logger,
+  load: Omit<RowsLoad, 'rangesAtOnce'>,
 ): Promise<BadRecord[]> {
   const { plan } = changes;
+  const { logger } = load;
   const target = tableName(plan.spec.database, plan.spec.table);
   if (changes.truncatedAt !== undefined) {
     await engines.engine.execute(`DELETE FROM ${target} WHERE ${ident(VERSION)} < ${changes.truncatedAt}`);
@@ -77,7 +145,7 @@ export async function loadChanges(
   await fillUnchanged(engines.engine, changes, logger);
   if (changes.rows.length === 0) return [];
   await writeFile(file.path, rowsText(changes.rows));
-  return loadRowsFile(engines, plan, file, into);
+  return loadRowsFile(engines, plan, file, into, load);
 }
 
 /**

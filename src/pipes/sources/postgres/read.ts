@@ -34,8 +34,10 @@ export async function readBatch(
   host: BatchHost,
   batch: Batch,
   intoTable: (table: string) => string,
+  staged: (table: string) => boolean,
 ): Promise<BadRecord[]> {
   const { context } = host;
+  const { logger } = context;
   const range = batch.range as unknown as SnapshotRange | ChangesRange;
   const engines = { engine: context.engine, sourceReader: context.sourceReader };
   const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
@@ -47,7 +49,8 @@ export async function readBatch(
       const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
       const { rangesAtOnce } = snapshotParallelism(host.source.settings);
       const into = intoTable(plan.spec.table);
-      return await loadRowsFile(engines, plan, { ...file, label }, into, { rangesAtOnce });
+      const load = { staged: staged(plan.spec.table), logger, rangesAtOnce };
+      return await loadRowsFile(engines, plan, { ...file, label }, into, load);
     }
     const stream = host.stream as ChangeStream;
     const to = parseLsn(range.to);
@@ -59,8 +62,9 @@ export async function readBatch(
     for (const changes of byTable.values()) {
       const { schema, table } = changes.plan.source;
       const label = `changes ${range.from}..${range.to} of ${schema}.${table}`;
-      const into = intoTable(changes.plan.spec.table);
-      bad.push(...(await loadChanges(engines, changes, { ...file, label }, into, context.logger)));
+      const { table: target } = changes.plan.spec;
+      const load = { staged: staged(target), logger };
+      bad.push(...(await loadChanges(engines, changes, { ...file, label }, intoTable(target), load)));
     }
     return bad;
   } finally {

@@ -286,8 +286,13 @@ export class PostgresRun implements SourceRun {
     return claim;
   }
 
-  async read(batch: Batch, _into: string, intoTable: (table: string) => string): Promise<BadRecord[]> {
-    return readBatch(this.batchHost, batch, intoTable);
+  async read(
+    batch: Batch,
+    _into: string,
+    intoTable: (table: string) => string,
+    staged: (table: string) => boolean,
+  ): Promise<BadRecord[]> {
+    return readBatch(this.batchHost, batch, intoTable, staged);
   }
 
   async committed(batch: Batch): Promise<void> {

@@ -27,6 +27,12 @@ export interface TablePlan {
   insert: InsertPlan;
   /** The snapshot's SELECT list, giving the same fields as a change row. */
   copySelect: string;
+  /**
+   * When the engine reads every column's text as its target type (ColumnPlan.textIsTarget): the
+   * columns of a file of rows, which the service's engine can then load itself (load.ts). The
+   * file has no `_pipe_synced_at`: the table loaded fills it.
+   */
+  textColumns: string | null;
 }
 
 export function tablePlan(
@@ -82,6 +88,9 @@ export function tablePlan(
     spec,
     insert,
     copySelect: [...columns.map((column) => column.copy), '0', '0'].join(', '),
+    textColumns: columns.every((column) => column.textIsTarget)
+      ? `(${[...columns.map((column) => column.name), IS_DELETED, VERSION].map(ident).join(', ')})`
+      : null,
   };
 }
 
@@ -89,6 +98,16 @@ export function tablePlan(
 export const READ_SETTINGS = {
   date_time_input_format: 'best_effort',
   input_format_null_as_default: 1,
+} as const;
+
+/**
+ * READ_SETTINGS for the engine reading PostgreSQL's text straight into the target's types
+ * (TablePlan.textColumns): a bool is t or f.
+ */
+export const TARGET_TEXT_SETTINGS = {
+  ...READ_SETTINGS,
+  bool_true_representation: 't',
+  bool_false_representation: 'f',
 } as const;
 
 /** `file(path, TabSeparated, structure)` for a file of a table's rows. */

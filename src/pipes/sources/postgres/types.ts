@@ -31,6 +31,11 @@ export interface ColumnPlan {
   select: string;
   copy: string;
   array: boolean;
+  /**
+   * The engine reads the column's PostgreSQL text as the target type itself, with
+   * TARGET_TEXT_SETTINGS (tables.ts): no expression between the text and the target.
+   */
+  textIsTarget: boolean;
 }
 
 const DIRECT: Record<string, string> = {
@@ -79,13 +84,19 @@ function numericType(typmod: number): string {
 export function columnPlan(column: SourceColumn, nullable: boolean): ColumnPlan {
   const name = ident(column.name);
   const wrap = (type: string) => (nullable ? `Nullable(${type})` : type);
-  const plan = (target: string, read: string, select: string): ColumnPlan => ({
+  const plan = (
+    target: string,
+    read: string,
+    select: string,
+    textIsTarget = select === name && read === target,
+  ): ColumnPlan => ({
     name: column.name,
     target,
     read,
     select,
     copy: `"${column.name.replace(/"/g, '""')}"`,
     array: false,
+    textIsTarget,
   });
   const element = column.element === null ? undefined : ARRAY_ELEMENTS[column.element];
   if (element !== undefined && column.dimensions <= 1) {
@@ -103,18 +114,22 @@ export function columnPlan(column: SourceColumn, nullable: boolean): ColumnPlan 
       ...plan(target, 'Nullable(String)', select),
       copy: `array_to_json(${QUOTED_ELEMENTS.includes(column.element ?? '') ? `${quoted}::text[]` : quoted})`,
       array: true,
+      textIsTarget: false,
     };
   }
   const direct = DIRECT[column.type] ?? (column.type === 'numeric' ? numericType(column.typmod) : undefined);
   if (direct !== undefined) return plan(wrap(direct), wrap(direct), name);
   if (column.type === 'bool') {
+    // PostgreSQL's t and f are the engine's own Bool text with TARGET_TEXT_SETTINGS.
     return plan(
       wrap('Bool'),
       wrap('String'),
       nullable ? `if(isNull(${name}), NULL, ${name} = 't')` : `${name} = 't'`,
+      true,
     );
   }
-  if (column.type === 'bytea') return plan(wrap('String'), wrap('String'), `unhex(substring(${name}, 3))`);
+  if (column.type === 'bytea')
+    return plan(wrap('String'), wrap('String'), `unhex(substring(${name}, 3))`, false);
   // Text of every other kind (text, varchar, char, json, jsonb, time, interval, inet, cidr, enums,
   // multi-dimensional arrays, ...): PostgreSQL's own text form.
   return plan(wrap('String'), wrap('String'), name);
