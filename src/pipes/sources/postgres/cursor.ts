@@ -1,5 +1,6 @@
 import type { RunContext } from '../contract.js';
 import type { TableRanges } from './snapshot.js';
+import type { TablePlan } from './tables.js';
 
 /** How a run's tables are planned: the target database and whether columns may be Nullable. */
 export function planOptions(context: RunContext) {
@@ -32,4 +33,20 @@ export interface ChangesRange {
   from: string;
   to: string;
   changes: number;
+}
+
+/**
+ * The target holds nothing but rows of its snapshot, each key once: its snapshot is under way
+ * (changes follow only once every table's is done), it is not a resync's (whose counts are of the
+ * old target, changes and all), and its key is the source's primary key.
+ */
+export function holdsOnlySnapshot(
+  cursor: Cursor,
+  plan: TablePlan,
+  inFlightByTable: ReadonlyMap<string, number>,
+): boolean {
+  const target = plan.mapping.targetTable;
+  const ranges = cursor.tables[target];
+  if (cursor.phase !== 'snapshot' || cursor.resync || !plan.keysUnique || !ranges) return false;
+  return ranges.next < ranges.ranges || (inFlightByTable.get(target) ?? 0) > 0;
 }

@@ -5,7 +5,7 @@ import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contr
 import { readTable, tableGone } from './catalog.js';
 import { claimChanges, claimRange } from './claims.js';
 import { closeClient, connect, type PostgresSource } from './connection.js';
-import { type ChangesRange, type Cursor, planOptions } from './cursor.js';
+import { type ChangesRange, type Cursor, holdsOnlySnapshot, planOptions } from './cursor.js';
 import { parseLsn } from './lsn.js';
 import { followMappings } from './mappings.js';
 import { type BatchHost, readBatch } from './read.js';
@@ -159,6 +159,7 @@ export class PostgresRun implements SourceRun {
     this.watch.start(
       () => this.cursor.slot,
       () => this.plans.values(),
+      (plan) => holdsOnlySnapshot(this.cursor, plan, this.inFlightByTable),
     );
   }
 

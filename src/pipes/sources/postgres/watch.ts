@@ -33,9 +33,17 @@ export class SourceWatch {
     this.counts = new TargetRowCounts(context.engine, context.logger.child({ pipeId: context.pipeId }));
   }
 
-  /** Looks now and every EVERY_MS, at the run's slot and plans as they are then. */
-  start(slot: () => string | null, plans: () => Iterable<TablePlan>): void {
-    const look = () => void Promise.all([this.measure(slot(), [...plans()]), this.counts.refresh(plans())]);
+  /**
+   * Looks now and every EVERY_MS, at the run's slot and plans as they are then; `onlySnapshot`
+   * tells the targets that hold nothing but rows of their snapshot (counts.ts).
+   */
+  start(
+    slot: () => string | null,
+    plans: () => Iterable<TablePlan>,
+    onlySnapshot: (plan: TablePlan) => boolean,
+  ): void {
+    const look = () =>
+      void Promise.all([this.measure(slot(), [...plans()]), this.counts.refresh(plans(), onlySnapshot)]);
     this.timer = setInterval(look, EVERY_MS);
     look();
   }
