@@ -485,6 +485,15 @@ async function sourceRows(): Promise<Map<number, Values>> {
 const TEXT_COLUMNS = COLUMNS.filter((column) => !column.array && column.form !== FORMS.bytea);
 const EXCLUDED = COLUMNS.filter((column) => !TEXT_COLUMNS.includes(column)).map((column) => column.name);
 
+/** A pipe of `table` into `destination` with allowNullableColumns, without the `excluded` columns. */
+function pipeExcluding(table: string, excluded: string[], destination: string) {
+  const body = postgresPipeBody('kinds', port, [table], { allowNullableColumns: true }, { destination });
+  body.source.postgres.tableMappings = [
+    { sourceTable: table, targetTable: table, excludedColumns: excluded } as never,
+  ];
+  return { ...body, name: `pg ${table} without ${excluded.length} columns` };
+}
+
 /** Each row of a target in the canonical forms, by id. */
 async function targetRows(database: string, columns = COLUMNS): Promise<Map<number, Values>> {
   const selects = columns.map((column) =>
@@ -619,17 +628,7 @@ describe.each(POSTGRES_MAJORS)('postgres types on PostgreSQL %i', (major) => {
         { name: 'pg kinds plain', destination: 'mirror_kinds_plain' },
       ),
     );
-    const textBody = postgresPipeBody(
-      'kinds',
-      port,
-      ['kinds'],
-      { allowNullableColumns: true },
-      { name: 'pg kinds text', destination: 'mirror_kinds_text' },
-    );
-    textBody.source.postgres.tableMappings = [
-      { sourceTable: 'kinds', targetTable: 'kinds', excludedColumns: EXCLUDED } as never,
-    ];
-    const text = await createPipe(s, textBody);
+    const text = await createPipe(s, pipeExcluding('kinds', EXCLUDED, 'mirror_kinds_text'));
     await waitForState(s, nullable, 'Running', 120_000);
     await waitForState(s, plain, 'Running', 120_000);
     await waitForState(s, text, 'Running', 120_000);
@@ -764,18 +763,8 @@ describe.each(POSTGRES_MAJORS)('postgres types on PostgreSQL %i', (major) => {
     );
     // Without the arrays the engine reads the rows' text itself: a value it cannot take sends the
     // batch through the source reader, which sets that row aside as for the first pipe.
-    const textBody = postgresPipeBody(
-      'kinds',
-      port,
-      ['edges'],
-      { allowNullableColumns: true },
-      { name: 'pg edges text', destination: 'mirror_edges_text' },
-    );
     const arrays = ['na', 'ia', 'fa'];
-    textBody.source.postgres.tableMappings = [
-      { sourceTable: 'edges', targetTable: 'edges', excludedColumns: arrays } as never,
-    ];
-    const textPipe = await createPipe(s, textBody);
+    const textPipe = await createPipe(s, pipeExcluding('edges', arrays, 'mirror_edges_text'));
     await waitForState(s, pipe, 'Running', 120_000);
     await waitForState(s, textPipe, 'Running', 120_000);
     for (const { id, row } of cases) await insertEdge(id + 100, row);
