@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
+import { startTcpTap } from './support/tcp-tap.js';
 import { waitFor } from './support/wait.js';
 
 // A PostgreSQL pipe as a user runs it (`sluice serve`, a real server process, the runtime on)
@@ -459,6 +460,62 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
     );
     await sluice.close();
   }, 900_000);
+
+  it('a source that goes silent without a reset (the network drops everything) makes the pipe Degraded within 45 s, then Running once it is back, without losing a change', async () => {
+    recordProgress();
+    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-silent-'));
+    dirs.push(dataDir);
+    const { url, port } = await itemsDatabase('silent', 20_000);
+    // Sluice reaches the server through a proxy that can drop every byte, both ways, and keep the
+    // connections open: neither end sees a reset, as across a dropped route.
+    const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
+    try {
+      const sluice = await serve(dataDir);
+      const pipeId = await sluice.create(postgresPipeBody('silent', network.port, ['items']));
+      await statusWhen(sluice, pipeId, 'the changes to stream', streaming, 180_000, 200);
+      const writer = startWriter(url);
+      await committing(sluice, pipeId);
+      const beforeSilence = await sluice.status(pipeId);
+
+      step('silence');
+      const silencedAt = Date.now();
+      network.silence();
+      const degraded = await statusWhen(
+        sluice,
+        pipeId,
+        'the pipe to be Degraded',
+        (status) => status.state === 'Degraded',
+        45_000,
+      );
+      step(`degraded after ${Date.now() - silencedAt} ms`);
+      expect(degraded.reason).toMatch(
+        /^PostgreSQL: the replication stream stopped \(no word from the server in \d+ s, not even to a keepalive request: the connection is taken as lost\)$/,
+      );
+      // Still silent: new sessions hear nothing either, the pipe stays Degraded.
+      await pause(12_000);
+      expect((await sluice.status(pipeId)).state).toBe('Degraded');
+
+      step('restore');
+      network.restore();
+      await statusWhen(sluice, pipeId, 'the pipe to be Running again', streaming, 180_000, 200);
+      await committing(sluice, pipeId, beforeSilence.replication.lastCommittedLsn);
+      await pause(2_000);
+      const written = await writer.stop();
+      expect(written.transactions).toBeGreaterThan(20);
+
+      await converged(url, sluice, 'silent').catch(async (error) => {
+        console.log(await totals(url, sluice, 'silent'), sluice.server.output().slice(-20_000));
+        throw error;
+      });
+      const diff = await differences(url, sluice, 'silent');
+      step(`diff ${JSON.stringify(diff)}`);
+      expect(diff).toMatchObject({ missing: 0, extra: 0, changed: 0 });
+      expect(diff.targetRows).toBe(diff.sourceRows);
+      await sluice.close();
+    } finally {
+      await network.stop();
+    }
+  }, 600_000);
 
   it('a source restarted mid-stream makes the pipe Degraded with the reason, then Running, without losing a change', async () => {
     recordProgress();

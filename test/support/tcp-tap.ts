@@ -9,6 +9,15 @@ export interface TcpTap {
   readonly http1Calls: string[];
   /** Connections that opened with HTTP/2's preface (h2c, as the SDK's HTTP/2 handler speaks it). */
   readonly http2Connections: number;
+  /** The port clients connect to (for clients that take a host and a port, not a URL). */
+  port: number;
+  /**
+   * A network that drops everything without a reset, both ways, as a dropped route does: every
+   * connection stays open and nothing passes, and new ones are accepted and hear nothing.
+   */
+  silence(): void;
+  /** The network is back: what went silent is reset (both ends), new connections pass again. */
+  restore(): void;
   stop(): Promise<void>;
 }
 
@@ -16,14 +25,16 @@ const HTTP2_PREFACE = 'PRI * HTTP/2.0';
 const TARGET = /x-amz-target:\s*[A-Za-z0-9_]+\.([A-Za-z]+)/gi;
 
 /**
- * A TCP proxy in front of `upstream` that passes every byte on unchanged and notes what it can
- * read: the operation of each HTTP/1.1 call, and which connections speak HTTP/2 (whose headers
- * are compressed: only counted). A test learns from it which API a client really used.
+ * A TCP proxy in front of `upstream` (a URL with a host and a port) that passes every byte on
+ * unchanged and notes what it can read: the operation of each HTTP/1.1 call, and which connections
+ * speak HTTP/2 (whose headers are compressed: only counted). A test learns from it which API a
+ * client really used; it can also make the network between them go silent.
  */
 export async function startTcpTap(upstream: string): Promise<TcpTap> {
   const target = new URL(upstream);
   const http1Calls: string[] = [];
   let http2Connections = 0;
+  let silent = false;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const server = connect(Number(target.port), target.hostname);
@@ -37,6 +48,7 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
     }
     let http2: boolean | undefined;
     client.on('data', (chunk: Buffer) => {
+      if (silent) return;
       if (http2 === undefined) {
         http2 = chunk.subarray(0, HTTP2_PREFACE.length).toString('latin1') === HTTP2_PREFACE;
         if (http2) http2Connections += 1;
@@ -45,12 +57,28 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
         for (const match of chunk.toString('latin1').matchAll(TARGET)) http1Calls.push(match[1] ?? '');
       server.write(chunk);
     });
-    server.pipe(client);
-    client.on('end', () => server.end());
+    server.on('data', (chunk: Buffer) => {
+      if (!silent) client.write(chunk);
+    });
+    client.on('end', () => {
+      if (!silent) server.end();
+    });
+    server.on('end', () => {
+      if (!silent) client.end();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    silence() {
+      silent = true;
+    },
+    restore() {
+      for (const socket of sockets) socket.destroy();
+      silent = false;
+    },
     http1Calls,
     get http2Connections() {
       return http2Connections;

@@ -1,9 +1,13 @@
 import type pg from 'pg';
 import { PermanentError } from '../../records/index.js';
+import { pgTable } from './connection.js';
 import type { SourceColumn } from './types.js';
 
 /** The kinds of relation a pipe reads: tables and partitioned tables. */
 const TABLE_KINDS = "('r', 'p')";
+
+/** How long counting a table that was never analyzed may take (QUERY_TIMEOUT_MS is for quick ones). */
+const COUNT_TIMEOUT_MS = 30 * 60_000;
 
 /** A source table as Sluice needs to know it. */
 export interface SourceTable {
@@ -60,11 +64,14 @@ export async function readTable(
     [row.oid],
   );
   let estimatedRows = row.reltuples;
-  // Never analyzed (-1): count, so the ranges and the progress have something to go by.
+  // Never analyzed (-1): count, so the ranges and the progress have something to go by. A count
+  // reads the whole table: it may take longer than a metadata query is given.
   if (estimatedRows < 0) {
-    const counted = await client.query<{ n: string }>(
-      `SELECT count(*)::text AS n FROM "${schema.replace(/"/g, '""')}"."${table.replace(/"/g, '""')}"`,
-    );
+    // pg takes a query's own query_timeout over the session's; its types do not list it.
+    const counted = await client.query<{ n: string }>({
+      text: `SELECT count(*)::text AS n FROM ${pgTable(schema, table)}`,
+      query_timeout: COUNT_TIMEOUT_MS,
+    } as pg.QueryConfig);
     estimatedRows = Number(counted.rows[0]?.n ?? 0);
   }
   return {

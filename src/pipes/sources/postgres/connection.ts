@@ -16,11 +16,23 @@ export type PostgresSource = NonNullable<PipeConfig['source']['postgres']>;
 const SESSION_OPTIONS =
   '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3 -c bytea_output=hex';
 
+/**
+ * How long a query of a short-query session (metadata, checks, the snapshot's holder) may go
+ * unanswered before the session is taken as lost. A server that vanished without a reset (a
+ * dropped route, a failed-over address) would otherwise hold it until TCP gives up: about 15
+ * minutes of retransmissions, or keepalive probes for about 11. Sessions whose one statement may
+ * be long (a COPY, creating a slot) have none.
+ */
+export const QUERY_TIMEOUT_MS = 60_000;
+
+export interface SessionOptions {
+  replication?: boolean;
+  /** False for a session whose statements may run long (a COPY of a range). */
+  queryTimeout?: boolean;
+}
+
 /** The client settings of a source: its TLS options, its credentials, Sluice's session dialect. */
-export function clientConfig(
-  source: PostgresSource,
-  options: { replication?: boolean } = {},
-): pg.ClientConfig {
+export function clientConfig(source: PostgresSource, options: SessionOptions = {}): pg.ClientConfig {
   const ssl = source.disableTls
     ? false
     : {
@@ -38,7 +50,11 @@ export function clientConfig(
     options: SESSION_OPTIONS,
     application_name: 'sluice',
     connectionTimeoutMillis: 10_000,
+    // Probes start after 10 s of quiet (the OS default waits two hours) on a session that waits
+    // to be sent something, as a COPY's reader does.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(options.queryTimeout !== false && !options.replication ? { query_timeout: QUERY_TIMEOUT_MS } : {}),
     ...(options.replication ? { replication: 'database' } : {}),
     // TLS wraps the socket pg opens: only a plain one reads into the shared buffer.
     ...(ssl === false ? { stream: sharedReadSocket } : {}),
@@ -62,7 +78,7 @@ function tlsHostOptions(tlsHost: string) {
 export async function connect(
   source: PostgresSource,
   context: { allowPrivateSources: boolean; logger?: Logger },
-  options: { replication?: boolean } = {},
+  options: SessionOptions = {},
 ): Promise<pg.Client> {
   if (!context.allowPrivateSources) {
     const problem = await privateHostProblem(source.host, 'SLUICE_ALLOW_PRIVATE_SOURCES');
@@ -136,6 +152,11 @@ function connectError(error: unknown): SourceConnectError {
   // Only the server's own codes: Node's (ETIMEDOUT, ...) are not SQLSTATEs.
   const sqlState = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
   return new SourceConnectError('host', `cannot connect: ${message}`, sqlState);
+}
+
+/** pg's own error for a query that got no answer in QUERY_TIMEOUT_MS. */
+export function queryTimedOut(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
 }
 
 /** The server refused a session for its connection limits (max_connections, a role's or a database's CONNECTION LIMIT). */

@@ -49,6 +49,14 @@ class TextPgoutput extends PgoutputPlugin {
  */
 type StreamOptions = ConstructorParameters<typeof ChangeStream>[0];
 
+/**
+ * How a stream notices a server gone quiet without a reset (a dropped route, a failed-over
+ * address), which TCP alone would take about 15 minutes to report: after `pingAfterMs` with no
+ * message it asks the server for a keepalive at once, and after `silentLimitMs` it gives up on the
+ * connection. The server answers such a request between any two messages it sends.
+ */
+const HEARING = { checkEveryMs: 5_000, pingAfterMs: 10_000, silentLimitMs: 30_000 };
+
 /** How long a stream waits for a slot another connection still holds (it lets go as it closes). */
 const BUSY_SLOT = { waitMs: 250, attempts: 40 };
 
@@ -86,6 +94,8 @@ export class ChangeStream {
   /** The newest position the server reported (keepalives and data). */
   lastReceived: bigint;
   private lastStatusAt = 0;
+  /** When the server was last heard from (any message). */
+  private lastHeardAt = Date.now();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -142,7 +152,8 @@ export class ChangeStream {
       this.service.once('start', started);
       this.waiters.add(failed);
     });
-    this.timer = setInterval(() => this.sendStatus(false), 10_000);
+    this.lastHeardAt = Date.now();
+    this.timer = setInterval(() => this.keepInTouch(), HEARING.checkEveryMs);
   }
 
   get confirmed(): bigint {
@@ -209,6 +220,7 @@ export class ChangeStream {
   }
 
   private async take(lsn: bigint, message: Message): Promise<void> {
+    this.lastHeardAt = Date.now();
     if (lsn > this.lastReceived) this.lastReceived = lsn;
     switch (message.tag) {
       case 'begin':
@@ -248,6 +260,7 @@ export class ChangeStream {
   }
 
   private heartbeat(lsn: bigint, respond: boolean): void {
+    this.lastHeardAt = Date.now();
     if (lsn > this.lastReceived) this.lastReceived = lsn;
     // Nothing received is waiting to be committed: everything up to here is done with.
     if (!this.open && this.ready.length === 0 && this.options.quiet() && lsn > this.confirmedLsn) {
@@ -256,7 +269,24 @@ export class ChangeStream {
     if (respond) this.sendStatus(true);
   }
 
-  private sendStatus(now: boolean): void {
+  /** The regular status update, and the check that the server is still there (HEARING). */
+  private keepInTouch(): void {
+    // Paused for room in `ready`, this side reads nothing: what the server sends waits unread.
+    if (this.roomWaiters.length > 0) this.lastHeardAt = Date.now();
+    const silentMs = Date.now() - this.lastHeardAt;
+    if (silentMs >= HEARING.silentLimitMs) {
+      this.fail(
+        new Error(
+          `no word from the server in ${Math.round(silentMs / 1000)} s, not even to a keepalive request: the connection is taken as lost`,
+        ),
+      );
+      return;
+    }
+    if (silentMs >= HEARING.pingAfterMs) this.sendStatus(true, true);
+    else this.sendStatus(false);
+  }
+
+  private sendStatus(now: boolean, askForReply = false): void {
     if (!now && Date.now() - this.lastStatusAt < 10_000) return;
     this.lastStatusAt = Date.now();
     // The library reports the position it is given plus one; positions here already point past
@@ -264,7 +294,9 @@ export class ChangeStream {
     // shutting down sees its walsender's last position confirmed exactly and lets it go: off by
     // one, a fast shutdown waits for the stream to end.
     const reported = this.confirmedLsn > 0n ? this.confirmedLsn - 1n : 0n;
-    this.service.acknowledge(formatLsn(reported)).catch((error: unknown) => this.fail(error as Error));
+    this.service
+      .acknowledge(formatLsn(reported), askForReply)
+      .catch((error: unknown) => this.fail(error as Error));
   }
 
   /**
