@@ -344,6 +344,67 @@ function lsnValue(lsn: string | null | undefined): bigint {
 }
 
 /** What the test saw, in order, with seconds since it started: printed when it fails. */
+/**
+ * A pipe that reaches its server through a proxy that can drop every byte of some connections,
+ * both ways, keeping them open: neither end sees a reset, as across a dropped route. With changes
+ * flowing, the network goes silent; the pipe must be Degraded with `reason` in time, stay so while
+ * silent, and be Running once the network is back, the target then equal to the source.
+ */
+async function silentNetwork(
+  database: string,
+  options: { silenced: (opening: Buffer) => boolean; degradedWithinMs: number; reason: RegExp },
+) {
+  recordProgress();
+  const dataDir = await mkdtemp(join(tmpdir(), `sluice-pg-${database}-`));
+  dirs.push(dataDir);
+  const { url, port } = await itemsDatabase(database, 20_000);
+  const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
+  try {
+    const sluice = await serve(dataDir);
+    const pipeId = await sluice.create(postgresPipeBody(database, network.port, ['items']));
+    await statusWhen(sluice, pipeId, 'the changes to stream', streaming, 180_000, 200);
+    const writer = startWriter(url);
+    await committing(sluice, pipeId);
+    const beforeSilence = await sluice.status(pipeId);
+
+    step('silence');
+    const silencedAt = Date.now();
+    network.silence(options.silenced);
+    const degraded = await statusWhen(
+      sluice,
+      pipeId,
+      'the pipe to be Degraded',
+      (status) => status.state === 'Degraded',
+      options.degradedWithinMs,
+    );
+    step(`degraded after ${Date.now() - silencedAt} ms`);
+    expect(degraded.reason).toMatch(options.reason);
+    // Still silent: new sessions hear nothing either, the pipe stays Degraded.
+    await pause(12_000);
+    expect((await sluice.status(pipeId)).state).toBe('Degraded');
+
+    step('restore');
+    network.restore();
+    await statusWhen(sluice, pipeId, 'the pipe to be Running again', streaming, 180_000, 200);
+    await committing(sluice, pipeId, beforeSilence.replication.lastCommittedLsn);
+    await pause(2_000);
+    const written = await writer.stop();
+    expect(written.transactions).toBeGreaterThan(20);
+
+    await converged(url, sluice, database).catch(async (error) => {
+      console.log(await totals(url, sluice, database), sluice.server.output().slice(-20_000));
+      throw error;
+    });
+    const diff = await differences(url, sluice, database);
+    step(`diff ${JSON.stringify(diff)}`);
+    expect(diff).toMatchObject({ missing: 0, extra: 0, changed: 0 });
+    expect(diff.targetRows).toBe(diff.sourceRows);
+    await sluice.close();
+  } finally {
+    await network.stop();
+  }
+}
+
 const progress: string[] = [];
 let started = Date.now();
 function step(text: string) {
@@ -462,59 +523,22 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
   }, 900_000);
 
   it('a source that goes silent without a reset (the network drops everything) makes the pipe Degraded within 45 s, then Running once it is back, without losing a change', async () => {
-    recordProgress();
-    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-silent-'));
-    dirs.push(dataDir);
-    const { url, port } = await itemsDatabase('silent', 20_000);
-    // Sluice reaches the server through a proxy that can drop every byte, both ways, and keep the
-    // connections open: neither end sees a reset, as across a dropped route.
-    const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
-    try {
-      const sluice = await serve(dataDir);
-      const pipeId = await sluice.create(postgresPipeBody('silent', network.port, ['items']));
-      await statusWhen(sluice, pipeId, 'the changes to stream', streaming, 180_000, 200);
-      const writer = startWriter(url);
-      await committing(sluice, pipeId);
-      const beforeSilence = await sluice.status(pipeId);
-
-      step('silence');
-      const silencedAt = Date.now();
-      network.silence();
-      const degraded = await statusWhen(
-        sluice,
-        pipeId,
-        'the pipe to be Degraded',
-        (status) => status.state === 'Degraded',
-        45_000,
-      );
-      step(`degraded after ${Date.now() - silencedAt} ms`);
-      expect(degraded.reason).toMatch(
+    await silentNetwork('silent', {
+      silenced: () => true,
+      degradedWithinMs: 45_000,
+      reason:
         /^PostgreSQL: the replication stream stopped \(no word from the server in \d+ s, not even to a keepalive request: the connection is taken as lost\)$/,
-      );
-      // Still silent: new sessions hear nothing either, the pipe stays Degraded.
-      await pause(12_000);
-      expect((await sluice.status(pipeId)).state).toBe('Degraded');
+    });
+  }, 600_000);
 
-      step('restore');
-      network.restore();
-      await statusWhen(sluice, pipeId, 'the pipe to be Running again', streaming, 180_000, 200);
-      await committing(sluice, pipeId, beforeSilence.replication.lastCommittedLsn);
-      await pause(2_000);
-      const written = await writer.stop();
-      expect(written.transactions).toBeGreaterThan(20);
-
-      await converged(url, sluice, 'silent').catch(async (error) => {
-        console.log(await totals(url, sluice, 'silent'), sluice.server.output().slice(-20_000));
-        throw error;
-      });
-      const diff = await differences(url, sluice, 'silent');
-      step(`diff ${JSON.stringify(diff)}`);
-      expect(diff).toMatchObject({ missing: 0, extra: 0, changed: 0 });
-      expect(diff.targetRows).toBe(diff.sourceRows);
-      await sluice.close();
-    } finally {
-      await network.stop();
-    }
+  it('a metadata session that goes silent while the stream flows makes the pipe Degraded within 80 s, then Running once it is back', async () => {
+    // Only the sessions that are not replication connections (their startup packet says so).
+    await silentNetwork('silentmeta', {
+      silenced: (opening) => !opening.includes('replication'),
+      degradedWithinMs: 80_000,
+      reason:
+        /^PostgreSQL: the server did not answer the pipe's metadata session in 60 s; the connection is taken as lost$/,
+    });
   }, 600_000);
 
   it('a source restarted mid-stream makes the pipe Degraded with the reason, then Running, without losing a change', async () => {

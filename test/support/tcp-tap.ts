@@ -13,9 +13,10 @@ export interface TcpTap {
   port: number;
   /**
    * A network that drops everything without a reset, both ways, as a dropped route does: every
-   * connection stays open and nothing passes, and new ones are accepted and hear nothing.
+   * connection stays open and nothing passes, and new ones are accepted and hear nothing. With
+   * `only`, just the connections whose first bytes from the client it picks.
    */
-  silence(): void;
+  silence(only?: (opening: Buffer) => boolean): void;
   /** The network is back: what went silent is reset (both ends), new connections pass again. */
   restore(): void;
   stop(): Promise<void>;
@@ -34,13 +35,21 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
   const target = new URL(upstream);
   const http1Calls: string[] = [];
   let http2Connections = 0;
-  let silent = false;
+  /** Which connections are silent now (undefined: none). */
+  let silencing: ((opening: Buffer) => boolean) | undefined;
   const sockets = new Set<Socket>();
+  const pairs = new Set<{ sockets: Socket[]; opening: Buffer | undefined }>();
   const server = createServer((client) => {
     const server = connect(Number(target.port), target.hostname);
+    const pair = { sockets: [client, server], opening: undefined as Buffer | undefined };
+    pairs.add(pair);
+    const silent = () => silencing?.(pair.opening ?? Buffer.alloc(0)) === true;
     for (const socket of [client, server]) {
       sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
+      socket.on('close', () => {
+        sockets.delete(socket);
+        pairs.delete(pair);
+      });
       socket.on('error', () => {
         client.destroy();
         server.destroy();
@@ -48,7 +57,8 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
     }
     let http2: boolean | undefined;
     client.on('data', (chunk: Buffer) => {
-      if (silent) return;
+      pair.opening ??= chunk;
+      if (silent()) return;
       if (http2 === undefined) {
         http2 = chunk.subarray(0, HTTP2_PREFACE.length).toString('latin1') === HTTP2_PREFACE;
         if (http2) http2Connections += 1;
@@ -58,13 +68,13 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
       server.write(chunk);
     });
     server.on('data', (chunk: Buffer) => {
-      if (!silent) client.write(chunk);
+      if (!silent()) client.write(chunk);
     });
     client.on('end', () => {
-      if (!silent) server.end();
+      if (!silent()) server.end();
     });
     server.on('end', () => {
-      if (!silent) client.end();
+      if (!silent()) client.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -72,12 +82,14 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    silence() {
-      silent = true;
+    silence(only = () => true) {
+      silencing = only;
     },
     restore() {
-      for (const socket of sockets) socket.destroy();
-      silent = false;
+      const picked = silencing;
+      silencing = undefined;
+      for (const pair of pairs)
+        if (picked?.(pair.opening ?? Buffer.alloc(0))) for (const socket of pair.sockets) socket.destroy();
     },
     http1Calls,
     get http2Connections() {
