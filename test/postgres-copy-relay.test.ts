@@ -263,7 +263,7 @@ describe('a snapshot whose COPY sessions the server ends', () => {
       while (ended < 3) {
         const cut = await source.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-            WHERE datname = $1 AND application_name = 'sluice' AND query LIKE 'COPY%' AND state = 'active'`,
+            WHERE datname = $1 AND application_name = 'sluice snapshot' AND query LIKE 'COPY%' AND state = 'active'`,
           [database],
         );
         ended += cut.rowCount ?? 0;

@@ -54,6 +54,11 @@ async function serve(dataDir: string) {
       if (created.status !== 200) throw new Error(`create failed (${created.status}): ${created.error}`);
       return created.result.id as string;
     },
+    /** The answer to a create as it comes, refusals included. */
+    tryCreate: (body: unknown) => callApi(`${base}/pipes`, 'POST', body),
+    async pipeCount(): Promise<number> {
+      return (await callApi(`${base}/pipes`)).result.length;
+    },
     async status(pipeId: string) {
       const answer = await callApi(`${base}/pipes/${pipeId}/status`);
       if (answer.status !== 200) throw new Error(`status failed (${answer.status}): ${answer.error}`);
@@ -539,6 +544,122 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
       reason:
         /^PostgreSQL: the server did not answer the pipe's metadata session in 60 s; the connection is taken as lost$/,
     });
+  }, 600_000);
+
+  it('a snapshot COPY that goes silent mid-range makes the pipe Degraded within 100 s, then the snapshot ends once the network is back', async () => {
+    recordProgress();
+    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-silentcopy-'));
+    dirs.push(dataDir);
+    const { url, port } = await itemsDatabase('silentcopy', 20_000);
+    const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
+    try {
+      // The sessions that read ranges name themselves (application_name) in their startup
+      // packet; each goes silent 64 KiB into what the server sends it, in the middle of a COPY.
+      network.silence((opening) => opening.includes('sluice snapshot'), { afterBytes: 64 * 1024 });
+      const sluice = await serve(dataDir);
+      const pipeId = await sluice.create(postgresPipeBody('silentcopy', network.port, ['items']));
+      const degraded = await statusWhen(
+        sluice,
+        pipeId,
+        'the pipe to be Degraded',
+        (status) => status.state === 'Degraded',
+        100_000,
+      );
+      expect(degraded.reason).toMatch(
+        /PostgreSQL sent nothing of the COPY in \d+ s: the connection is taken as lost/,
+      );
+
+      step('restore');
+      network.restore();
+      await statusWhen(sluice, pipeId, 'the changes to stream', streaming, 180_000, 200);
+      const diff = await differences(url, sluice, 'silentcopy');
+      expect(diff).toMatchObject({ missing: 0, extra: 0, changed: 0 });
+      expect(diff.targetRows).toBe(20_000);
+      await sluice.close();
+    } finally {
+      await network.stop();
+    }
+  }, 600_000);
+
+  it('a table locked by another session mid-snapshot makes the pipe Degraded saying so, then the snapshot ends once the lock is gone', async () => {
+    recordProgress();
+    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-locked-'));
+    dirs.push(dataDir);
+    const { url, port } = await itemsDatabase('locked', 60_000);
+    const sluice = await serve(dataDir);
+    const pipeId = await sluice.create(
+      postgresPipeBody('locked', port, ['items'], {
+        replicationMode: 'snapshot',
+        snapshotNumRowsPerPartition: 1000,
+        initialLoadParallelism: 1,
+      }),
+    );
+    await statusWhen(
+      sluice,
+      pipeId,
+      'the first range to be done',
+      (status) => status.state === 'Snapshot' && status.tables?.[0]?.snapshotRangesDone >= 1,
+      90_000,
+      20,
+    );
+    const locker = await connectTo(url);
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE items IN ACCESS EXCLUSIVE MODE');
+      // Locked with ranges still to read (status shows no tables while the pipe is Degraded).
+      const locked = await sluice.status(pipeId);
+      expect(locked.state).toBe('Snapshot');
+      expect(locked.tables[0].snapshotRangesDone).toBeLessThan(locked.tables[0].snapshotRanges);
+      const degraded = await statusWhen(
+        sluice,
+        pipeId,
+        'the pipe to be Degraded',
+        (status) => status.state === 'Degraded',
+        90_000,
+      );
+      expect(degraded.reason).toMatch(
+        /^PostgreSQL: "public"\."items" is locked by another session \(the snapshot's COPY waited 30 s for it\); the range is read again later$/,
+      );
+      // No range's session is left waiting on the lock: the server gave up the COPY itself.
+      const waiting = await withClient(url, (client) =>
+        client.query(
+          `SELECT 1 FROM pg_stat_activity WHERE application_name = 'sluice snapshot' AND wait_event_type = 'Lock'`,
+        ),
+      );
+      expect(waiting.rows).toEqual([]);
+      // A create meanwhile is refused (its checks read the table's size, which waits for the
+      // lock) with a 400 that says why, and stores nothing.
+      const pipes = await sluice.pipeCount();
+      const refused = await sluice.tryCreate(
+        postgresPipeBody(
+          'locked',
+          port,
+          ['items'],
+          { replicationMode: 'snapshot' },
+          { destination: 'other' },
+        ),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.error).toContain('source.postgres.tableMappings');
+      expect(refused.error).toContain(
+        'a mapped table is locked by another session (the checks waited 10 s for it): create the pipe once it is free',
+      );
+      expect(await sluice.pipeCount()).toBe(pipes);
+      await locker.query('COMMIT');
+    } finally {
+      await locker.end();
+    }
+    await statusWhen(
+      sluice,
+      pipeId,
+      'the snapshot to end',
+      (status) => status.state === 'Completed',
+      180_000,
+      200,
+    );
+    const [copied] = await sluice.query('SELECT count() AS n, uniqExact(id) AS ids FROM mirror_locked.items');
+    expect({ n: Number(copied?.n), ids: Number(copied?.ids) }).toEqual({ n: 60_000, ids: 60_000 });
+    await sluice.close();
   }, 600_000);
 
   it('a source restarted mid-stream makes the pipe Degraded with the reason, then Running, without losing a change', async () => {

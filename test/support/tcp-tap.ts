@@ -14,9 +14,10 @@ export interface TcpTap {
   /**
    * A network that drops everything without a reset, both ways, as a dropped route does: every
    * connection stays open and nothing passes, and new ones are accepted and hear nothing. With
-   * `only`, just the connections whose first bytes from the client it picks.
+   * `only`, just the connections whose first bytes from the client it picks; with `afterBytes`,
+   * each of those once the server has sent it that many bytes.
    */
-  silence(only?: (opening: Buffer) => boolean): void;
+  silence(only?: (opening: Buffer) => boolean, options?: { afterBytes?: number }): void;
   /** The network is back: what went silent is reset (both ends), new connections pass again. */
   restore(): void;
   stop(): Promise<void>;
@@ -37,13 +38,15 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
   let http2Connections = 0;
   /** Which connections are silent now (undefined: none). */
   let silencing: ((opening: Buffer) => boolean) | undefined;
+  let silentAfter = 0;
   const sockets = new Set<Socket>();
-  const pairs = new Set<{ sockets: Socket[]; opening: Buffer | undefined }>();
+  const pairs = new Set<{ sockets: Socket[]; opening: Buffer | undefined; fromServer: number }>();
   const server = createServer((client) => {
     const server = connect(Number(target.port), target.hostname);
-    const pair = { sockets: [client, server], opening: undefined as Buffer | undefined };
+    const pair = { sockets: [client, server], opening: undefined as Buffer | undefined, fromServer: 0 };
     pairs.add(pair);
-    const silent = () => silencing?.(pair.opening ?? Buffer.alloc(0)) === true;
+    const silent = () =>
+      silencing?.(pair.opening ?? Buffer.alloc(0)) === true && pair.fromServer >= silentAfter;
     for (const socket of [client, server]) {
       sockets.add(socket);
       socket.on('close', () => {
@@ -68,7 +71,9 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
       server.write(chunk);
     });
     server.on('data', (chunk: Buffer) => {
-      if (!silent()) client.write(chunk);
+      if (silent()) return;
+      pair.fromServer += chunk.length;
+      client.write(chunk);
     });
     client.on('end', () => {
       if (!silent()) server.end();
@@ -82,8 +87,9 @@ export async function startTcpTap(upstream: string): Promise<TcpTap> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    silence(only = () => true) {
+    silence(only = () => true, options = {}) {
       silencing = only;
+      silentAfter = options.afterBytes ?? 0;
     },
     restore() {
       const picked = silencing;

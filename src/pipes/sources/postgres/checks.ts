@@ -4,7 +4,15 @@ import type { Problem } from '../../../errors.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { readTable } from './catalog.js';
-import { closeClient, connect, type PostgresSource, SourceConnectError } from './connection.js';
+import {
+  closeClient,
+  connect,
+  endedWait,
+  LOCK_TIMEOUT_MS,
+  type PostgresSource,
+  QUERY_TIMEOUT_MS,
+  SourceConnectError,
+} from './connection.js';
 import { limitProblems } from './limits.js';
 import { tablesNotPublished } from './setup.js';
 
@@ -37,9 +45,34 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
     problems.push(...(await tableProblems(client, source)));
     problems.push(...(await targetProblems(config, source, context)));
     return problems;
+  } catch (error) {
+    const problem = unansweredProblem(error);
+    if (problem) return [problem];
+    throw error;
   } finally {
     await closeClient(client, context.logger);
   }
+}
+
+/**
+ * A check the server did not answer in time, as a problem to try again later; else undefined.
+ * Reading a table's size waits for its lock, up to LOCK_TIMEOUT_MS.short.
+ */
+function unansweredProblem(error: unknown): Problem | undefined {
+  const wait = endedWait(error);
+  if (wait === 'lock') {
+    return {
+      path: `${PATH}.tableMappings`,
+      message: `a mapped table is locked by another session (the checks waited ${LOCK_TIMEOUT_MS.short / 1000} s for it): create the pipe once it is free`,
+    };
+  }
+  if (wait === 'answer') {
+    return {
+      path: `${PATH}.host`,
+      message: `the server did not answer the checks within ${QUERY_TIMEOUT_MS / 1000} s: try again`,
+    };
+  }
+  return undefined;
 }
 
 function unsupported(source: PostgresSource): Problem[] {

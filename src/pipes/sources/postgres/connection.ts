@@ -25,10 +25,22 @@ const SESSION_OPTIONS =
  */
 export const QUERY_TIMEOUT_MS = 60_000;
 
+/**
+ * How long a session waits for a table's lock (another session's ALTER TABLE, VACUUM FULL, LOCK)
+ * before its statement fails with LOCK_NOT_AVAILABLE: reading a table's size waits so, and a
+ * range's COPY. The pipe then says so and tries again, and no session of it waits on unseen.
+ * A COPY's wait is shorter than COPY_SILENCE_MS, which would end it from this side only.
+ */
+export const LOCK_TIMEOUT_MS = { short: 10_000, snapshot: 30_000 } as const;
+
 export interface SessionOptions {
   replication?: boolean;
-  /** False for a session whose statements may run long (a COPY of a range). */
-  queryTimeout?: boolean;
+  /**
+   * A session that reads the snapshot's ranges: its COPYs may run long (no query timeout; the
+   * relay watches for silence instead, COPY_SILENCE_MS), and `pg_stat_activity` names it
+   * `sluice snapshot`.
+   */
+  snapshot?: boolean;
 }
 
 /** The client settings of a source: its TLS options, its credentials, Sluice's session dialect. */
@@ -47,14 +59,16 @@ export function clientConfig(source: PostgresSource, options: SessionOptions = {
     user: source.credentials?.username,
     password: source.credentials?.password,
     ssl,
-    options: SESSION_OPTIONS,
-    application_name: 'sluice',
+    options: options.replication
+      ? SESSION_OPTIONS
+      : `${SESSION_OPTIONS} -c lock_timeout=${options.snapshot ? LOCK_TIMEOUT_MS.snapshot : LOCK_TIMEOUT_MS.short}`,
+    application_name: options.snapshot ? 'sluice snapshot' : 'sluice',
     connectionTimeoutMillis: 10_000,
     // Probes start after 10 s of quiet (the OS default waits two hours) on a session that waits
     // to be sent something, as a COPY's reader does.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    ...(options.queryTimeout !== false && !options.replication ? { query_timeout: QUERY_TIMEOUT_MS } : {}),
+    ...(options.snapshot || options.replication ? {} : { query_timeout: QUERY_TIMEOUT_MS }),
     ...(options.replication ? { replication: 'database' } : {}),
     // TLS wraps the socket pg opens: only a plain one reads into the shared buffer.
     ...(ssl === false ? { stream: sharedReadSocket } : {}),
@@ -154,9 +168,39 @@ function connectError(error: unknown): SourceConnectError {
   return new SourceConnectError('host', `cannot connect: ${message}`, sqlState);
 }
 
-/** pg's own error for a query that got no answer in QUERY_TIMEOUT_MS. */
-export function queryTimedOut(error: unknown): boolean {
-  return error instanceof Error && error.message === 'Query read timeout';
+/** PostgreSQL's SQLSTATE for a lock not granted within lock_timeout. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * What a short-query session waited for when `error` ended the wait: a table's lock (past
+ * LOCK_TIMEOUT_MS.short), the server's answer (past QUERY_TIMEOUT_MS: pg's own error); else
+ * undefined.
+ */
+export function endedWait(error: unknown): 'lock' | 'answer' | undefined {
+  if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'lock';
+  if (error instanceof Error && error.message === 'Query read timeout') return 'answer';
+  return undefined;
+}
+
+/**
+ * A short-query session's wait that ended (a lock not granted, a query not answered) as what a
+ * pipe's state can say; undefined for any other error.
+ */
+export function waitEnded(error: unknown): Error | undefined {
+  const wait = endedWait(error);
+  if (wait === 'lock') {
+    return new Error(
+      `PostgreSQL: a mapped table is locked by another session (waited ${LOCK_TIMEOUT_MS.short / 1000} s for it); the pipe tries again`,
+      { cause: error },
+    );
+  }
+  if (wait === 'answer') {
+    return new Error(
+      `PostgreSQL: the server did not answer the pipe's metadata session in ${QUERY_TIMEOUT_MS / 1000} s; the connection is taken as lost`,
+      { cause: error },
+    );
+  }
+  return undefined;
 }
 
 /** The server refused a session for its connection limits (max_connections, a role's or a database's CONNECTION LIMIT). */

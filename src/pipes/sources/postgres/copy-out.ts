@@ -30,6 +30,14 @@ function giveBack(block: Buffer): void {
 
 type DataListener = (chunk: Buffer) => void;
 
+/**
+ * A COPY that sends nothing for this long (while this side reads) is taken as lost: a server gone
+ * silent without a reset (a dropped route) would otherwise hold the range until TCP's keepalive
+ * gives up, about 11 minutes. A range's COPY sends its rows steadily once it runs; the one wait
+ * before it, a lock, ends sooner (COPY_LOCK_TIMEOUT, snapshot.ts).
+ */
+export const COPY_SILENCE_MS = 60_000;
+
 /** Runs `COPY ... TO STDOUT` on `client` and writes its text to the file at `path`. */
 export function copyToFile(client: pg.Client, sql: string, path: string): Promise<void> {
   return copyOut(client, sql, createWriteStream(path, { highWaterMark: WRITE_AHEAD_BYTES }));
@@ -65,7 +73,12 @@ class CopyRelay {
   private block: Buffer = takeBlock();
   private used = 0;
   private settled = false;
-  private readonly onData: DataListener = (chunk) => this.relay(chunk);
+  private readonly onData: DataListener = (chunk) => {
+    this.lastDataAt = Date.now();
+    this.relay(chunk);
+  };
+  private lastDataAt = Date.now();
+  private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly text: string,
@@ -93,7 +106,28 @@ class CopyRelay {
     socket.on('data', this.onData);
     lendReads(socket, true);
     connection.query(this.text);
+    this.lastDataAt = Date.now();
+    this.watchdog = setInterval(() => this.checkSilence(), COPY_SILENCE_MS / 6);
     return undefined;
+  }
+
+  /** Fails the COPY, and ends its connection, when the server has sent nothing for too long. */
+  private checkSilence(): void {
+    const socket = this.socket;
+    // Paused for the file to drain, this side reads nothing: the server's bytes wait unread.
+    if (!socket || socket.isPaused()) {
+      this.lastDataAt = Date.now();
+      return;
+    }
+    const silentMs = Date.now() - this.lastDataAt;
+    if (silentMs < COPY_SILENCE_MS) return;
+    this.detach();
+    this.finish(
+      new Error(
+        `PostgreSQL sent nothing of the COPY in ${Math.round(silentMs / 1000)} s: the connection is taken as lost`,
+      ),
+    );
+    socket.destroy();
   }
 
   /** Keeps the COPY's row text of one chunk (moved to its front) and writes it. */
@@ -215,6 +249,7 @@ class CopyRelay {
   private finish(error: Error | undefined): void {
     if (this.settled) return;
     this.settled = true;
+    clearInterval(this.watchdog);
     const failed = error ?? this.sinkError;
     if (failed) {
       this.sink.destroy();

@@ -4,7 +4,7 @@ import { type BadRecord, PermanentError } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
 import { readTable, tableGone } from './catalog.js';
 import { claimChanges, claimRange } from './claims.js';
-import { closeClient, connect, type PostgresSource } from './connection.js';
+import { closeClient, connect, type PostgresSource, waitEnded } from './connection.js';
 import { type ChangesRange, type Cursor, holdsOnlySnapshot, planOptions } from './cursor.js';
 import { parseLsn } from './lsn.js';
 import { followMappings } from './mappings.js';
@@ -80,7 +80,7 @@ export class PostgresRun implements SourceRun {
       return run;
     } catch (error) {
       await closeClient(meta, context.logger);
-      throw error;
+      throw waitEnded(error) ?? error;
     }
   }
 

@@ -91,7 +91,7 @@ export class SnapshotSessions {
   private async openOne(): Promise<pg.Client | Error> {
     this.connecting += 1;
     try {
-      const client = await connect(this.source, this.context, { queryTimeout: false });
+      const client = await connect(this.source, this.context, { snapshot: true });
       this.connecting -= 1;
       this.open += 1;
       return client;

@@ -1,5 +1,11 @@
 import { type SourceTable, tableGone } from './catalog.js';
-import { type PostgresSource, pgLiteral, pgTable } from './connection.js';
+import {
+  LOCK_NOT_AVAILABLE,
+  LOCK_TIMEOUT_MS,
+  type PostgresSource,
+  pgLiteral,
+  pgTable,
+} from './connection.js';
 import { copyToFile } from './copy-out.js';
 import type { SnapshotSessions } from './sessions.js';
 import type { TablePlan } from './tables.js';
@@ -74,7 +80,10 @@ export async function copyRange(
       );
     } catch (error) {
       const { schema, table } = plan.source;
-      throw (error as { code?: string }).code === UNDEFINED_TABLE ? tableGone(schema, table) : error;
+      const code = (error as { code?: string }).code;
+      if (code === UNDEFINED_TABLE) throw tableGone(schema, table);
+      if (code === LOCK_NOT_AVAILABLE) throw lockedOut(schema, table, error);
+      throw error;
     }
     await client.query('COMMIT');
   });
@@ -82,3 +91,10 @@ export async function copyRange(
 
 /** PostgreSQL's SQLSTATE for a relation that does not exist. */
 const UNDEFINED_TABLE = '42P01';
+
+function lockedOut(schema: string, table: string, cause: unknown): Error {
+  return new Error(
+    `PostgreSQL: ${pgTable(schema, table)} is locked by another session (the snapshot's COPY waited ${LOCK_TIMEOUT_MS.snapshot / 1000} s for it); the range is read again later`,
+    { cause },
+  );
+}

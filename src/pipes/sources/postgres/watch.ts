@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import { missingTables, tableGone } from './catalog.js';
-import { type PostgresSource, QUERY_TIMEOUT_MS, queryTimedOut } from './connection.js';
+import { endedWait, type PostgresSource, waitEnded } from './connection.js';
 import { type RowCount, TargetRowCounts } from './counts.js';
 import { ownedNames } from './setup.js';
 import { type SlotState, slotFix, slotProblem, slotState } from './slot.js';
@@ -112,10 +112,6 @@ export class SourceWatch {
 
   /** A query the server never answered: the session is lost, the run begins again on a new one. */
   private failIfUnanswered(error: unknown): void {
-    if (!queryTimedOut(error)) return;
-    this.failure ??= new Error(
-      `PostgreSQL: the server did not answer the pipe's metadata session in ${QUERY_TIMEOUT_MS / 1000} s; the connection is taken as lost`,
-      { cause: error },
-    );
+    if (endedWait(error) === 'answer') this.failure ??= waitEnded(error);
   }
 }
