@@ -101,6 +101,14 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
+/** A case of its own: progress recorded for a failure, a data directory, a database of items. */
+async function newCase(name: string, rows: number) {
+  recordProgress();
+  const dataDir = await mkdtemp(join(tmpdir(), `sluice-pg-${name}-`));
+  dirs.push(dataDir);
+  return { dataDir, ...(await itemsDatabase(name, rows)) };
+}
+
 /** A database with `items` holding `rows` rows (ids 1..rows), analyzed so its ranges can be planned. */
 async function itemsDatabase(name: string, rows: number): Promise<{ url: string; port: number }> {
   const url = await postgres.createDatabase(name);
@@ -326,6 +334,11 @@ function statusWhen(
   });
 }
 
+/** The pipe's status once it is Degraded, within `ms`. */
+function degradedWithin(sluice: Sluice, pipeId: string, ms: number): Promise<any> {
+  return statusWhen(sluice, pipeId, 'the pipe to be Degraded', (status) => status.state === 'Degraded', ms);
+}
+
 const streaming = (status: any) => status.state === 'Running' && status.replication?.phase === 'changes';
 
 /** Batches of changes are being committed: the committed position moves on past `after`. */
@@ -359,10 +372,7 @@ async function silentNetwork(
   database: string,
   options: { silenced: (opening: Buffer) => boolean; degradedWithinMs: number; reason: RegExp },
 ) {
-  recordProgress();
-  const dataDir = await mkdtemp(join(tmpdir(), `sluice-pg-${database}-`));
-  dirs.push(dataDir);
-  const { url, port } = await itemsDatabase(database, 20_000);
+  const { dataDir, url, port } = await newCase(database, 20_000);
   const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
   try {
     const sluice = await serve(dataDir);
@@ -375,13 +385,7 @@ async function silentNetwork(
     step('silence');
     const silencedAt = Date.now();
     network.silence(options.silenced);
-    const degraded = await statusWhen(
-      sluice,
-      pipeId,
-      'the pipe to be Degraded',
-      (status) => status.state === 'Degraded',
-      options.degradedWithinMs,
-    );
+    const degraded = await degradedWithin(sluice, pipeId, options.degradedWithinMs);
     step(`degraded after ${Date.now() - silencedAt} ms`);
     expect(degraded.reason).toMatch(options.reason);
     // Still silent: new sessions hear nothing either, the pipe stays Degraded.
@@ -547,10 +551,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
   }, 600_000);
 
   it('a snapshot COPY that goes silent mid-range makes the pipe Degraded within 100 s, then the snapshot ends once the network is back', async () => {
-    recordProgress();
-    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-silentcopy-'));
-    dirs.push(dataDir);
-    const { url, port } = await itemsDatabase('silentcopy', 20_000);
+    const { dataDir, url, port } = await newCase('silentcopy', 20_000);
     const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
     try {
       // The sessions that read ranges name themselves (application_name) in their startup
@@ -558,13 +559,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
       network.silence((opening) => opening.includes('sluice snapshot'), { afterBytes: 64 * 1024 });
       const sluice = await serve(dataDir);
       const pipeId = await sluice.create(postgresPipeBody('silentcopy', network.port, ['items']));
-      const degraded = await statusWhen(
-        sluice,
-        pipeId,
-        'the pipe to be Degraded',
-        (status) => status.state === 'Degraded',
-        100_000,
-      );
+      const degraded = await degradedWithin(sluice, pipeId, 100_000);
       expect(degraded.reason).toMatch(
         /PostgreSQL sent nothing of the COPY in \d+ s: the connection is taken as lost/,
       );
@@ -582,10 +577,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
   }, 600_000);
 
   it('a table locked by another session mid-snapshot makes the pipe Degraded saying so, then the snapshot ends once the lock is gone', async () => {
-    recordProgress();
-    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-locked-'));
-    dirs.push(dataDir);
-    const { url, port } = await itemsDatabase('locked', 60_000);
+    const { dataDir, url, port } = await newCase('locked', 60_000);
     const sluice = await serve(dataDir);
     const pipeId = await sluice.create(
       postgresPipeBody('locked', port, ['items'], {
@@ -610,13 +602,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
       const locked = await sluice.status(pipeId);
       expect(locked.state).toBe('Snapshot');
       expect(locked.tables[0].snapshotRangesDone).toBeLessThan(locked.tables[0].snapshotRanges);
-      const degraded = await statusWhen(
-        sluice,
-        pipeId,
-        'the pipe to be Degraded',
-        (status) => status.state === 'Degraded',
-        90_000,
-      );
+      const degraded = await degradedWithin(sluice, pipeId, 90_000);
       expect(degraded.reason).toMatch(
         /^PostgreSQL: "public"\."items" is locked by another session \(the snapshot's COPY waited 30 s for it\); the range is read again later$/,
       );
@@ -663,10 +649,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
   }, 600_000);
 
   it('a source restarted mid-stream makes the pipe Degraded with the reason, then Running, without losing a change', async () => {
-    recordProgress();
-    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-pg-restart-'));
-    dirs.push(dataDir);
-    const { url, port } = await itemsDatabase('restart', 20_000);
+    const { dataDir, url, port } = await newCase('restart', 20_000);
     const sluice = await serve(dataDir);
     const pipeId = await sluice.create(
       postgresPipeBody('restart', port, ['items'], { pullBatchSize: 2_000 }),
@@ -683,13 +666,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
     const halting = Date.now();
     await within(60_000, postgres.halt(), 'PostgreSQL to shut down while the pipe streams');
     step(`halted in ${Date.now() - halting} ms`);
-    const degraded = await statusWhen(
-      sluice,
-      pipeId,
-      'the pipe to be Degraded',
-      (status) => status.state === 'Degraded',
-      60_000,
-    );
+    const degraded = await degradedWithin(sluice, pipeId, 60_000);
     // The reason names the source and what broke (a reset or terminated connection).
     expect(degraded.reason).toMatch(/^PostgreSQL: the replication stream stopped \(.+\)$/);
     // Down for a while: the retries fail too, the pipe stays Degraded.
