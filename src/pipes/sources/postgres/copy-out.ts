@@ -34,7 +34,7 @@ type DataListener = (chunk: Buffer) => void;
  * A COPY that sends nothing for this long (while this side reads) is taken as lost: a server gone
  * silent without a reset (a dropped route) would otherwise hold the range until TCP's keepalive
  * gives up, about 11 minutes. A range's COPY sends its rows steadily once it runs; the one wait
- * before it, a lock, ends sooner (COPY_LOCK_TIMEOUT, snapshot.ts).
+ * before it, a lock, ends sooner (LOCK_TIMEOUT_MS.snapshot, connection.ts).
  */
 export const COPY_SILENCE_MS = 60_000;
 
