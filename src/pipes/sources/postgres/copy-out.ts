@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Duplex, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
+import { LastHeard } from './last-heard.js';
 import { lendReads } from './socket.js';
 
 /** The backend messages the relay consumes itself during COPY OUT (the protocol's codes). */
@@ -74,10 +75,10 @@ class CopyRelay {
   private used = 0;
   private settled = false;
   private readonly onData: DataListener = (chunk) => {
-    this.lastDataAt = Date.now();
+    this.lastHeard.heard();
     this.relay(chunk);
   };
-  private lastDataAt = Date.now();
+  private readonly lastHeard = new LastHeard();
   private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
@@ -106,7 +107,7 @@ class CopyRelay {
     socket.on('data', this.onData);
     lendReads(socket, true);
     connection.query(this.text);
-    this.lastDataAt = Date.now();
+    this.lastHeard.heard();
     this.watchdog = setInterval(() => this.checkSilence(), COPY_SILENCE_MS / 6);
     return undefined;
   }
@@ -114,12 +115,9 @@ class CopyRelay {
   /** Fails the COPY, and ends its connection, when the server has sent nothing for too long. */
   private checkSilence(): void {
     const socket = this.socket;
-    // Paused for the file to drain, this side reads nothing: the server's bytes wait unread.
-    if (!socket || socket.isPaused()) {
-      this.lastDataAt = Date.now();
-      return;
-    }
-    const silentMs = Date.now() - this.lastDataAt;
+    if (!socket) return;
+    // Paused for the file to drain, this side reads nothing.
+    const silentMs = this.lastHeard.silentMs(!socket.isPaused());
     if (silentMs < COPY_SILENCE_MS) return;
     this.detach();
     this.finish(

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
 import { privateHostProblem } from '../../../net/index.js';
 import { clientConfig, type PostgresSource, SourceConnectError } from './connection.js';
+import { LastHeard } from './last-heard.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import { type Message, PgoutputDecoder, type Relation, type Value } from './pgoutput.js';
 
@@ -95,7 +96,7 @@ export class ChangeStream {
   lastReceived: bigint;
   private lastStatusAt = 0;
   /** When the server was last heard from (any message). */
-  private lastHeardAt = Date.now();
+  private readonly lastHeard = new LastHeard();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -152,7 +153,7 @@ export class ChangeStream {
       this.service.once('start', started);
       this.waiters.add(failed);
     });
-    this.lastHeardAt = Date.now();
+    this.lastHeard.heard();
     this.timer = setInterval(() => this.keepInTouch(), HEARING.checkEveryMs);
   }
 
@@ -220,7 +221,7 @@ export class ChangeStream {
   }
 
   private async take(lsn: bigint, message: Message): Promise<void> {
-    this.lastHeardAt = Date.now();
+    this.lastHeard.heard();
     if (lsn > this.lastReceived) this.lastReceived = lsn;
     switch (message.tag) {
       case 'begin':
@@ -260,7 +261,7 @@ export class ChangeStream {
   }
 
   private heartbeat(lsn: bigint, respond: boolean): void {
-    this.lastHeardAt = Date.now();
+    this.lastHeard.heard();
     if (lsn > this.lastReceived) this.lastReceived = lsn;
     // Nothing received is waiting to be committed: everything up to here is done with.
     if (!this.open && this.ready.length === 0 && this.options.quiet() && lsn > this.confirmedLsn) {
@@ -271,9 +272,8 @@ export class ChangeStream {
 
   /** The regular status update, and the check that the server is still there (HEARING). */
   private keepInTouch(): void {
-    // Paused for room in `ready`, this side reads nothing: what the server sends waits unread.
-    if (this.roomWaiters.length > 0) this.lastHeardAt = Date.now();
-    const silentMs = Date.now() - this.lastHeardAt;
+    // Paused for room in `ready`, this side reads nothing.
+    const silentMs = this.lastHeard.silentMs(this.roomWaiters.length === 0);
     if (silentMs >= HEARING.silentLimitMs) {
       this.fail(
         new Error(
