@@ -290,6 +290,22 @@ describe('what real clients send', () => {
     );
   }
 
+  it('DELETE with Content-Type: application/json and no body (as SDKs send every request) deletes; an empty POST is still a 400', async () => {
+    const json = { 'content-type': 'application/json' };
+    const body = await fixture('oneoff-empty-location');
+    body.name = 'deleted by an sdk';
+    body.source.objectStorage.isContinuous = true;
+    const created = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(created.statusCode).toBe(200);
+    const url = `${s.pipesUrl}/${created.json.result.id}`;
+    const deleted = await s.request({ method: 'DELETE', url, headers: json });
+    expect(deleted.statusCode).toBe(200);
+    expect((await s.request({ method: 'GET', url })).statusCode).toBe(404);
+    const empty = await s.request({ method: 'POST', url: s.pipesUrl, headers: json });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json.error).toContain('the body is not valid JSON');
+  });
+
   it('DELETE of an alert that is already gone answers 200', async () => {
     const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
     const missing = '6700000000000000000000aa';

@@ -50,6 +50,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Every body is JSON; Fastify's default text/plain parser would let text through to a 400
   // where the truth is a 415.
   app.removeContentTypeParser('text/plain');
+  // A DELETE has no body, but clients that set Content-Type: application/json on every request
+  // (API SDKs, Terraform providers, curl lines copied from a POST) send it with an empty one:
+  // that is no body, not a 400. An empty body of any other method is still refused.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (request.method === 'DELETE' && body === '') return done(null, undefined);
+    json(request, body as string, done);
+  });
   // Set when the request arrives (a callback hook: no promise per request on the hot path).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
