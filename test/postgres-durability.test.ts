@@ -64,6 +64,20 @@ async function serve(dataDir: string) {
       if (answer.status !== 200) throw new Error(`status failed (${answer.status}): ${answer.error}`);
       return answer.result;
     },
+    /** DELETE of a pipe: its HTTP status. */
+    async remove(pipeId: string): Promise<number> {
+      return (await callApi(`${base}/pipes/${pipeId}`, 'DELETE')).status;
+    },
+    async pipeStatusCode(pipeId: string): Promise<number> {
+      return (await callApi(`${base}/pipes/${pipeId}`)).status;
+    },
+    /** A metric without labels, as /metrics gives it. */
+    async metric(name: string): Promise<number> {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      if (!line) throw new Error(`no ${name} in /metrics`);
+      return Number(line.split(' ')[1]);
+    },
     async query(sql: string): Promise<Record<string, unknown>[]> {
       const answer = await callApi(`${base}/query`, 'POST', { sql });
       if (answer.status !== 200) throw new Error(`query failed (${answer.status}): ${answer.error}`);
@@ -646,6 +660,68 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
     const [copied] = await sluice.query('SELECT count() AS n, uniqExact(id) AS ids FROM mirror_locked.items');
     expect({ n: Number(copied?.n), ids: Number(copied?.ids) }).toEqual({ n: 60_000, ids: 60_000 });
     await sluice.close();
+  }, 600_000);
+
+  it('a pipe deleted while its source cannot be reached gives back its slot and publication once the source answers, after a crash too', async () => {
+    const { dataDir, url, port } = await newCase('gone', 1_000);
+    const network = await startTcpTap(`tcp://127.0.0.1:${port}`);
+    const held = () =>
+      withClient(url, async (client) => ({
+        slots: (
+          await client.query('SELECT slot_name FROM pg_replication_slots WHERE database = current_database()')
+        ).rowCount,
+        publications: (
+          await client.query("SELECT pubname FROM pg_publication WHERE pubname LIKE 'pipes\\_%'")
+        ).rowCount,
+      }));
+    try {
+      let sluice = await serve(dataDir);
+      const pipeId = await sluice.create(postgresPipeBody('gone', network.port, ['items']));
+      await statusWhen(sluice, pipeId, 'the changes to stream', streaming, 180_000, 200);
+      expect(await held()).toEqual({ slots: 1, publications: 1 });
+
+      step('silence, then delete');
+      network.silence();
+      expect(await sluice.remove(pipeId)).toBe(200);
+      expect(await sluice.pipeStatusCode(pipeId)).toBe(404);
+      // The source heard nothing: what the pipe made there is still there, and counted.
+      expect(await held()).toEqual({ slots: 1, publications: 1 });
+      expect(await sluice.metric('sluice_source_cleanups_pending')).toBe(1);
+      expect(sluice.server.output()).toContain(
+        "a deleted pipe's source still holds what the pipe made there",
+      );
+
+      step('crash, start again');
+      await sluice.kill();
+      sluice = await serve(dataDir);
+      expect(await sluice.metric('sluice_source_cleanups_pending')).toBe(1);
+      // The process started again tries again by itself, and the source still cannot be reached.
+      await waitFor(
+        'another attempt',
+        async () =>
+          sluice.server.output().includes("a deleted pipe's source still holds what the pipe made there") ||
+          undefined,
+        90_000,
+        500,
+      );
+      expect(await held()).toEqual({ slots: 1, publications: 1 });
+
+      step('restore');
+      network.restore();
+      await waitFor(
+        'the slot and the publication to be dropped',
+        async () => {
+          const now = await held();
+          return now.slots === 0 && now.publications === 0 ? now : undefined;
+        },
+        90_000,
+        1_000,
+      );
+      expect(await sluice.metric('sluice_source_cleanups_pending')).toBe(0);
+      await sluice.close();
+    } finally {
+      await network.stop();
+    }
   }, 600_000);
 
   it('a source restarted mid-stream makes the pipe Degraded with the reason, then Running, without losing a change', async () => {

@@ -35,6 +35,12 @@ export interface ServiceScope {
   serviceId: string;
 }
 
+/**
+ * A deleted pipe's source cleanup waits this long for the runtime's sweeps: the delete makes the
+ * first attempt itself. It is the wait after a crash between the two.
+ */
+const CLEANUP_FIRST_ATTEMPT_MS = 60_000;
+
 const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
 const checkCommand = checker(StateCommandBody);
@@ -136,19 +142,27 @@ export class PipesService {
     });
   }
 
+  /**
+   * Deletes a pipe. What it holds at its source (a replication slot) is kept in the store with
+   * the pipe's row, in the same transaction, and given back by the runtime: at once when the
+   * source answers, else retried until it does (runtime/source-cleanups.ts).
+   */
   async delete(scope: ServiceScope, pipeId: string): Promise<void> {
     await this.requireService(scope);
     const existing = await this.requirePipe(this.store.repos, scope, pipeId);
     // The worker stops first, so nothing writes for a pipe that is gone.
-    await this.runtime?.stop(existing.id, { deleting: true });
+    await this.runtime?.stop(existing.id);
     const id = await this.store.transaction(async (repos) => {
       const row = await this.requirePipe(repos, scope, pipeId, true);
       this.cache?.invalidate(row.id);
+      const now = new Date();
+      await repos.cleanups.record(row, now, new Date(now.getTime() + CLEANUP_FIRST_ATTEMPT_MS));
       await repos.pipes.delete(row.id);
       return row.id;
     });
     this.cache?.written(id, undefined);
-    // A PATCH racing this delete may have started a worker meanwhile: it goes too, with its stages.
+    // A PATCH racing this delete may have started a worker meanwhile: it goes too, then the
+    // pipe's stages and what its source holds.
     await this.runtime?.stop(id, { deleting: true });
   }
 
@@ -187,7 +201,26 @@ export class PipesService {
    */
   async runtimeView(pipeId: string): Promise<RuntimeView | undefined> {
     const row = await this.store.repos.pipes.getById(pipeId);
-    if (!row) return undefined;
+    return row && this.viewOf(row);
+  }
+
+  /**
+   * Takes a deleted pipe's source cleanup for one attempt (see `delete`), with the pipe as it was
+   * stored; no other attempt takes it for `leaseMs`. Undefined when it is not due (unless
+   * `evenIfNotDue`) or done.
+   */
+  async claimCleanup(
+    pipeId: string,
+    options: { leaseMs: number; evenIfNotDue?: boolean },
+  ): Promise<(RuntimeView & { attempts: number; since: Date }) | undefined> {
+    const now = new Date();
+    const leaseUntil = new Date(now.getTime() + options.leaseMs);
+    const claimed = await this.store.repos.cleanups.claim(pipeId, now, leaseUntil, options.evenIfNotDue);
+    if (!claimed) return undefined;
+    return { ...(await this.viewOf(claimed.pipe)), attempts: claimed.attempts, since: claimed.createdAt };
+  }
+
+  private async viewOf(row: PipeRow): Promise<RuntimeView> {
     const service = await this.identity.getService(row.organizationId, row.serviceId);
     const secrets = row.secrets
       ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)

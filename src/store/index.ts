@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { AlertsRepo } from './alerts-repo.js';
+import { CleanupsRepo } from './cleanups-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
 import { IdentityRepo } from './identity-repo.js';
@@ -9,6 +10,8 @@ import { ProgressRepo } from './progress-repo.js';
 
 export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
 export { AlertsRepo } from './alerts-repo.js';
+export type { SourceCleanup } from './cleanups-repo.js';
+export { CleanupsRepo } from './cleanups-repo.js';
 export type { Db, Queryable } from './db.js';
 export type { HistoryRow, OutboxRow } from './evaluation-repo.js';
 export { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
@@ -31,6 +34,7 @@ export { ProgressRepo } from './progress-repo.js';
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
   alerts: AlertsRepo;
+  cleanups: CleanupsRepo;
   evaluation: EvaluationRepo;
   outbox: OutboxRepo;
   identity: IdentityRepo;
@@ -41,6 +45,7 @@ export interface Repos {
 export function reposOn(db: Queryable): Repos {
   return {
     alerts: new AlertsRepo(db),
+    cleanups: new CleanupsRepo(db),
     evaluation: new EvaluationRepo(db),
     outbox: new OutboxRepo(db),
     identity: new IdentityRepo(db),

@@ -250,6 +250,21 @@ export const MIGRATIONS: Migration[] = [
       alter table pipe_progress drop column last_key;
     `,
   },
+  {
+    version: 9,
+    name: 'what a deleted pipe still holds at its source, kept until it is given back',
+    sql: `
+      create table source_cleanups (
+        pipe_id uuid primary key,
+        pipe jsonb not null,
+        attempts integer not null default 0,
+        next_attempt_at timestamptz not null,
+        last_error text,
+        created_at timestamptz not null
+      );
+      create index source_cleanups_due on source_cleanups (next_attempt_at);
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

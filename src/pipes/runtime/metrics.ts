@@ -54,6 +54,16 @@ export function registerPipeMetrics(
       for (const pipe of await read()) state.set({ pipe_id: pipe.pipeId, state: pipe.state }, 1);
     },
   });
+  const cleanups = new Gauge({
+    name: 'sluice_source_cleanups_pending',
+    help: 'Deleted pipes whose source still holds what they made there (a replication slot); retried until given back',
+    registers: [registry],
+  });
+  Object.assign(cleanups, {
+    async collect() {
+      cleanups.set(await store.repos.cleanups.pending());
+    },
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../../concurrency.js';
 import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
-import type { Json, PipeRow, Service, Store } from '../../store/index.js';
+import type { Json, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
@@ -19,6 +19,7 @@ import { IDLE_STATES } from '../state.js';
 import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
+import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
 
 /** States in which a pipe has a worker. */
@@ -54,6 +55,7 @@ export class PipeSupervisor implements PipeRuntime {
   /** Asks of idle sources running now. */
   private idleAsks = 0;
   private closing = false;
+  private readonly cleanups: SourceCleanups;
 
   constructor(
     private readonly deps: {
@@ -69,10 +71,16 @@ export class PipeSupervisor implements PipeRuntime {
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
     },
-  ) {}
+  ) {
+    this.cleanups = new SourceCleanups({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
+  }
 
-  /** Resumes every pipe that was running when the process stopped. */
+  /**
+   * Resumes every pipe that was running when the process stopped, and gives back what deleted
+   * pipes still hold at their sources.
+   */
   async start(): Promise<void> {
+    this.cleanups.start();
     for (const pipeId of await this.deps.pipes.pipesInStates(RUNNING_STATES)) this.changed(pipeId);
   }
 
@@ -207,9 +215,9 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   /** What a connector is told when it speaks to a pipe's source outside a run. */
-  private cleanupContext(row: PipeRow): CleanupContext {
+  private cleanupContext(pipe: { id: string; organizationId: string }): CleanupContext {
     const { allowPrivateSources, logger } = this.deps;
-    return { pipeId: row.id, organizationId: row.organizationId, allowPrivateSources, logger };
+    return { pipeId: pipe.id, organizationId: pipe.organizationId, allowPrivateSources, logger };
   }
 
   /** Every running pipe's source status, for the metrics. */
@@ -237,7 +245,7 @@ export class PipeSupervisor implements PipeRuntime {
     this.closing = true;
     const workers = [...this.workers.values()];
     for (const worker of workers) worker.controller.abort();
-    await Promise.all(workers.map((worker) => worker.done));
+    await Promise.all([...workers.map((worker) => worker.done), this.cleanups.close()]);
   }
 
   private async run(pipeId: string, signal: AbortSignal): Promise<void> {
@@ -328,12 +336,13 @@ export class PipeSupervisor implements PipeRuntime {
     return text.split(files).join('file:///').split(resolve(this.deps.dataDir)).join('<data dir>');
   }
 
-  /** A deleted pipe's staging tables go, and what it held at its source (a slot, a publication). */
+  /**
+   * What a deleted pipe held at its source (a slot, a publication) is given back, or kept for
+   * another attempt (source-cleanups.ts); its staging tables go.
+   */
   private async release(pipeId: string): Promise<void> {
-    const view = await this.deps.pipes.runtimeView(pipeId);
-    const connector = view && connectorFor(view.row.sourceKind);
-    if (!view || !connector) return;
-    await connector.deleted?.(view.config, this.cleanupContext(view.row));
+    const view = await this.cleanups.attempt(pipeId, { atDelete: true });
+    if (!view) return;
     await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch((error: unknown) =>
       this.deps.logger.warn({ pipeId, err: error }, 'could not drop the staging tables of a deleted pipe'),
     );

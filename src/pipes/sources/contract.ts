@@ -23,8 +23,9 @@ export interface SourceConnector {
   /** Starts reading a pipe's source; checks what must hold at every start (an address still public). */
   open(context: RunContext): Promise<SourceRun>;
   /**
-   * The pipe is being deleted: gives back what the source holds for it (a database pipe's
-   * replication slot and the publication Sluice made). Problems are logged, never thrown.
+   * The pipe was deleted: gives back what the source holds for it (a database pipe's
+   * replication slot and the publication Sluice made). Throws when the source cannot be reached
+   * or refuses; the runtime tries again later (runtime/source-cleanups.ts).
    */
   deleted?(config: PipeConfig, context: CleanupContext): Promise<void>;
   /**

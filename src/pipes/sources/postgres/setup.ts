@@ -95,7 +95,9 @@ export async function dropSlot(client: pg.Client, slot: string): Promise<void> {
 
 /**
  * Drops what Sluice made for a deleted pipe: its slot (waiting a little for a stream that is
- * still closing) and its own publication. A user's named slot and publication stay.
+ * still closing) and its own publication. A user's named slot and publication stay. Throws when
+ * the server cannot be reached or refuses: the runtime tries again later (source-cleanups.ts),
+ * since a slot left behind keeps the server's WAL from being recycled.
  */
 export async function dropOwned(
   source: PostgresSource,
@@ -117,9 +119,9 @@ export async function dropOwned(
     }
     await client.query(`DROP PUBLICATION IF EXISTS ${pgIdent(publication)}`);
   } catch (error) {
-    context.logger.warn(
-      { pipeId: context.pipeId, err: error },
-      `could not drop the replication slot ${pgLiteral(slot)} or publication of a deleted pipe; drop them by hand`,
+    throw new Error(
+      `PostgreSQL: could not drop the replication slot ${pgLiteral(slot)} or the publication ${pgIdent(publication)} (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
     );
   } finally {
     if (client) await closeClient(client, context.logger);
