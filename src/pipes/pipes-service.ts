@@ -41,6 +41,16 @@ export interface ServiceScope {
  */
 const CLEANUP_FIRST_ATTEMPT_MS = 60_000;
 
+/** A deleted pipe's source cleanup, taken for one attempt (PipesService.claimCleanup). */
+export interface ClaimedCleanup {
+  /** Attempts begun, this one included. */
+  attempts: number;
+  /** When the pipe was deleted. */
+  since: Date;
+  leaseUntil: Date;
+  open(): Promise<RuntimeView>;
+}
+
 const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
 const checkCommand = checker(StateCommandBody);
@@ -143,9 +153,10 @@ export class PipesService {
   }
 
   /**
-   * Deletes a pipe. What it holds at its source (a replication slot) is kept in the store with
-   * the pipe's row, in the same transaction, and given back by the runtime: at once when the
-   * source answers, else retried until it does (runtime/source-cleanups.ts).
+   * Deletes a pipe. Its cleanup (its staging tables, and what it holds at its source: a
+   * replication slot) is kept in the store with the pipe's row, in the same transaction, and done
+   * by the runtime: at once when the source answers, else retried until it does
+   * (runtime/source-cleanups.ts).
    */
   async delete(scope: ServiceScope, pipeId: string): Promise<void> {
     await this.requireService(scope);
@@ -205,19 +216,24 @@ export class PipesService {
   }
 
   /**
-   * Takes a deleted pipe's source cleanup for one attempt (see `delete`), with the pipe as it was
-   * stored; no other attempt takes it for `leaseMs`. Undefined when it is not due (unless
-   * `evenIfNotDue`) or done.
+   * Takes a deleted pipe's source cleanup for one attempt (see `delete`); no other attempt takes
+   * it before `leaseUntil`. `open` gives the pipe as it was stored, secrets opened. Undefined when
+   * it is not due (unless `evenIfNotDue`) or done.
    */
   async claimCleanup(
     pipeId: string,
     options: { leaseMs: number; evenIfNotDue?: boolean },
-  ): Promise<(RuntimeView & { attempts: number; since: Date }) | undefined> {
+  ): Promise<ClaimedCleanup | undefined> {
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + options.leaseMs);
     const claimed = await this.store.repos.cleanups.claim(pipeId, now, leaseUntil, options.evenIfNotDue);
     if (!claimed) return undefined;
-    return { ...(await this.viewOf(claimed.pipe)), attempts: claimed.attempts, since: claimed.createdAt };
+    return {
+      attempts: claimed.attempts,
+      since: claimed.createdAt,
+      leaseUntil: claimed.leaseUntil,
+      open: () => this.viewOf(claimed.pipe),
+    };
   }
 
   private async viewOf(row: PipeRow): Promise<RuntimeView> {

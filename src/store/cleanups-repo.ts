@@ -8,6 +8,8 @@ import type { PipeRow } from './pipes-repo.js';
  */
 export interface SourceCleanup {
   pipe: PipeRow;
+  /** No other attempt takes the cleanup before this. */
+  leaseUntil: Date;
   /** Attempts begun, this one included. */
   attempts: number;
   createdAt: Date;
@@ -67,13 +69,18 @@ export class CleanupsRepo {
       createdAt: new Date(row.pipe.createdAt),
       updatedAt: new Date(row.pipe.updatedAt),
     };
-    return { pipe, attempts: row.attempts, createdAt: new Date(row.createdAt) };
+    return { pipe, leaseUntil, attempts: row.attempts, createdAt: new Date(row.createdAt) };
   }
 
-  async failed(pipeId: string, nextAttemptAt: Date, error: string): Promise<void> {
+  /**
+   * An attempt that held the cleanup until `leaseUntil` failed: the next is due at
+   * `nextAttemptAt`, unless another attempt took the cleanup since (this one outlived its lease).
+   */
+  async failed(pipeId: string, leaseUntil: Date, nextAttemptAt: Date, error: string): Promise<void> {
     await this.db.query(
-      'update source_cleanups set next_attempt_at = $2, last_error = $3 where pipe_id = $1',
-      [pipeId, nextAttemptAt, error],
+      `update source_cleanups set next_attempt_at = $3, last_error = $4
+        where pipe_id = $1 and next_attempt_at = $2`,
+      [pipeId, leaseUntil, nextAttemptAt, error],
     );
   }
 

@@ -56,7 +56,7 @@ export function registerPipeMetrics(
   });
   const cleanups = new Gauge({
     name: 'sluice_source_cleanups_pending',
-    help: 'Deleted pipes whose source still holds what they made there (a replication slot); retried until given back',
+    help: 'Deleted pipes whose cleanup has not finished: their source still holds what they made there (a replication slot), retried until given back',
     registers: [registry],
   });
   Object.assign(cleanups, {

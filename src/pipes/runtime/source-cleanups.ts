@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
+import type { EngineRegistry } from '../../engine/index.js';
 import type { Store } from '../../store/index.js';
-import type { PipesService } from '../pipes-service.js';
+import type { ClaimedCleanup, PipesService } from '../pipes-service.js';
 import type { RuntimeView } from '../runtime-port.js';
 import { type CleanupContext, connectorFor } from '../sources/index.js';
+import { dropStages } from './batch.js';
 
 /**
  * How often every node looks for cleanups that are due; the first retry comes this long after a
@@ -21,19 +23,24 @@ const GIVE_UP_MS = 7 * 24 * 3_600_000;
 
 /**
  * Gives back what deleted pipes hold at their sources (a database pipe's replication slot, which
- * makes the server keep its WAL for as long as it exists). The delete keeps the pipe in the store
- * for this (PipesService.delete); the first attempt is made at once, and a source that cannot be
- * reached or refuses is tried again with backoff from every node (one at a time), after restarts
- * too, until it answers or for a week.
+ * makes the server keep its WAL for as long as it exists), and drops their staging tables. The
+ * delete keeps the pipe in the store for this (PipesService.delete); the first attempt is made at
+ * once, and a source that cannot be reached or refuses is tried again with backoff by every node
+ * that runs pipes (one attempt at a time), after restarts too, until it answers or for a week.
+ *
+ * Not covered: a worker of another node still setting the pipe up when the delete lands can make
+ * its slot after this dropped it (the runner sees the pipe gone at its next step, not at once).
  */
 export class SourceCleanups {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private closed = false;
 
   constructor(
     private readonly deps: {
       store: Store;
       pipes: PipesService;
+      engines: EngineRegistry;
       logger: Logger;
       contextFor(pipe: { id: string; organizationId: string }): CleanupContext;
     },
@@ -46,7 +53,9 @@ export class SourceCleanups {
     this.timer.unref();
   }
 
+  /** No attempt starts from now on; the one under way ends (its lease covers one cut short). */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     this.timer = undefined;
     await this.sweeping;
@@ -56,50 +65,77 @@ export class SourceCleanups {
   async sweep(): Promise<void> {
     try {
       const due = await this.deps.store.repos.cleanups.due(new Date(), 20);
-      for (const pipeId of due) await this.attempt(pipeId);
+      for (const pipeId of due) {
+        if (this.closed) return;
+        await this.attempt(pipeId);
+      }
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not look for the source cleanups of deleted pipes');
     }
   }
 
-  /**
-   * One attempt at a deleted pipe's cleanup, when it is due (at once, `atDelete`); returns the
-   * pipe as it was when it was taken; never throws.
-   */
-  async attempt(pipeId: string, options: { atDelete?: boolean } = {}): Promise<RuntimeView | undefined> {
-    const { store, pipes, logger } = this.deps;
+  /** One attempt at a deleted pipe's cleanup, when it is due (at once, `atDelete`); never throws. */
+  async attempt(pipeId: string, options: { atDelete?: boolean } = {}): Promise<void> {
+    const { pipes, logger } = this.deps;
+    let claimed: ClaimedCleanup | undefined;
     try {
-      const claimed = await pipes.claimCleanup(pipeId, { leaseMs: LEASE_MS, evenIfNotDue: options.atDelete });
-      if (!claimed) return undefined;
-      const connector = connectorFor(claimed.row.sourceKind);
-      try {
-        await connector?.deleted?.(claimed.config, this.deps.contextFor(claimed.row));
-      } catch (error) {
-        const reason = claimed.redact(error instanceof Error ? error.message : String(error));
-        if (Date.now() - claimed.since.getTime() >= GIVE_UP_MS) {
-          logger.error(
-            { pipeId, attempts: claimed.attempts },
-            `gave up giving back what a pipe deleted a week ago holds at its source: ${reason}`,
-          );
-          await store.repos.cleanups.done(pipeId);
-          return claimed;
-        }
-        const retryMs = Math.min(CLEANUP_SWEEP_MS * 2 ** (claimed.attempts - 1), RETRY_MAX_MS);
-        logger.warn(
-          { pipeId, attempts: claimed.attempts, retryInSeconds: retryMs / 1000 },
-          `a deleted pipe's source still holds what the pipe made there: ${reason}`,
-        );
-        await store.repos.cleanups.failed(pipeId, new Date(Date.now() + retryMs), reason);
-        return claimed;
-      }
-      await store.repos.cleanups.done(pipeId);
-      if (claimed.attempts > 1)
-        logger.info({ pipeId, attempts: claimed.attempts }, "a deleted pipe's source is clean");
-      return claimed;
+      claimed = await pipes.claimCleanup(pipeId, { leaseMs: LEASE_MS, evenIfNotDue: options.atDelete });
     } catch (error) {
-      // The store failed: the cleanup stays, and is taken again once its lease ends.
-      logger.warn({ pipeId, err: error }, 'could not attempt the source cleanup of a deleted pipe');
-      return undefined;
+      // The store failed: the cleanup stays, and is taken again (once its lease ends, if it was taken).
+      logger.warn({ pipeId, err: error }, 'could not take the source cleanup of a deleted pipe');
+      return;
     }
+    if (!claimed) return;
+    let view: RuntimeView | undefined;
+    try {
+      view = await claimed.open();
+      await this.dropStagesOf(view);
+      const connector = connectorFor(view.row.sourceKind);
+      await connector?.deleted?.(view.config, this.deps.contextFor(view.row));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await this.failed(pipeId, claimed, view ? view.redact(message) : message);
+      return;
+    }
+    await this.settle(pipeId, () => this.deps.store.repos.cleanups.done(pipeId));
+    if (claimed.attempts > 1)
+      logger.info({ pipeId, attempts: claimed.attempts }, "a deleted pipe's source is clean");
+  }
+
+  /** The next attempt is due after a backoff, or, a week after the delete, none is. */
+  private async failed(pipeId: string, claimed: ClaimedCleanup, reason: string): Promise<void> {
+    const { store, logger } = this.deps;
+    if (Date.now() - claimed.since.getTime() >= GIVE_UP_MS) {
+      logger.error(
+        { pipeId, attempts: claimed.attempts },
+        `gave up giving back what a pipe deleted a week ago holds at its source: ${reason}`,
+      );
+      await this.settle(pipeId, () => store.repos.cleanups.done(pipeId));
+      return;
+    }
+    const retryMs = Math.min(CLEANUP_SWEEP_MS * 2 ** (claimed.attempts - 1), RETRY_MAX_MS);
+    logger.warn(
+      { pipeId, attempts: claimed.attempts, retryInSeconds: retryMs / 1000 },
+      `a deleted pipe's source still holds what the pipe made there: ${reason}`,
+    );
+    const next = new Date(Date.now() + retryMs);
+    await this.settle(pipeId, () => store.repos.cleanups.failed(pipeId, claimed.leaseUntil, next, reason));
+  }
+
+  /** Writes an attempt's outcome; a store that fails leaves the cleanup to be taken again. */
+  private async settle(pipeId: string, write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      this.deps.logger.warn({ pipeId, err: error }, 'could not record the source cleanup of a deleted pipe');
+    }
+  }
+
+  /** Staging tables are the engine's: dropping them never waits on the source. */
+  private async dropStagesOf(view: RuntimeView): Promise<void> {
+    const { engines, logger } = this.deps;
+    await dropStages(engines.engineFor(view.service), view.row.id).catch((error: unknown) =>
+      logger.warn({ pipeId: view.row.id, err: error }, 'could not drop the staging tables of a deleted pipe'),
+    );
   }
 }

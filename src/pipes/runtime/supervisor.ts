@@ -16,7 +16,6 @@ import {
   type SourceStatus,
 } from '../sources/index.js';
 import { IDLE_STATES } from '../state.js';
-import { dropStages } from './batch.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
 import { SourceCleanups } from './source-cleanups.js';
@@ -338,13 +337,9 @@ export class PipeSupervisor implements PipeRuntime {
 
   /**
    * What a deleted pipe held at its source (a slot, a publication) is given back, or kept for
-   * another attempt (source-cleanups.ts); its staging tables go.
+   * another attempt, and its staging tables go (source-cleanups.ts).
    */
-  private async release(pipeId: string): Promise<void> {
-    const view = await this.cleanups.attempt(pipeId, { atDelete: true });
-    if (!view) return;
-    await dropStages(this.deps.engines.engineFor(view.service), pipeId).catch((error: unknown) =>
-      this.deps.logger.warn({ pipeId, err: error }, 'could not drop the staging tables of a deleted pipe'),
-    );
+  private release(pipeId: string): Promise<void> {
+    return this.cleanups.attempt(pipeId, { atDelete: true });
   }
 }

@@ -134,9 +134,9 @@ export async function deregisterConsumer(
     logger.info({ pipeId, consumer }, 'deregistered the Kinesis consumer of a deleted pipe');
   } catch (error) {
     if (awsErrorName(error) === 'ResourceNotFoundException') return;
-    logger.warn(
-      { pipeId, consumer, err: error },
-      'could not deregister the Kinesis consumer of a deleted pipe: deregister it by hand',
+    throw new Error(
+      `Kinesis: could not deregister the consumer ${consumer} of stream ${streamName} (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
     );
   }
 }

@@ -11,22 +11,15 @@ export const kinesisConnector: SourceConnector = {
   virtualColumns: KINESIS_VIRTUAL_COLUMNS,
   createProblems: kinesisProblems,
   open: openKinesis,
-  // The consumer an enhanced fan-out pipe registered.
+  // The consumer an enhanced fan-out pipe registered (failures are retried by the runtime).
   async deleted(config, context) {
     const source = config.source.kinesis as KinesisSource | undefined;
     if (!source?.useEnhancedFanOut) return;
+    const connection = await connectKinesis(source, context.organizationId);
     try {
-      const connection = await connectKinesis(source, context.organizationId);
-      try {
-        await deregisterConsumer(connection, source.streamName, context.pipeId, context.logger);
-      } finally {
-        connection.close();
-      }
-    } catch (error) {
-      context.logger.warn(
-        { pipeId: context.pipeId, err: error },
-        'could not reach Kinesis to deregister the consumer of a deleted pipe',
-      );
+      await deregisterConsumer(connection, source.streamName, context.pipeId, context.logger);
+    } finally {
+      connection.close();
     }
   },
 };
