@@ -8,6 +8,7 @@ import { type Json, type PipeRow, type Repos, type Store, WriteThroughCache } fr
 import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
 import { pipeRuleProblems, settingsKindProblems } from './rules.js';
 import {
+  type ClaimedCleanup,
   type PipeRuntime,
   type PipeStatus,
   type RuntimeView,
@@ -24,7 +25,8 @@ import {
   UpdatePipeBody,
   withoutUnset,
 } from './schema/index.js';
-import { joinSecrets, splitSecrets } from './secrets.js';
+import { SealedConfigs } from './sealed-configs.js';
+import { splitSecrets } from './secrets.js';
 import type { SourceStatus } from './sources/index.js';
 import { IDLE_STATES, type PipeState, type Transition, transitionsFor } from './state.js';
 import { applyUpdate } from './update.js';
@@ -40,16 +42,6 @@ export interface ServiceScope {
  * first attempt itself. It is the wait after a crash between the two.
  */
 const CLEANUP_FIRST_ATTEMPT_MS = 60_000;
-
-/** A deleted pipe's source cleanup, taken for one attempt (PipesService.claimCleanup). */
-export interface ClaimedCleanup {
-  /** Attempts begun, this one included. */
-  attempts: number;
-  /** When the pipe was deleted. */
-  since: Date;
-  leaseUntil: Date;
-  open(): Promise<RuntimeView>;
-}
 
 const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
@@ -70,15 +62,17 @@ export class PipesService {
   private runtime: PipeRuntime | undefined;
   /** Pipe rows by id, when this process is the store's only writer. */
   private readonly cache: WriteThroughCache<PipeRow> | undefined;
+  private readonly sealed: SealedConfigs;
 
   constructor(
     private readonly store: Store,
     private readonly identity: IdentityService,
-    private readonly secretBox: SecretBox,
+    secretBox: SecretBox,
     /** One line for every state change, with its reason. */
     private readonly logger?: Logger,
   ) {
     this.cache = store.singleWriter ? new WriteThroughCache() : undefined;
+    this.sealed = new SealedConfigs(secretBox);
   }
 
   async create(scope: ServiceScope, sent: unknown): Promise<PipeRecord> {
@@ -103,7 +97,7 @@ export class PipesService {
       sourceKind: sourceKindOf(config.source),
       state: 'Provisioning',
       stateReason: 'waiting for the pipe runtime',
-      ...this.seal(id, config),
+      ...this.sealed.seal(id, config),
       createdAt: now,
       updatedAt: now,
     };
@@ -238,11 +232,7 @@ export class PipesService {
 
   private async viewOf(row: PipeRow): Promise<RuntimeView> {
     const service = await this.identity.getService(row.organizationId, row.serviceId);
-    const secrets = row.secrets
-      ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
-      : {};
-    const values = secretValues(secrets);
-    return { row, config: this.unseal(row), service, redact: (text) => redactAll(text, values) };
+    return { row, service, ...this.sealed.open(row) };
   }
 
   /** A state change the runtime makes, only from the given states (a user's stop wins). */
@@ -342,11 +332,11 @@ export class PipesService {
   ): Promise<PipeRecord> {
     const { next, configChanged } = await this.store.transaction(async (repos) => {
       const row = await this.requirePipe(repos, scope, pipeId, true);
-      const result = change(row, this.unseal(row));
+      const result = change(row, this.sealed.open(row).config);
       this.cache?.invalidate(row.id);
       const now = new Date();
       const next: PipeRow = { ...row, name: result.name ?? row.name, updatedAt: now };
-      if (result.config) Object.assign(next, this.seal(row.id, result.config));
+      if (result.config) Object.assign(next, this.sealed.seal(row.id, result.config));
       for (const transition of result.transitions ?? []) {
         await repos.pipes.recordTransition(row.id, {
           fromState: next.state,
@@ -386,21 +376,6 @@ export class PipesService {
     else row = await this.cache.read(pipeId, () => repos.pipes.get(scope.serviceId, pipeId));
     if (!row || row.serviceId !== scope.serviceId) throw new NotFoundError('pipe');
     return row;
-  }
-
-  private seal(pipeId: string, config: PipeConfig): Pick<PipeRow, 'config' | 'secrets'> {
-    const { publicConfig, secrets } = splitSecrets(config as unknown as Record<string, unknown>);
-    const sealed =
-      Object.keys(secrets).length > 0 ? this.secretBox.sealJson(secrets, `pipe:${pipeId}`) : null;
-    return { config: publicConfig, secrets: sealed };
-  }
-
-  /** The full configuration, secrets included: only for validation and the runtime. */
-  private unseal(row: PipeRow): PipeConfig {
-    const secrets = row.secrets
-      ? this.secretBox.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
-      : {};
-    return joinSecrets(row.config, secrets) as unknown as PipeConfig;
   }
 }
 

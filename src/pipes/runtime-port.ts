@@ -41,6 +41,16 @@ export interface RuntimeView {
   redact(text: string): string;
 }
 
+/** A deleted pipe's source cleanup, taken for one attempt (PipesService.claimCleanup). */
+export interface ClaimedCleanup {
+  /** Attempts begun, this one included. */
+  attempts: number;
+  /** When the pipe was deleted. */
+  since: Date;
+  leaseUntil: Date;
+  open(): Promise<RuntimeView>;
+}
+
 export interface PipeStatus {
   id: string;
   state: string;

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { EngineRegistry } from '../../engine/index.js';
 import type { Store } from '../../store/index.js';
-import type { ClaimedCleanup, PipesService } from '../pipes-service.js';
-import type { RuntimeView } from '../runtime-port.js';
+import type { PipesService } from '../pipes-service.js';
+import type { ClaimedCleanup, RuntimeView } from '../runtime-port.js';
 import { type CleanupContext, connectorFor } from '../sources/index.js';
 import { dropStages } from './batch.js';
 

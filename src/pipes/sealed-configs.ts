@@ -1,0 +1,37 @@
+import type { SecretBox } from '../crypto/index.js';
+import type { PipeRow } from '../store/index.js';
+import type { PipeConfig } from './model.js';
+import { redactAll, secretValues } from './runtime-port.js';
+import { joinSecrets, splitSecrets } from './secrets.js';
+
+/**
+ * Pipe configurations as stored: the secrets taken out (secrets.ts) and sealed on their own,
+ * bound to the pipe's id, so a sealed blob cannot be moved to another pipe.
+ */
+export class SealedConfigs {
+  constructor(private readonly box: SecretBox) {}
+
+  seal(pipeId: string, config: PipeConfig): Pick<PipeRow, 'config' | 'secrets'> {
+    const { publicConfig, secrets } = splitSecrets(config as unknown as Record<string, unknown>);
+    const sealed = Object.keys(secrets).length > 0 ? this.box.sealJson(secrets, `pipe:${pipeId}`) : null;
+    return { config: publicConfig, secrets: sealed };
+  }
+
+  /**
+   * The full configuration, secrets included (only for validation and the runtime), and a
+   * function that takes those secrets out of any text (engine errors quote their input).
+   */
+  open(row: Pick<PipeRow, 'id' | 'config' | 'secrets'>): {
+    config: PipeConfig;
+    redact(text: string): string;
+  } {
+    const secrets = row.secrets
+      ? this.box.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
+      : {};
+    const values = secretValues(secrets);
+    return {
+      config: joinSecrets(row.config, secrets) as unknown as PipeConfig,
+      redact: (text) => redactAll(text, values),
+    };
+  }
+}
