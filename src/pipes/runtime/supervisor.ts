@@ -237,7 +237,9 @@ export class PipeSupervisor implements PipeRuntime {
       worker.controller.abort();
       await worker.done;
     }
-    if (options.deleting) await this.release(pipeId);
+    // A deleted pipe's staging tables go, and what it held at its source (a slot, a publication)
+    // is given back, or kept for another attempt (source-cleanups.ts).
+    if (options.deleting) await this.cleanups.attempt(pipeId, { atDelete: true });
   }
 
   async close(): Promise<void> {
@@ -333,13 +335,5 @@ export class PipeSupervisor implements PipeRuntime {
   private hidePaths(text: string): string {
     const files = `${resolve(this.deps.localFilesDir)}/`;
     return text.split(files).join('file:///').split(resolve(this.deps.dataDir)).join('<data dir>');
-  }
-
-  /**
-   * What a deleted pipe held at its source (a slot, a publication) is given back, or kept for
-   * another attempt, and its staging tables go (source-cleanups.ts).
-   */
-  private release(pipeId: string): Promise<void> {
-    return this.cleanups.attempt(pipeId, { atDelete: true });
   }
 }
