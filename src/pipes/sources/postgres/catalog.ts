@@ -19,9 +19,19 @@ export interface SourceTable {
   primaryKey: string[];
   /** pg_class.relreplident: d(efault), f(ull), i(ndex), n(othing). */
   replicaIdentity: string;
-  /** Rows and 8 KB blocks as the statistics estimate them (for ranges and progress). */
+  /**
+   * Rows as the statistics estimate them, and 8 KB blocks (a partitioned table's: its largest
+   * partition's): the ctid ranges a snapshot reads are cut from both.
+   */
   estimatedRows: number;
   blocks: number;
+  /**
+   * A partitioned table: its rows are in its partitions (below), read and published as its own.
+   * Another table is read and published without the tables that inherit from it (ONLY).
+   */
+  partitioned: boolean;
+  /** The tables below it (partitions at every level, inheritance children), each as `schema.table`. */
+  descendants: { name: string; replicaIdentity: string; partitioned: boolean }[];
 }
 
 /** The table, or undefined when it does not exist (or is not a table). */
@@ -30,15 +40,16 @@ export async function readTable(
   schema: string,
   table: string,
 ): Promise<SourceTable | undefined> {
-  const found = await client.query<{ oid: number; replident: string; reltuples: number; blocks: string }>(
+  const found = await client.query<{ oid: number; replident: string; reltuples: number; kind: string }>(
     `SELECT c.oid::int8::float8 AS oid, c.relreplident AS replident, c.reltuples::float8 AS reltuples,
-            (pg_relation_size(c.oid) / current_setting('block_size')::int8)::text AS blocks
+            c.relkind AS kind
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ${TABLE_KINDS}`,
     [schema, table],
   );
   const row = found.rows[0];
   if (!row) return undefined;
+  const tree = await tableTree(client, row.oid);
   const columns = await client.query<{
     name: string;
     type: string;
@@ -63,13 +74,17 @@ export async function readTable(
       WHERE i.indrelid = $1 AND i.indisprimary ORDER BY k.ord`,
     [row.oid],
   );
-  let estimatedRows = row.reltuples;
+  // A partitioned table's own estimate is its partitions' (PostgreSQL 14 and later keep one).
+  let estimatedRows =
+    row.kind === 'p'
+      ? sumOfEstimates(tree.filter((t) => t.kind !== 'p').map((t) => t.reltuples))
+      : row.reltuples;
   // Never analyzed (-1): count, so the ranges and the progress have something to go by. A count
   // reads the whole table: it may take longer than a metadata query is given.
   if (estimatedRows < 0) {
     // pg takes a query's own query_timeout over the session's; its types do not list it.
     const counted = await client.query<{ n: string }>({
-      text: `SELECT count(*)::text AS n FROM ${pgTable(schema, table)}`,
+      text: `SELECT count(*)::text AS n FROM ${row.kind === 'p' ? '' : 'ONLY '}${pgTable(schema, table)}`,
       query_timeout: COUNT_TIMEOUT_MS,
     } as pg.QueryConfig);
     estimatedRows = Number(counted.rows[0]?.n ?? 0);
@@ -91,8 +106,45 @@ export async function readTable(
     primaryKey: key.rows.map((k) => k.name),
     replicaIdentity: row.replident,
     estimatedRows,
-    blocks: Number(row.blocks),
+    blocks: row.kind === 'p' ? Math.max(0, ...tree.map((t) => t.blocks)) : (tree[0]?.blocks ?? 0),
+    partitioned: row.kind === 'p',
+    descendants: tree
+      .filter((t) => t.depth > 0)
+      .map((t) => ({ name: t.name, replicaIdentity: t.replident, partitioned: t.kind === 'p' })),
   };
+}
+
+/** Rows of tables together; -1 (not known) when one of them was never analyzed. */
+function sumOfEstimates(estimates: number[]): number {
+  return estimates.some((n) => n < 0) ? -1 : estimates.reduce((sum, n) => sum + n, 0);
+}
+
+/**
+ * A table and every table below it (partitions at every level, inheritance children), itself
+ * first, with the size of each in blocks. A SELECT of a partitioned table reads every partition,
+ * and a ctid range applies to each of them apart: ranges cut up to the largest one's blocks cover
+ * every row once.
+ */
+async function tableTree(client: pg.Client, oid: number) {
+  const result = await client.query<{
+    name: string;
+    replident: string;
+    kind: string;
+    blocks: string;
+    depth: number;
+    reltuples: number;
+  }>(
+    `WITH RECURSIVE tree(oid, depth) AS (
+       SELECT $1::int8::oid, 0
+       UNION ALL SELECT i.inhrelid, t.depth + 1 FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
+     SELECT format('%s.%s', n.nspname, c.relname) AS name, c.relreplident AS replident,
+            c.relkind AS kind, t.depth, c.reltuples::float8 AS reltuples,
+            (pg_relation_size(c.oid) / current_setting('block_size')::int8)::text AS blocks
+       FROM tree t JOIN pg_class c ON c.oid = t.oid JOIN pg_namespace n ON n.oid = c.relnamespace
+      ORDER BY t.depth, name`,
+    [oid],
+  );
+  return result.rows.map((r) => ({ ...r, blocks: Number(r.blocks) }));
 }
 
 /**

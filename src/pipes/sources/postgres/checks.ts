@@ -3,7 +3,7 @@ import { countRows, describeTable, expressionProblem } from '../../../engine/ind
 import type { Problem } from '../../../errors.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
-import { readTable } from './catalog.js';
+import { readTable, type SourceTable } from './catalog.js';
 import {
   closeClient,
   connect,
@@ -14,7 +14,7 @@ import {
   SourceConnectError,
 } from './connection.js';
 import { limitProblems } from './limits.js';
-import { tablesNotPublished } from './setup.js';
+import { partitionedTables, publicationProblem } from './setup.js';
 
 const PATH = 'source.postgres';
 
@@ -123,13 +123,17 @@ async function replicationProblems(client: pg.Client, source: PostgresSource): P
         message: `there is no publication ${publication}: create it, or leave publicationName out and Sluice makes one`,
       });
     } else {
-      const missing = await tablesNotPublished(client, publication, source);
-      if (missing.length > 0) {
-        problems.push({
-          path: `${PATH}.settings.publicationName`,
-          message: `the publication ${publication} does not cover ${missing.join(', ')}: ALTER PUBLICATION ... ADD TABLE`,
-        });
-      }
+      const problem = await publicationProblem(client, publication, source);
+      if (problem) problems.push({ path: `${PATH}.settings.publicationName`, message: problem });
+    }
+  }
+  const version = await client.query<{ n: number }>(`SELECT current_setting('server_version_num')::int AS n`);
+  if ((version.rows[0]?.n ?? 0) < 130000) {
+    for (const table of await partitionedTables(client, source)) {
+      problems.push({
+        path: `${PATH}.tableMappings`,
+        message: `${table} is partitioned, and PostgreSQL before 13 cannot publish a partitioned table's changes: map its partitions instead, or use replicationMode snapshot`,
+      });
     }
   }
   return problems;
@@ -137,10 +141,14 @@ async function replicationProblems(client: pg.Client, source: PostgresSource): P
 
 async function tableProblems(client: pg.Client, source: PostgresSource): Promise<Problem[]> {
   const problems: Problem[] = [];
+  const tables = [];
+  for (const mapping of source.tableMappings)
+    tables.push(await readTable(client, mapping.sourceSchemaName ?? 'public', mapping.sourceTable));
+  const mapped = tables.filter((t) => t !== undefined);
   for (const [index, mapping] of source.tableMappings.entries()) {
     const at = `${PATH}.tableMappings[${index}]`;
     const schema = mapping.sourceSchemaName ?? 'public';
-    const table = await readTable(client, schema, mapping.sourceTable);
+    const table = tables[index];
     if (!table) {
       problems.push({
         path: `${at}.sourceTable`,
@@ -148,10 +156,15 @@ async function tableProblems(client: pg.Client, source: PostgresSource): Promise
       });
       continue;
     }
-    if (table.primaryKey.length === 0 && table.replicaIdentity !== 'f') {
+    const identity = identityProblem(table);
+    if (identity) problems.push({ path: `${at}.sourceTable`, message: identity });
+    const within = mapped.find(
+      (other) => other.partitioned && other.descendants.some((d) => d.name === `${schema}.${table.table}`),
+    );
+    if (within) {
       problems.push({
         path: `${at}.sourceTable`,
-        message: `${schema}.${mapping.sourceTable} has no primary key: add one, or ALTER TABLE ... REPLICA IDENTITY FULL`,
+        message: `${schema}.${mapping.sourceTable} is a partition of ${within.schema}.${within.table}, which the pipe maps too (its changes arrive as the partitioned table's): map one of them`,
       });
     }
     const names = new Set(table.columns.map((c) => c.name));
@@ -178,6 +191,23 @@ async function tableProblems(client: pg.Client, source: PostgresSource): Promise
     }
   }
   return problems;
+}
+
+/**
+ * Updates and deletes need the old row's key: a primary key, or REPLICA IDENTITY FULL. A
+ * partitioned table's changes are its partitions', each with its own replica identity: without a
+ * key, each of them needs FULL too (else PostgreSQL refuses the user's updates once published).
+ */
+function identityProblem(table: SourceTable): string | undefined {
+  if (table.primaryKey.length > 0) return undefined;
+  const name = `${table.schema}.${table.table}`;
+  if (table.replicaIdentity !== 'f')
+    return `${name} has no primary key: add one, or ALTER TABLE ${name} REPLICA IDENTITY FULL${table.partitioned ? ' and the same on each of its partitions' : ''}`;
+  const lacking = table.partitioned
+    ? table.descendants.filter((d) => !d.partitioned && d.replicaIdentity !== 'f')
+    : [];
+  if (lacking.length === 0) return undefined;
+  return `${name} has no primary key and its partitions ${lacking.map((d) => d.name).join(', ')} are not REPLICA IDENTITY FULL: ALTER TABLE ... REPLICA IDENTITY FULL on each, or add a primary key`;
 }
 
 async function targetProblems(

@@ -4,7 +4,7 @@ import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange, Cursor } from './cursor.js';
-import { ensurePublication, tablesNotPublished } from './setup.js';
+import { ensurePublication, publicationProblem } from './setup.js';
 import { planRanges, type SnapshotRange } from './snapshot.js';
 import type { TablePlan } from './tables.js';
 
@@ -48,11 +48,8 @@ export async function followMappings(
   if (added.length === 0 && removed.length === 0) return undefined;
   const publication = cursor.publication;
   if (publication && source.settings?.publicationName) {
-    const missing = await tablesNotPublished(meta, publication, source);
-    if (missing.length > 0)
-      throw new PermanentError(
-        `the publication ${publication} does not cover ${missing.join(', ')}: add them to it (ALTER PUBLICATION ... ADD TABLE), then start the pipe`,
-      );
+    const problem = await publicationProblem(meta, publication, source);
+    if (problem) throw new PermanentError(`${problem}, then start the pipe`);
   } else if (publication) await ensurePublication(meta, source, context.pipeId);
   const tables = { ...cursor.tables };
   for (const target of removed) delete tables[target];

@@ -71,7 +71,10 @@ export async function copyRange(
     if (snapshotName) await client.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshotName)}`);
     const where = [`ctid >= '(${range.fromBlock},0)'::tid`];
     if (range.toBlock !== null) where.push(`ctid < '(${range.toBlock},0)'::tid`);
-    const table = pgTable(plan.source.schema, plan.source.table);
+    // A partitioned table's rows are its partitions'; another table's are its own, not those of
+    // the tables that inherit from it (whose changes the pipe does not follow).
+    const only = plan.source.partitioned ? '' : 'ONLY ';
+    const table = `${only}${pgTable(plan.source.schema, plan.source.table)}`;
     try {
       await copyToFile(
         client,
