@@ -14,7 +14,13 @@ import {
   SourceConnectError,
 } from './connection.js';
 import { limitProblems } from './limits.js';
-import { partitionedTables, publicationProblem } from './setup.js';
+import {
+  generatedColumnProblem,
+  generatedColumns,
+  partitionedTables,
+  publicationProblem,
+  serverVersion,
+} from './publication.js';
 
 const PATH = 'source.postgres';
 
@@ -127,14 +133,18 @@ async function replicationProblems(client: pg.Client, source: PostgresSource): P
       if (problem) problems.push({ path: `${PATH}.settings.publicationName`, message: problem });
     }
   }
-  const version = await client.query<{ n: number }>(`SELECT current_setting('server_version_num')::int AS n`);
-  if ((version.rows[0]?.n ?? 0) < 130000) {
+  const version = await serverVersion(client);
+  if (version < 130000) {
     for (const table of await partitionedTables(client, source)) {
       problems.push({
         path: `${PATH}.tableMappings`,
         message: `${table} is partitioned, and PostgreSQL before 13 cannot publish a partitioned table's changes: map its partitions instead, or use replicationMode snapshot`,
       });
     }
+  }
+  for (const column of await generatedColumns(client, source)) {
+    const message = generatedColumnProblem(column, version);
+    if (message) problems.push({ path: `${PATH}.tableMappings[${column.mapping}].excludedColumns`, message });
   }
   return problems;
 }

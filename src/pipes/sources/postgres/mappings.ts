@@ -4,7 +4,13 @@ import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange, Cursor } from './cursor.js';
-import { ensurePublication, publicationProblem } from './setup.js';
+import {
+  ensurePublication,
+  generatedColumnProblem,
+  generatedColumns,
+  publicationProblem,
+  serverVersion,
+} from './publication.js';
 import { planRanges, type SnapshotRange } from './snapshot.js';
 import type { TablePlan } from './tables.js';
 
@@ -47,6 +53,13 @@ export async function followMappings(
   const removed = cursor.mapped.filter((target) => !plans.has(target));
   if (added.length === 0 && removed.length === 0) return undefined;
   const publication = cursor.publication;
+  if (publication) {
+    const version = await serverVersion(meta);
+    for (const column of await generatedColumns(meta, source)) {
+      const problem = generatedColumnProblem(column, version);
+      if (problem) throw new PermanentError(`${problem}, then start the pipe`);
+    }
+  }
   if (publication && source.settings?.publicationName) {
     const problem = await publicationProblem(meta, publication, source);
     if (problem) throw new PermanentError(`${problem}, then start the pipe`);

@@ -2,95 +2,12 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
-import { closeClient, connect, type PostgresSource, pgIdent, pgLiteral, pgTable } from './connection.js';
+import { closeClient, connect, type PostgresSource, pgIdent, pgLiteral } from './connection.js';
 import type { Cursor } from './cursor.js';
-import { slotFix, slotProblem, slotState } from './slot.js';
+import { ensurePublication } from './publication.js';
+import { ownedNames, slotFix, slotProblem, slotState } from './slot.js';
 import { planRanges, type TableRanges } from './snapshot.js';
 import type { TablePlan } from './tables.js';
-
-/** The slot and publication names a pipe owns (Sluice makes and drops them). */
-export function ownedNames(pipeId: string): { slot: string; publication: string } {
-  const name = `pipes_${pipeId.replace(/-/g, '')}`;
-  return { slot: name, publication: name };
-}
-
-/** The publication to stream from: the one given (it must exist), else the pipe's own, made now. */
-export async function ensurePublication(
-  client: pg.Client,
-  source: PostgresSource,
-  pipeId: string,
-): Promise<string> {
-  const given = source.settings?.publicationName;
-  if (given) return given;
-  const name = ownedNames(pipeId).publication;
-  const found = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
-  // A partitioned table's changes are its partitions': published as the partitioned table's, they
-  // reach its mapping (PostgreSQL 13 and later; the create checks refuse one before). Another
-  // table is published without the tables that inherit from it, as its snapshot reads it.
-  const partitioned = new Set(await partitionedTables(client, source));
-  const tables = source.tableMappings.map((m) => {
-    const schema = m.sourceSchemaName ?? 'public';
-    const only = partitioned.has(`${schema}.${m.sourceTable}`) ? '' : 'ONLY ';
-    return `${only}${pgTable(schema, m.sourceTable)}`;
-  });
-  const viaRoot = partitioned.size > 0;
-  if (found.rowCount === 0) {
-    const options = viaRoot ? ' WITH (publish_via_partition_root = true)' : '';
-    await client.query(`CREATE PUBLICATION ${pgIdent(name)} FOR TABLE ${tables.join(', ')}${options}`);
-  } else {
-    // Table mappings changed while stopped: the publication follows them.
-    await client.query(`ALTER PUBLICATION ${pgIdent(name)} SET TABLE ${tables.join(', ')}`);
-    if (viaRoot)
-      await client.query(`ALTER PUBLICATION ${pgIdent(name)} SET (publish_via_partition_root = true)`);
-  }
-  return name;
-}
-
-/** The mapped tables that are partitioned, each as `schema.table`. */
-export async function partitionedTables(client: pg.Client, source: PostgresSource): Promise<string[]> {
-  const result = await client.query<{ name: string }>(
-    `SELECT format('%s.%s', n.nspname, c.relname) AS name
-       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE c.relkind = 'p' AND (n.nspname, c.relname) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-    [
-      source.tableMappings.map((m) => m.sourceSchemaName ?? 'public'),
-      source.tableMappings.map((m) => m.sourceTable),
-    ],
-  );
-  return result.rows.map((r) => r.name);
-}
-
-/**
- * Why a publication the user named cannot send the mapped tables' changes as the pipe reads them,
- * with the fix; undefined when it can. It must cover every mapped table, and send a partitioned
- * table's changes as its own (else they come under its partitions' names, which no mapping has).
- */
-export async function publicationProblem(
-  client: pg.Client,
-  publication: string,
-  source: PostgresSource,
-): Promise<string | undefined> {
-  const options = await client.query<{ via_root: boolean }>(
-    `SELECT coalesce((to_jsonb(p) ->> 'pubviaroot')::bool, false) AS via_root FROM pg_publication p WHERE pubname = $1`,
-    [publication],
-  );
-  const partitioned = options.rows[0]?.via_root ? [] : await partitionedTables(client, source);
-  if (partitioned.length > 0) {
-    return `the publication ${publication} sends the changes of ${partitioned.join(', ')} under the names of its partitions: ALTER PUBLICATION ${pgIdent(publication)} SET (publish_via_partition_root = true)`;
-  }
-  const result = await client.query<{ schemaname: string; tablename: string }>(
-    'SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1',
-    [publication],
-  );
-  const covered = new Set(result.rows.map((r) => `${r.schemaname}.${r.tablename}`));
-  const missing = source.tableMappings.filter(
-    (m) => !covered.has(`${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`),
-  );
-  if (missing.length === 0) return undefined;
-  const names = missing.map((m) => `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`);
-  const tables = missing.map((m) => pgTable(m.sourceSchemaName ?? 'public', m.sourceTable));
-  return `the publication ${publication} does not cover ${names.join(', ')}: ALTER PUBLICATION ${pgIdent(publication)} ADD TABLE ${tables.join(', ')}`;
-}
 
 /** A replication connection holding a new slot's exported snapshot until it is closed. */
 export interface CreatedSlot {

@@ -67,3 +67,9 @@ export function slotFix(mode: string, owned: boolean): string {
       : 'resync the pipe: it makes a new slot and copies the tables again';
   return owned ? resync : `drop the slot at the source if it is still there, then ${resync}`;
 }
+
+/** The slot and publication names a pipe owns (Sluice makes and drops them). */
+export function ownedNames(pipeId: string): { slot: string; publication: string } {
+  const name = `pipes_${pipeId.replace(/-/g, '')}`;
+  return { slot: name, publication: name };
+}

@@ -4,8 +4,7 @@ import type { RunContext } from '../contract.js';
 import { missingTables, tableGone } from './catalog.js';
 import { endedWait, type PostgresSource, waitEnded } from './connection.js';
 import { type RowCount, TargetRowCounts } from './counts.js';
-import { ownedNames } from './setup.js';
-import { type SlotState, slotFix, slotProblem, slotState } from './slot.js';
+import { ownedNames, type SlotState, slotFix, slotProblem, slotState } from './slot.js';
 import type { TablePlan } from './tables.js';
 
 /** How often a run looks at its source and counts its targets. */
