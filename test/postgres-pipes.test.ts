@@ -677,6 +677,56 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.end();
   }, 180_000);
 
+  it('orders a target by columns beyond the key only under REPLICA IDENTITY FULL, and then follows their changes and deletes', async () => {
+    const { client, port } = await database('ordered');
+    await client.query(
+      'CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, email text UNIQUE NOT NULL)',
+    );
+    await client.query(`INSERT INTO orders SELECT i, 'c' || (i % 3), 'e' || i FROM generate_series(1, 20) i`);
+    const sorted = (settings: Record<string, unknown> = {}) => {
+      const body = pipeBody('ordered', port, ['orders'], settings);
+      body.source.postgres.tableMappings = [
+        {
+          sourceTable: 'orders',
+          targetTable: 'orders',
+          useCustomSortingKey: true,
+          sortingKeys: ['customer', 'id'],
+        } as never,
+      ];
+      return body;
+    };
+    const create = (b: unknown) => s.request({ method: 'POST', url: s.pipesUrl, body: b });
+
+    const beyond = await create(sorted());
+    expect(beyond.statusCode).toBe(400);
+    expect(beyond.json.error).toContain('source.postgres.tableMappings[0].sortingKeys');
+    expect(beyond.json.error).toContain(
+      'customer of public.orders order the target but are not in its replica identity',
+    );
+    expect(beyond.json.error).toContain('ALTER TABLE public.orders REPLICA IDENTITY FULL');
+    await client.query('ALTER TABLE orders REPLICA IDENTITY USING INDEX orders_email_key');
+    const byEmail = await create(pipeBody('ordered', port, ['orders']));
+    expect(byEmail.statusCode).toBe(400);
+    expect(byEmail.json.error).toContain('id of public.orders are not in its replica identity');
+    await client.query('ALTER TABLE orders REPLICA IDENTITY NOTHING');
+    const nothing = await create(pipeBody('ordered', port, ['orders']));
+    expect(nothing.statusCode).toBe(400);
+    expect(nothing.json.error).toContain('public.orders is REPLICA IDENTITY NOTHING');
+    const listed = await s.request({ method: 'GET', url: s.pipesUrl });
+    expect(listed.json.result.filter((p: { name: string }) => p.name === 'pg ordered')).toEqual([]);
+
+    await client.query('ALTER TABLE orders REPLICA IDENTITY FULL');
+    const id = await createPipe(s, sorted());
+    await waitForState(s, id, 'Running', 90_000);
+    await client.query(`UPDATE orders SET customer = 'moved' WHERE id <= 5`);
+    await client.query('DELETE FROM orders WHERE id BETWEEN 6 AND 8');
+    const source = async () =>
+      (await client.query('SELECT id, customer, email FROM orders ORDER BY id')).rows;
+    await untilEqual(() => mirror('ordered', 'orders', 'id, customer, email'), await source());
+    expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
+    await client.end();
+  }, 180_000);
+
   it('names every problem a create finds on the server in one 400, and creates nothing', async () => {
     const { client, port } = await database('checks');
     await client.query('CREATE TABLE keyed (id int PRIMARY KEY, note text)');

@@ -19,6 +19,8 @@ export interface SourceTable {
   primaryKey: string[];
   /** pg_class.relreplident: d(efault), f(ull), i(ndex), n(othing). */
   replicaIdentity: string;
+  /** The columns of the index REPLICA IDENTITY USING INDEX names; [] without one. */
+  identityIndex: string[];
   /**
    * Rows as the statistics estimate them, and 8 KB blocks (a partitioned table's: its largest
    * partition's): the ctid ranges a snapshot reads are cut from both.
@@ -67,11 +69,11 @@ export async function readTable(
       WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [row.oid],
   );
-  const key = await client.query<{ name: string }>(
-    `SELECT a.attname AS name FROM pg_index i
+  const key = await client.query<{ name: string; primary: boolean; identity: boolean }>(
+    `SELECT a.attname AS name, i.indisprimary AS primary, i.indisreplident AS identity FROM pg_index i
        JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) ON true
        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-      WHERE i.indrelid = $1 AND i.indisprimary ORDER BY k.ord`,
+      WHERE i.indrelid = $1 AND (i.indisprimary OR i.indisreplident) ORDER BY k.ord`,
     [row.oid],
   );
   // A partitioned table's own estimate is its partitions' (PostgreSQL 14 and later keep one).
@@ -103,7 +105,8 @@ export async function readTable(
       notNull: c.notnull,
       dimensions: c.dims,
     })),
-    primaryKey: key.rows.map((k) => k.name),
+    primaryKey: key.rows.filter((k) => k.primary).map((k) => k.name),
+    identityIndex: key.rows.filter((k) => k.identity).map((k) => k.name),
     replicaIdentity: row.replident,
     estimatedRows,
     blocks: row.kind === 'p' ? Math.max(0, ...tree.map((t) => t.blocks)) : (tree[0]?.blocks ?? 0),

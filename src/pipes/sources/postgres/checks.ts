@@ -3,7 +3,7 @@ import { countRows, describeTable, expressionProblem } from '../../../engine/ind
 import type { Problem } from '../../../errors.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
-import { readTable, type SourceTable } from './catalog.js';
+import { readTable } from './catalog.js';
 import {
   closeClient,
   connect,
@@ -13,6 +13,7 @@ import {
   QUERY_TIMEOUT_MS,
   SourceConnectError,
 } from './connection.js';
+import { identityProblems } from './identity.js';
 import { limitProblems } from './limits.js';
 import {
   generatedColumnProblem,
@@ -48,7 +49,7 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
     const mode = source.settings?.replicationMode ?? 'cdc';
     if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
     problems.push(...(await limitProblems(client, source, mode)));
-    problems.push(...(await tableProblems(client, source)));
+    problems.push(...(await tableProblems(client, source, mode)));
     problems.push(...(await targetProblems(config, source, context)));
     return problems;
   } catch (error) {
@@ -149,7 +150,7 @@ async function replicationProblems(client: pg.Client, source: PostgresSource): P
   return problems;
 }
 
-async function tableProblems(client: pg.Client, source: PostgresSource): Promise<Problem[]> {
+async function tableProblems(client: pg.Client, source: PostgresSource, mode: string): Promise<Problem[]> {
   const problems: Problem[] = [];
   const tables = [];
   for (const mapping of source.tableMappings)
@@ -166,8 +167,7 @@ async function tableProblems(client: pg.Client, source: PostgresSource): Promise
       });
       continue;
     }
-    const identity = identityProblem(table);
-    if (identity) problems.push({ path: `${at}.sourceTable`, message: identity });
+    problems.push(...identityProblems(table, mapping, at, mode !== 'snapshot'));
     const within = mapped.find(
       (other) => other.partitioned && other.descendants.some((d) => d.name === `${schema}.${table.table}`),
     );
@@ -201,23 +201,6 @@ async function tableProblems(client: pg.Client, source: PostgresSource): Promise
     }
   }
   return problems;
-}
-
-/**
- * Updates and deletes need the old row's key: a primary key, or REPLICA IDENTITY FULL. A
- * partitioned table's changes are its partitions', each with its own replica identity: without a
- * key, each of them needs FULL too (else PostgreSQL refuses the user's updates once published).
- */
-function identityProblem(table: SourceTable): string | undefined {
-  if (table.primaryKey.length > 0) return undefined;
-  const name = `${table.schema}.${table.table}`;
-  if (table.replicaIdentity !== 'f')
-    return `${name} has no primary key: add one, or ALTER TABLE ${name} REPLICA IDENTITY FULL${table.partitioned ? ' and the same on each of its partitions' : ''}`;
-  const lacking = table.partitioned
-    ? table.descendants.filter((d) => !d.partitioned && d.replicaIdentity !== 'f')
-    : [];
-  if (lacking.length === 0) return undefined;
-  return `${name} has no primary key and its partitions ${lacking.map((d) => d.name).join(', ')} are not REPLICA IDENTITY FULL: ALTER TABLE ... REPLICA IDENTITY FULL on each, or add a primary key`;
 }
 
 async function targetProblems(
