@@ -1,7 +1,7 @@
 import type { Claim, Json } from '../../../store/index.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange, Cursor } from './cursor.js';
-import { formatLsn, parseLsn } from './lsn.js';
+import { cursorPosition, positionAfter, stored } from './positions.js';
 import { rangeAt, snapshotParallelism } from './snapshot.js';
 import type { ChangeStream, Transaction } from './stream.js';
 
@@ -52,10 +52,8 @@ export function claimChanges(
   timing: { recentWriteMs: number; pollMs: number },
 ): Claim | 'idle' {
   // What the store committed before the slot heard of it comes again after a restart: it is done.
-  const done = parseLsn(cursor.lsn);
-  while (stream.ready.length > 0 && (stream.ready[0] as Transaction).endLsn <= done) {
-    stream.takeRange(done, (stream.ready[0] as Transaction).endLsn);
-  }
+  const done = cursorPosition(cursor);
+  stream.takeRange(done, done);
   if (stream.ready.length === 0) return 'idle';
   const limit = settings.pullBatchSize ?? 100_000;
   const intervalMs = (settings.syncIntervalSeconds ?? 60) * 1000;
@@ -63,27 +61,38 @@ export function claimChanges(
   const waitMs = Math.max(0, intervalMs - timing.recentWriteMs - timing.pollMs - slowerWriteMs);
   const pending = stream.ready.reduce((n, t) => n + t.changes.length, 0);
   const oldest = (stream.ready[0] as Transaction).receivedAt;
-  if (pending < limit && Date.now() - oldest < waitMs) return 'idle';
+  // A piece of a large transaction is as many changes as it is worth waiting for.
+  const piece = stream.ready.some((t) => t.through !== undefined);
+  if (pending < limit && !piece && Date.now() - oldest < waitMs) return 'idle';
   let changes = 0;
   let bytes = 0;
-  let last: Transaction | undefined;
+  const taken: Transaction[] = [];
   for (const transaction of stream.ready) {
-    if (last && changes + transaction.changes.length > limit) break;
+    if (taken.length > 0 && changes + transaction.changes.length > limit) break;
     changes += transaction.changes.length;
     bytes += transaction.bytes;
-    last = transaction;
+    taken.push(transaction);
   }
+  const to = stored(positionAfter(done, taken));
   const range: ChangesRange = {
     kind: 'changes',
     from: cursor.lsn,
-    to: formatLsn((last as Transaction).endLsn),
+    to: to.lsn,
     changes,
+    ...(cursor.partial ? { fromPartial: cursor.partial } : {}),
+    ...(to.partial ? { toPartial: to.partial } : {}),
   };
+  const { partial: _done, ...rest } = cursor;
   return {
     range: range as unknown as Json,
     files: 0,
     bytes,
     skipped: [],
-    cursor: { ...cursor, phase: 'cdc', lsn: range.to } as unknown as Json,
+    cursor: {
+      ...rest,
+      phase: 'cdc',
+      lsn: to.lsn,
+      ...(to.partial ? { partial: to.partial } : {}),
+    } as unknown as Json,
   };
 }

@@ -17,6 +17,8 @@ export interface Cursor {
   publication: string | null;
   /** Changes: the end of the last claimed transaction; the snapshot: the slot's consistent point. */
   lsn: string;
+  /** Of a large transaction after `lsn` read in pieces (positions.ts), the changes claimed. */
+  partial?: PartialLsn;
   tables: Record<string, TableRanges>;
   /** The target tables mapped when the cursor was set: one mapped later needs its snapshot. */
   mapped: string[];
@@ -27,12 +29,23 @@ export interface Cursor {
   resync?: { startedAt: string; setUp: boolean };
 }
 
-/** A batch of changes: the transactions ending in (from, to]. */
+/** A large transaction's commit position, and how far into its changes (positions.ts). */
+export interface PartialLsn {
+  txn: string;
+  through: string;
+}
+
+/**
+ * A batch of changes: the transactions ending in (from, to], and of a large transaction read in
+ * pieces, the changes after `fromPartial` and up to `toPartial` (positions.ts).
+ */
 export interface ChangesRange {
   kind: 'changes';
   from: string;
   to: string;
   changes: number;
+  fromPartial?: PartialLsn;
+  toPartial?: PartialLsn;
 }
 
 /**

@@ -66,7 +66,7 @@ export async function followMappings(
   } else if (publication) await ensurePublication(meta, source, context.pipeId);
   const tables = { ...cursor.tables };
   for (const target of removed) delete tables[target];
-  let { phase, lsn } = cursor;
+  let { phase, lsn, partial } = cursor;
   // Ranges of a removed table claimed before a crash are not read any more.
   const forget = open
     .filter((batch) => removed.includes((batch.range as unknown as SnapshotRange).table))
@@ -83,11 +83,12 @@ export async function followMappings(
       if (range.kind !== 'changes') continue;
       forget.push(batch.seq);
       lsn = range.from;
+      partial = range.fromPartial;
     }
     changesAgain = true;
   }
   return {
-    cursor: { ...cursor, phase, lsn, tables, mapped: [...plans.keys()] },
+    cursor: { ...cursor, phase, lsn, partial, tables, mapped: [...plans.keys()] },
     forget,
     added,
     removed,

@@ -6,7 +6,7 @@ import { rowsOfChanges } from './changes.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
-import { parseLsn } from './lsn.js';
+import { rangeFrom, rangeTo } from './positions.js';
 import { followRelations, type RelationsHost } from './schema.js';
 import type { SnapshotSessions } from './sessions.js';
 import { copyRange, type SnapshotRange, snapshotParallelism } from './snapshot.js';
@@ -53,9 +53,9 @@ export async function readBatch(
       return await loadRowsFile(engines, plan, { ...file, label }, into, load);
     }
     const stream = host.stream as ChangeStream;
-    const to = parseLsn(range.to);
+    const to = rangeTo(range);
     await stream.waitFor(to, context.signal);
-    const transactions = stream.takeRange(parseLsn(range.from), to);
+    const transactions = stream.takeRange(rangeFrom(range), to);
     await followRelations(host, transactions, intoTable);
     const byTable = rowsOfChanges(transactions, (schema, table) => host.planBySource(schema, table));
     const bad: BadRecord[] = [];

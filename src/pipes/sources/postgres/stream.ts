@@ -6,6 +6,7 @@ import { clientConfig, type PostgresSource, SourceConnectError } from './connect
 import { LastHeard } from './last-heard.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import { type Message, PgoutputDecoder, type Relation, type Value } from './pgoutput.js';
+import { type Position, partAfter, reaches, splitAt } from './positions.js';
 
 /** One row change, at its own WAL position (its version: later changes of a row sit later). */
 export interface RowChange {
@@ -25,13 +26,28 @@ export interface TruncateChange {
 
 export type Change = RowChange | TruncateChange;
 
-/** A committed transaction: its changes in order, and where its commit record ends. */
+/**
+ * A committed transaction: its changes in order, where its commit record starts (`finalLsn`) and
+ * ends (`endLsn`). A large one arrives in pieces (PIECE): each piece but the last has `through`,
+ * its last change's position, and no end yet (`endLsn` 0).
+ */
 export interface Transaction {
+  finalLsn: bigint;
   endLsn: bigint;
+  through?: bigint;
   changes: Change[];
   receivedAt: number;
   bytes: number;
 }
+
+/**
+ * A transaction is held whole until its commit only up to this size: a larger one (a backfill
+ * UPDATE of millions of rows) is handed on in pieces, each a batch of its own, so memory stays
+ * bounded whatever the transaction's size. The cut depends only on the transaction's own changes
+ * (never between changes at one position: a multi-row insert shares one), so it is the same when
+ * the transaction comes again after a restart.
+ */
+const PIECE = { changes: 50_000, bytes: 32 * 1024 * 1024 };
 
 /** pgoutput through the library's stream, decoded by Sluice (the library would type the values). */
 class TextPgoutput extends PgoutputPlugin {
@@ -167,9 +183,9 @@ export class ChangeStream {
     this.sendStatus(true);
   }
 
-  /** Waits until a transaction ending at or after `lsn` is ready (a batch read again after a crash). */
-  async waitFor(lsn: bigint, signal: AbortSignal): Promise<void> {
-    while (!this.ready.some((t) => t.endLsn >= lsn)) {
+  /** Waits until everything up to `to` is ready (a batch read again after a crash). */
+  async waitFor(to: Position, signal: AbortSignal): Promise<void> {
+    while (!this.ready.some((t) => reaches(t, to))) {
       this.throwIfFailed();
       signal.throwIfAborted();
       await new Promise<void>((resolve) => {
@@ -184,13 +200,21 @@ export class ChangeStream {
     }
   }
 
-  /** Takes the transactions ending in (from, to] out of `ready`, dropping older ones (committed). */
-  takeRange(from: bigint, to: bigint): Transaction[] {
+  /**
+   * Takes what is after `from` and up to `to` out of `ready` (a piece that `to` cuts stays with
+   * the rest), dropping what `from` passed (committed).
+   */
+  takeRange(from: Position, to: Position): Transaction[] {
     const taken: Transaction[] = [];
-    while (this.ready.length > 0 && (this.ready[0] as Transaction).endLsn <= to) {
-      const transaction = this.ready.shift() as Transaction;
-      this.readyChanges -= transaction.changes.length;
-      if (transaction.endLsn > from) taken.push(transaction);
+    while (this.ready.length > 0) {
+      const [head, rest] = splitAt(this.ready[0] as Transaction, to);
+      if (!head) break;
+      if (rest) this.ready[0] = rest;
+      else this.ready.shift();
+      this.readyChanges -= head.changes.length;
+      const kept = partAfter(head, from);
+      if (kept) taken.push(kept);
+      if (rest) break;
     }
     const waiting = this.roomWaiters;
     this.roomWaiters = [];
@@ -225,11 +249,12 @@ export class ChangeStream {
     if (lsn > this.lastReceived) this.lastReceived = lsn;
     switch (message.tag) {
       case 'begin':
-        this.open = { endLsn: 0n, changes: [], receivedAt: 0, bytes: 0 };
+        this.open = { finalLsn: message.finalLsn, endLsn: 0n, changes: [], receivedAt: 0, bytes: 0 };
         return;
       case 'insert':
       case 'update':
       case 'delete': {
+        await this.cutIfLarge(lsn);
         const old = message.tag === 'insert' ? null : message.old;
         const row = message.tag === 'delete' ? null : message.row;
         const oldIsKey = message.tag === 'insert' ? false : message.oldIsKey;
@@ -238,6 +263,7 @@ export class ChangeStream {
         return;
       }
       case 'truncate':
+        await this.cutIfLarge(lsn);
         this.open?.changes.push({ kind: 'truncate', lsn, relations: message.relations });
         return;
       case 'commit': {
@@ -245,18 +271,33 @@ export class ChangeStream {
         this.open = undefined;
         if (!transaction) return;
         transaction.endLsn = message.endLsn;
-        transaction.receivedAt = Date.now();
-        this.ready.push(transaction);
-        this.readyChanges += transaction.changes.length;
-        this.wake();
-        // Backpressure: the library reads the next message only when this one is handled.
-        while (this.readyChanges > this.options.maxReadyChanges && !this.failure) {
-          await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
-        }
+        await this.handOn(transaction);
         return;
       }
       default:
         return;
+    }
+  }
+
+  /** Hands the open transaction's changes on as a piece when they reached PIECE, before `next`. */
+  private async cutIfLarge(next: bigint): Promise<void> {
+    const open = this.open;
+    const last = open?.changes.at(-1);
+    if (!open || !last || next <= last.lsn) return;
+    if (open.changes.length < PIECE.changes && open.bytes < PIECE.bytes) return;
+    this.open = { ...open, changes: [], bytes: 0 };
+    await this.handOn({ ...open, through: last.lsn });
+  }
+
+  /** A transaction (or a piece of one) is ready to claim; reading waits while too many are. */
+  private async handOn(transaction: Transaction): Promise<void> {
+    transaction.receivedAt = Date.now();
+    this.ready.push(transaction);
+    this.readyChanges += transaction.changes.length;
+    this.wake();
+    // Backpressure: the library reads the next message only when this one is handled.
+    while (this.readyChanges > this.options.maxReadyChanges && !this.failure) {
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
     }
   }
 
