@@ -13,7 +13,6 @@ import {
   QUERY_TIMEOUT_MS,
   SourceConnectError,
 } from './connection.js';
-import { identityProblems } from './identity.js';
 import { limitProblems } from './limits.js';
 import {
   generatedColumnProblem,
@@ -22,6 +21,7 @@ import {
   publicationProblem,
   serverVersion,
 } from './publication.js';
+import { mappedTableProblems } from './table-rules.js';
 
 const PATH = 'source.postgres';
 
@@ -151,56 +151,10 @@ async function replicationProblems(client: pg.Client, source: PostgresSource): P
 }
 
 async function tableProblems(client: pg.Client, source: PostgresSource, mode: string): Promise<Problem[]> {
-  const problems: Problem[] = [];
   const tables = [];
   for (const mapping of source.tableMappings)
     tables.push(await readTable(client, mapping.sourceSchemaName ?? 'public', mapping.sourceTable));
-  const mapped = tables.filter((t) => t !== undefined);
-  for (const [index, mapping] of source.tableMappings.entries()) {
-    const at = `${PATH}.tableMappings[${index}]`;
-    const schema = mapping.sourceSchemaName ?? 'public';
-    const table = tables[index];
-    if (!table) {
-      problems.push({
-        path: `${at}.sourceTable`,
-        message: `there is no table ${schema}.${mapping.sourceTable}`,
-      });
-      continue;
-    }
-    problems.push(...identityProblems(table, mapping, at, mode !== 'snapshot'));
-    const within = mapped.find(
-      (other) => other.partitioned && other.descendants.some((d) => d.name === `${schema}.${table.table}`),
-    );
-    if (within) {
-      problems.push({
-        path: `${at}.sourceTable`,
-        message: `${schema}.${mapping.sourceTable} is a partition of ${within.schema}.${within.table}, which the pipe maps too (its changes arrive as the partitioned table's): map one of them`,
-      });
-    }
-    const names = new Set(table.columns.map((c) => c.name));
-    for (const [i, column] of (mapping.excludedColumns ?? []).entries()) {
-      if (!names.has(column)) {
-        problems.push({
-          path: `${at}.excludedColumns[${i}]`,
-          message: `${schema}.${mapping.sourceTable} has no column ${column}`,
-        });
-      } else if (table.primaryKey.includes(column) || (mapping.sortingKeys ?? []).includes(column)) {
-        problems.push({
-          path: `${at}.excludedColumns[${i}]`,
-          message: `${column} is a key column: it cannot be left out`,
-        });
-      }
-    }
-    for (const [i, column] of (mapping.sortingKeys ?? []).entries()) {
-      if (!names.has(column)) {
-        problems.push({
-          path: `${at}.sortingKeys[${i}]`,
-          message: `${schema}.${mapping.sourceTable} has no column ${column}`,
-        });
-      }
-    }
-  }
-  return problems;
+  return mappedTableProblems(tables, source, mode);
 }
 
 async function targetProblems(

@@ -1,6 +1,6 @@
 import type { Problem } from '../../../errors.js';
 import type { SourceTable } from './catalog.js';
-import type { PostgresSource } from './connection.js';
+import { type PostgresSource, pgTable } from './connection.js';
 
 type TableMapping = PostgresSource['tableMappings'][number];
 
@@ -41,12 +41,13 @@ export function identityProblems(
   changes: boolean,
 ): Problem[] {
   const name = `${table.schema}.${table.table}`;
-  const full = `ALTER TABLE ${name} REPLICA IDENTITY FULL${table.partitioned ? ' and the same on each of its partitions' : ''}`;
+  const quoted = pgTable(table.schema, table.table);
+  const full = `ALTER TABLE ${quoted} REPLICA IDENTITY FULL${table.partitioned ? ' and the same on each of its partitions' : ''}`;
   if (changes && table.replicaIdentity === 'n' && !table.partitioned) {
     return [
       {
         path: `${at}.sourceTable`,
-        message: `${name} is REPLICA IDENTITY NOTHING: once published, PostgreSQL refuses its updates and deletes; ALTER TABLE ${name} REPLICA IDENTITY DEFAULT (or FULL)`,
+        message: `${name} is REPLICA IDENTITY NOTHING: once published, PostgreSQL refuses its updates and deletes; ALTER TABLE ${quoted} REPLICA IDENTITY DEFAULT (or FULL)`,
       },
     ];
   }

@@ -8,10 +8,12 @@ import {
   ensurePublication,
   generatedColumnProblem,
   generatedColumns,
+  partitionedTables,
   publicationProblem,
   serverVersion,
 } from './publication.js';
 import { planRanges, type SnapshotRange } from './snapshot.js';
+import { mappedTableProblems } from './table-rules.js';
 import type { TablePlan } from './tables.js';
 
 /** A run as it resumes, for following the table mappings changed while it was stopped. */
@@ -53,13 +55,23 @@ export async function followMappings(
   const removed = cursor.mapped.filter((target) => !plans.has(target));
   if (added.length === 0 && removed.length === 0) return undefined;
   const publication = cursor.publication;
+  // The create checks of the tables, against the mappings as they are now.
+  const problems = mappedTableProblems(
+    source.tableMappings.map((m) => plans.get(m.targetTable)?.source),
+    source,
+    mode,
+  ).map((p) => `${p.path}: ${p.message}`);
   if (publication) {
     const version = await serverVersion(meta);
-    for (const column of await generatedColumns(meta, source)) {
-      const problem = generatedColumnProblem(column, version);
-      if (problem) throw new PermanentError(`${problem}, then start the pipe`);
-    }
+    for (const column of await generatedColumns(meta, source))
+      problems.push(generatedColumnProblem(column, version) ?? '');
+    if (version < 130000 && (await partitionedTables(meta, source)).length > 0)
+      problems.push(
+        "PostgreSQL before 13 cannot publish a partitioned table's changes: map its partitions instead",
+      );
   }
+  const found = problems.filter((p) => p !== '');
+  if (found.length > 0) throw new PermanentError(`${found.join('; ')}; then start the pipe`);
   if (publication && source.settings?.publicationName) {
     const problem = await publicationProblem(meta, publication, source);
     if (problem) throw new PermanentError(`${problem}, then start the pipe`);

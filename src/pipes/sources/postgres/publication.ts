@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Logger } from 'pino';
 import { type PostgresSource, pgIdent, pgTable } from './connection.js';
 import { ownedNames } from './slot.js';
 
@@ -43,12 +44,7 @@ export async function ensurePublication(
     const only = partitioned.has(`${schema}.${m.sourceTable}`) ? '' : 'ONLY ';
     return `${only}${pgTable(schema, m.sourceTable)}`;
   });
-  const options: string[] = [];
-  if (partitioned.size > 0) options.push('publish_via_partition_root = true');
-  // Stored generated columns are published when asked (PostgreSQL 18 and later; the create checks
-  // refuse them before, and virtual ones always).
-  const stored = (await generatedColumns(client, source)).some((g) => g.kind === 's');
-  if (stored && (await serverVersion(client)) >= 180000) options.push('publish_generated_columns = stored');
+  const options = (await neededOptions(client, source, partitioned.size > 0)).map((o) => o.set);
   if (found.rowCount === 0) {
     const withOptions = options.length > 0 ? ` WITH (${options.join(', ')})` : '';
     await client.query(`CREATE PUBLICATION ${pgIdent(name)} FOR TABLE ${tables.join(', ')}${withOptions}`);
@@ -59,6 +55,62 @@ export async function ensurePublication(
       await client.query(`ALTER PUBLICATION ${pgIdent(name)} SET (${options.join(', ')})`);
   }
   return name;
+}
+
+/** A publication option: as CREATE and ALTER set it, and as pg_publication shows it once set. */
+interface PublicationOption {
+  set: string;
+  column: 'pubviaroot' | 'pubgencols';
+  value: string;
+}
+
+/**
+ * The options the pipe's own publication needs: a partitioned table's changes sent as its own;
+ * stored generated columns sent (PostgreSQL 18 and later; the create checks refuse them before,
+ * and virtual ones always).
+ */
+async function neededOptions(
+  client: pg.Client,
+  source: PostgresSource,
+  partitioned: boolean,
+): Promise<PublicationOption[]> {
+  const options: PublicationOption[] = [];
+  if (partitioned)
+    options.push({ set: 'publish_via_partition_root = true', column: 'pubviaroot', value: 'true' });
+  const stored = (await generatedColumns(client, source)).some((g) => g.kind === 's');
+  if (stored && (await serverVersion(client)) >= 180000)
+    options.push({ set: 'publish_generated_columns = stored', column: 'pubgencols', value: 's' });
+  return options;
+}
+
+/**
+ * A publication Sluice made before it set the options its tables need (an older version): they
+ * are set now, and the warning says what was not followed until then.
+ */
+export async function alignOwnedPublication(
+  client: pg.Client,
+  source: PostgresSource,
+  publication: string,
+  logger: Logger,
+): Promise<void> {
+  if (source.settings?.publicationName) return;
+  const needed = await neededOptions(client, source, (await partitionedTables(client, source)).length > 0);
+  if (needed.length === 0) return;
+  const current = await client.query<{ options: Record<string, unknown> }>(
+    'SELECT to_jsonb(p) AS options FROM pg_publication p WHERE pubname = $1',
+    [publication],
+  );
+  const options = current.rows[0]?.options;
+  if (!options) return;
+  const missing = needed.filter((option) => String(options[option.column]) !== option.value);
+  if (missing.length === 0) return;
+  await client.query(
+    `ALTER PUBLICATION ${pgIdent(publication)} SET (${missing.map((o) => o.set).join(', ')})`,
+  );
+  logger.warn(
+    { publication, set: missing.map((o) => o.set) },
+    "the pipe's publication did not send the changes of partitioned tables or stored generated columns: it does now; resync the pipe to bring in what it missed",
+  );
 }
 
 /** The mapped tables that are partitioned, each as `schema.table`. */
@@ -155,7 +207,7 @@ export async function publicationProblem(
 /** Every mapped column the mappings do not exclude; `kind` '' unless PostgreSQL generates it. */
 async function mappedColumns(client: pg.Client, source: PostgresSource): Promise<MappedColumn[]> {
   const result = await client.query<{ schema: string; table: string; column: string; kind: string }>(
-    `SELECT n.nspname AS schema, c.relname AS table, a.attname AS column, a.attgenerated::text AS kind
+    `SELECT n.nspname AS schema, c.relname AS table, a.attname AS column, coalesce(to_jsonb(a) ->> 'attgenerated', '') AS kind
        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE a.attnum > 0 AND NOT a.attisdropped
         AND (n.nspname, c.relname) IN (SELECT * FROM unnest($1::text[], $2::text[]))

@@ -53,9 +53,9 @@ export async function readBatch(
       return await loadRowsFile(engines, plan, { ...file, label }, into, load);
     }
     const stream = host.stream as ChangeStream;
-    const to = rangeTo(range);
-    await stream.waitFor(to, context.signal);
-    const transactions = stream.takeRange(rangeFrom(range), to);
+    const [from, to] = [rangeFrom(range), rangeTo(range)];
+    await stream.waitFor(from, to, context.signal);
+    const transactions = stream.takeRange(from, to);
     await followRelations(host, transactions, intoTable);
     const byTable = rowsOfChanges(transactions, (schema, table) => host.planBySource(schema, table));
     const bad: BadRecord[] = [];

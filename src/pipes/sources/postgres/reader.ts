@@ -8,6 +8,7 @@ import { closeClient, connect, type PostgresSource, waitEnded } from './connecti
 import { type ChangesRange, type Cursor, holdsOnlySnapshot, planOptions } from './cursor.js';
 import { parseLsn } from './lsn.js';
 import { followMappings } from './mappings.js';
+import { alignOwnedPublication } from './publication.js';
 import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
@@ -222,6 +223,7 @@ export class PostgresRun implements SourceRun {
     await this.stream?.close();
     const { slot, publication } = this.cursor;
     if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
+    await alignOwnedPublication(this.meta, this.source, publication, this.context.logger);
     this.stream = await this.openStream(slot, publication);
     await this.context.setState('Running', 'replicating changes', MOVES_ON_FROM);
   }

@@ -183,9 +183,15 @@ export class ChangeStream {
     this.sendStatus(true);
   }
 
-  /** Waits until everything up to `to` is ready (a batch read again after a crash). */
-  async waitFor(to: Position, signal: AbortSignal): Promise<void> {
-    while (!this.ready.some((t) => reaches(t, to))) {
+  /**
+   * Waits until everything after `from` and up to `to` is ready (a batch read again after a
+   * crash). What `from` passed goes meanwhile: a large transaction comes again whole, and its
+   * pieces already committed would otherwise fill `ready` and pause the stream before `to`.
+   */
+  async waitFor(from: Position, to: Position, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      this.takeRange(from, from);
+      if (this.ready.some((t) => reaches(t, to))) return;
       this.throwIfFailed();
       signal.throwIfAborted();
       await new Promise<void>((resolve) => {
