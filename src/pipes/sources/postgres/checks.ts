@@ -14,13 +14,7 @@ import {
   SourceConnectError,
 } from './connection.js';
 import { limitProblems } from './limits.js';
-import {
-  generatedColumnProblem,
-  generatedColumns,
-  partitionedTables,
-  publicationProblem,
-  serverVersion,
-} from './publication.js';
+import { publicationProblem, unpublishable } from './publication.js';
 import { mappedTableProblems } from './table-rules.js';
 
 const PATH = 'source.postgres';
@@ -134,19 +128,8 @@ async function replicationProblems(client: pg.Client, source: PostgresSource): P
       if (problem) problems.push({ path: `${PATH}.settings.publicationName`, message: problem });
     }
   }
-  const version = await serverVersion(client);
-  if (version < 130000) {
-    for (const table of await partitionedTables(client, source)) {
-      problems.push({
-        path: `${PATH}.tableMappings`,
-        message: `${table} is partitioned, and PostgreSQL before 13 cannot publish a partitioned table's changes: map its partitions instead, or use replicationMode snapshot`,
-      });
-    }
-  }
-  for (const column of await generatedColumns(client, source)) {
-    const message = generatedColumnProblem(column, version);
-    if (message) problems.push({ path: `${PATH}.tableMappings[${column.mapping}].excludedColumns`, message });
-  }
+  for (const { field, message } of await unpublishable(client, source))
+    problems.push({ path: `${PATH}.${field}`, message });
   return problems;
 }
 

@@ -4,14 +4,7 @@ import { PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange, Cursor } from './cursor.js';
-import {
-  ensurePublication,
-  generatedColumnProblem,
-  generatedColumns,
-  partitionedTables,
-  publicationProblem,
-  serverVersion,
-} from './publication.js';
+import { ensurePublication, publicationProblem, unpublishable } from './publication.js';
 import { planRanges, type SnapshotRange } from './snapshot.js';
 import { mappedTableProblems } from './table-rules.js';
 import type { TablePlan } from './tables.js';
@@ -62,16 +55,10 @@ export async function followMappings(
     mode,
   ).map((p) => `${p.path}: ${p.message}`);
   if (publication) {
-    const version = await serverVersion(meta);
-    for (const column of await generatedColumns(meta, source))
-      problems.push(generatedColumnProblem(column, version) ?? '');
-    if (version < 130000 && (await partitionedTables(meta, source)).length > 0)
-      problems.push(
-        "PostgreSQL before 13 cannot publish a partitioned table's changes: map its partitions instead",
-      );
+    for (const { field, message } of await unpublishable(meta, source))
+      problems.push(`source.postgres.${field}: ${message}`);
   }
-  const found = problems.filter((p) => p !== '');
-  if (found.length > 0) throw new PermanentError(`${found.join('; ')}; then start the pipe`);
+  if (problems.length > 0) throw new PermanentError(`${problems.join('; ')}; then start the pipe`);
   if (publication && source.settings?.publicationName) {
     const problem = await publicationProblem(meta, publication, source);
     if (problem) throw new PermanentError(`${problem}, then start the pipe`);

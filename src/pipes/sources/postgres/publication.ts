@@ -130,6 +130,31 @@ export async function generatedColumns(client: pg.Client, source: PostgresSource
 }
 
 /**
+ * What of the mapped tables pgoutput cannot send on this server, each with the fix and the field
+ * it concerns: a partitioned table before PostgreSQL 13, generated columns (generatedColumnProblem).
+ */
+export async function unpublishable(
+  client: pg.Client,
+  source: PostgresSource,
+): Promise<{ field: string; message: string }[]> {
+  const problems: { field: string; message: string }[] = [];
+  const version = await serverVersion(client);
+  if (version < 130000) {
+    for (const table of await partitionedTables(client, source)) {
+      problems.push({
+        field: 'tableMappings',
+        message: `${table} is partitioned, and PostgreSQL before 13 cannot publish a partitioned table's changes: map its partitions instead, or use replicationMode snapshot`,
+      });
+    }
+  }
+  for (const column of await generatedColumns(client, source)) {
+    const message = generatedColumnProblem(column, version);
+    if (message) problems.push({ field: `tableMappings[${column.mapping}].excludedColumns`, message });
+  }
+  return problems;
+}
+
+/**
  * Why a generated column cannot be followed in the changes, with the fix; undefined when it can.
  * pgoutput sends no generated column before PostgreSQL 18, and no virtual one at all: a changed
  * row would hold the column's default where the snapshot copied its value.
