@@ -79,20 +79,14 @@ export function claimChanges(
     from: cursor.lsn,
     to: to.lsn,
     changes,
-    ...(cursor.partial ? { fromPartial: cursor.partial } : {}),
-    ...(to.partial ? { toPartial: to.partial } : {}),
+    fromPartial: cursor.partial,
+    toPartial: to.partial,
   };
-  const { partial: _done, ...rest } = cursor;
   return {
     range: range as unknown as Json,
     files: 0,
     bytes,
     skipped: [],
-    cursor: {
-      ...rest,
-      phase: 'cdc',
-      lsn: to.lsn,
-      ...(to.partial ? { partial: to.partial } : {}),
-    } as unknown as Json,
+    cursor: { ...cursor, phase: 'cdc', lsn: to.lsn, partial: to.partial } as unknown as Json,
   };
 }

@@ -66,7 +66,8 @@ export function positionAfter(from: Position, items: readonly Transaction[]): Po
   return at;
 }
 
-type Stored = { lsn: string; partial?: { txn: string; through: string } };
+/** Undefined `partial` is left out when the cursor or range is stored as JSON. */
+type Stored = { lsn: string; partial?: { txn: string; through: string } | undefined };
 
 function parsed(stored: Stored): Position {
   const { partial } = stored;
@@ -88,7 +89,6 @@ export function stored(position: Position): Stored {
 export const cursorPosition = (cursor: Cursor): Position => parsed(cursor);
 
 export const rangeFrom = (range: ChangesRange): Position =>
-  parsed({ lsn: range.from, ...(range.fromPartial ? { partial: range.fromPartial } : {}) });
+  parsed({ lsn: range.from, partial: range.fromPartial });
 
-export const rangeTo = (range: ChangesRange): Position =>
-  parsed({ lsn: range.to, ...(range.toPartial ? { partial: range.toPartial } : {}) });
+export const rangeTo = (range: ChangesRange): Position => parsed({ lsn: range.to, partial: range.toPartial });
