@@ -569,6 +569,23 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       'source.postgres.settings.publicationName',
       'ALTER PUBLICATION "by_partition" SET (publish_via_partition_root = true)',
     );
+    // Each partition publishes its changes under its own replica identity, which must carry the key.
+    await client.query('ALTER TABLE events_high REPLICA IDENTITY NOTHING');
+    await refused(
+      pipeBody('parted', port, ['events']),
+      'the partitions public.events_high of public.events are REPLICA IDENTITY NOTHING',
+    );
+    await client.query('ALTER TABLE events_high ALTER COLUMN what SET NOT NULL');
+    await client.query('CREATE UNIQUE INDEX events_high_what ON events_high (what)');
+    await client.query('ALTER TABLE events_high REPLICA IDENTITY USING INDEX events_high_what');
+    await refused(
+      pipeBody('parted', port, ['events']),
+      'source.postgres.tableMappings[0].sourceTable',
+      'id of public.events are not in the replica identity of its partitions public.events_high',
+    );
+    await client.query('ALTER TABLE events_high REPLICA IDENTITY DEFAULT');
+    await client.query('DROP INDEX events_high_what');
+    await client.query('ALTER TABLE events_high ALTER COLUMN what DROP NOT NULL');
     await client.query('CREATE TABLE keyless (at int, what text) PARTITION BY RANGE (at)');
     await client.query('CREATE TABLE keyless_all PARTITION OF keyless FOR VALUES FROM (0) TO (100)');
     await client.query('ALTER TABLE keyless REPLICA IDENTITY FULL');

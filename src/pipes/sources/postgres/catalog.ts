@@ -9,18 +9,31 @@ const TABLE_KINDS = "('r', 'p')";
 /** How long counting a table that was never analyzed may take (QUERY_TIMEOUT_MS is for quick ones). */
 const COUNT_TIMEOUT_MS = 30 * 60_000;
 
-/** A source table as Sluice needs to know it. */
-export interface SourceTable {
-  schema: string;
-  table: string;
-  oid: number;
-  columns: SourceColumn[];
+/** What the old row of a relation's updates and deletes carries (identity.ts). */
+export interface ReplicaIdentity {
   /** The primary key's columns in key order; [] without one. */
   primaryKey: string[];
   /** pg_class.relreplident: d(efault), f(ull), i(ndex), n(othing). */
   replicaIdentity: string;
   /** The columns of the index REPLICA IDENTITY USING INDEX names; [] without one. */
   identityIndex: string[];
+}
+
+/** A table below a mapped one: a partition (at any level) or an inheritance child. */
+export interface Descendant extends ReplicaIdentity {
+  /** `schema.table`. */
+  name: string;
+  schema: string;
+  table: string;
+  partitioned: boolean;
+}
+
+/** A source table as Sluice needs to know it. */
+export interface SourceTable extends ReplicaIdentity {
+  schema: string;
+  table: string;
+  oid: number;
+  columns: SourceColumn[];
   /**
    * Rows as the statistics estimate them, and 8 KB blocks (a partitioned table's: its largest
    * partition's): the ctid ranges a snapshot reads are cut from both.
@@ -32,8 +45,8 @@ export interface SourceTable {
    * Another table is read and published without the tables that inherit from it (ONLY).
    */
   partitioned: boolean;
-  /** The tables below it (partitions at every level, inheritance children), each as `schema.table`. */
-  descendants: { name: string; replicaIdentity: string; partitioned: boolean }[];
+  /** The tables below it: partitions at every level, inheritance children. */
+  descendants: Descendant[];
 }
 
 /** The table, or undefined when it does not exist (or is not a table). */
@@ -42,8 +55,8 @@ export async function readTable(
   schema: string,
   table: string,
 ): Promise<SourceTable | undefined> {
-  const found = await client.query<{ oid: number; replident: string; reltuples: number; kind: string }>(
-    `SELECT c.oid::int8::float8 AS oid, c.relreplident AS replident, c.reltuples::float8 AS reltuples,
+  const found = await client.query<{ oid: number; reltuples: number; kind: string }>(
+    `SELECT c.oid::int8::float8 AS oid, c.reltuples::float8 AS reltuples,
             c.relkind AS kind
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ${TABLE_KINDS}`,
@@ -67,13 +80,6 @@ export async function readTable(
        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
        LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
       WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
-    [row.oid],
-  );
-  const key = await client.query<{ name: string; primary: boolean; identity: boolean }>(
-    `SELECT a.attname AS name, i.indisprimary AS primary, i.indisreplident AS identity FROM pg_index i
-       JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) ON true
-       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-      WHERE i.indrelid = $1 AND (i.indisprimary OR i.indisreplident) ORDER BY k.ord`,
     [row.oid],
   );
   // A partitioned table's own estimate is its partitions' (PostgreSQL 14 and later keep one).
@@ -105,15 +111,27 @@ export async function readTable(
       notNull: c.notnull,
       dimensions: c.dims,
     })),
-    primaryKey: key.rows.filter((k) => k.primary).map((k) => k.name),
-    identityIndex: key.rows.filter((k) => k.identity).map((k) => k.name),
-    replicaIdentity: row.replident,
+    ...identityOf(tree[0]),
     estimatedRows,
     blocks: row.kind === 'p' ? Math.max(0, ...tree.map((t) => t.blocks)) : (tree[0]?.blocks ?? 0),
     partitioned: row.kind === 'p',
     descendants: tree
       .filter((t) => t.depth > 0)
-      .map((t) => ({ name: t.name, replicaIdentity: t.replident, partitioned: t.kind === 'p' })),
+      .map((t) => ({
+        name: `${t.schema}.${t.table}`,
+        schema: t.schema,
+        table: t.table,
+        partitioned: t.kind === 'p',
+        ...identityOf(t),
+      })),
+  };
+}
+
+function identityOf(relation: TreeRow | undefined): ReplicaIdentity {
+  return {
+    primaryKey: relation?.primary_key ?? [],
+    replicaIdentity: relation?.replident ?? 'd',
+    identityIndex: relation?.identity_index ?? [],
   };
 }
 
@@ -122,29 +140,43 @@ function sumOfEstimates(estimates: number[]): number {
   return estimates.some((n) => n < 0) ? -1 : estimates.reduce((sum, n) => sum + n, 0);
 }
 
+type TreeRow = {
+  schema: string;
+  table: string;
+  replident: string;
+  kind: string;
+  blocks: number;
+  depth: number;
+  reltuples: number;
+  primary_key: string[];
+  identity_index: string[];
+};
+
+/** The columns, in key order, of the index of relation `c` that `which` (a pg_index flag) marks. */
+const indexColumns = (which: string) =>
+  `ARRAY(SELECT a.attname::text FROM pg_index i
+           JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) ON true
+           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+          WHERE i.indrelid = c.oid AND i.${which} ORDER BY k.ord)`;
+
 /**
  * A table and every table below it (partitions at every level, inheritance children), itself
- * first, with the size of each in blocks. A SELECT of a partitioned table reads every partition,
- * and a ctid range applies to each of them apart: ranges cut up to the largest one's blocks cover
- * every row once.
+ * first, with the size of each in blocks and its replica identity. A SELECT of a partitioned
+ * table reads every partition, and a ctid range applies to each of them apart: ranges cut up to
+ * the largest one's blocks cover every row once. A partition publishes its changes under its own
+ * replica identity (identity.ts).
  */
-async function tableTree(client: pg.Client, oid: number) {
-  const result = await client.query<{
-    name: string;
-    replident: string;
-    kind: string;
-    blocks: string;
-    depth: number;
-    reltuples: number;
-  }>(
+async function tableTree(client: pg.Client, oid: number): Promise<TreeRow[]> {
+  const result = await client.query<TreeRow & { blocks: string }>(
     `WITH RECURSIVE tree(oid, depth) AS (
        SELECT $1::int8::oid, 0
        UNION ALL SELECT i.inhrelid, t.depth + 1 FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
-     SELECT format('%s.%s', n.nspname, c.relname) AS name, c.relreplident AS replident,
+     SELECT n.nspname AS schema, c.relname AS table, c.relreplident AS replident,
             c.relkind AS kind, t.depth, c.reltuples::float8 AS reltuples,
-            (pg_relation_size(c.oid) / current_setting('block_size')::int8)::text AS blocks
+            (pg_relation_size(c.oid) / current_setting('block_size')::int8)::text AS blocks,
+            ${indexColumns('indisprimary')} AS primary_key, ${indexColumns('indisreplident')} AS identity_index
        FROM tree t JOIN pg_class c ON c.oid = t.oid JOIN pg_namespace n ON n.oid = c.relnamespace
-      ORDER BY t.depth, name`,
+      ORDER BY t.depth, n.nspname, c.relname`,
     [oid],
   );
   return result.rows.map((r) => ({ ...r, blocks: Number(r.blocks) }));

@@ -1,31 +1,33 @@
 import type { Problem } from '../../../errors.js';
-import type { SourceTable } from './catalog.js';
+import type { ReplicaIdentity, SourceTable } from './catalog.js';
 import { type PostgresSource, pgTable } from './connection.js';
 
 type TableMapping = PostgresSource['tableMappings'][number];
 
+/** A relation whose changes are a mapped table's: the table itself, or one of its partitions. */
+type Publisher = ReplicaIdentity & { schema: string; table: string };
+
 /**
- * What an update's or a delete's old row carries at a table's replica identity: 'all' under
- * REPLICA IDENTITY FULL, else the primary key's or the identity index's columns. A partitioned
- * table's changes are its partitions', each with its own replica identity (PostgreSQL does not
- * pass the table's down): all only when every partition is FULL.
+ * What an update's or a delete's old row carries at a relation's replica identity: 'all' under
+ * REPLICA IDENTITY FULL, else the primary key's or the identity index's columns.
  */
-function identityColumns(table: SourceTable): string[] | 'all' {
-  if (table.partitioned) {
-    const leaves = table.descendants.filter((d) => !d.partitioned);
-    return leaves.length > 0 && leaves.every((d) => d.replicaIdentity === 'f') ? 'all' : table.primaryKey;
-  }
-  if (table.replicaIdentity === 'f') return 'all';
-  if (table.replicaIdentity === 'i') return table.identityIndex;
-  if (table.replicaIdentity === 'n') return [];
-  return table.primaryKey;
+function carriedBy(relation: ReplicaIdentity): string[] | 'all' {
+  if (relation.replicaIdentity === 'f') return 'all';
+  if (relation.replicaIdentity === 'i') return relation.identityIndex;
+  if (relation.replicaIdentity === 'n') return [];
+  return relation.primaryKey;
 }
 
-/** Partitions of a partitioned table that are not REPLICA IDENTITY FULL. */
-function partitionsNotFull(table: SourceTable): string[] {
-  if (!table.partitioned) return [];
-  return table.descendants.filter((d) => !d.partitioned && d.replicaIdentity !== 'f').map((d) => d.name);
+/**
+ * The relations whose changes are the table's: a partitioned table's are its partitions', each
+ * with its own replica identity (PostgreSQL does not pass the table's down); another table's are
+ * its own (its inheritance children are not read).
+ */
+function publishers(table: SourceTable): Publisher[] {
+  return table.partitioned ? table.descendants.filter((d) => !d.partitioned) : [table];
 }
+
+const named = (relations: readonly Publisher[]) => relations.map((r) => `${r.schema}.${r.table}`).join(', ');
 
 /**
  * Whether the changes of a mapped table can reach its target whole: updates and deletes name
@@ -41,40 +43,44 @@ export function identityProblems(
   changes: boolean,
 ): Problem[] {
   const name = `${table.schema}.${table.table}`;
-  const quoted = pgTable(table.schema, table.table);
-  const full = `ALTER TABLE ${quoted} REPLICA IDENTITY FULL${table.partitioned ? ' and the same on each of its partitions' : ''}`;
-  if (changes && table.replicaIdentity === 'n' && !table.partitioned) {
-    return [
-      {
-        path: `${at}.sourceTable`,
-        message: `${name} is REPLICA IDENTITY NOTHING: once published, PostgreSQL refuses its updates and deletes; ALTER TABLE ${quoted} REPLICA IDENTITY DEFAULT (or FULL)`,
-      },
-    ];
+  const problem = (message: string, field = 'sourceTable') => [{ path: `${at}.${field}`, message }];
+  const relations = publishers(table);
+  const alter = (what: string) =>
+    table.partitioned
+      ? `ALTER TABLE ... ${what} on each of them`
+      : `ALTER TABLE ${pgTable(table.schema, table.table)} ${what}`;
+  const nothing = relations.filter((r) => r.replicaIdentity === 'n');
+  if (changes && nothing.length > 0) {
+    const which = table.partitioned ? `the partitions ${named(nothing)} of ${name} are` : `${name} is`;
+    return problem(
+      `${which} REPLICA IDENTITY NOTHING: once published, PostgreSQL refuses its updates and deletes; ${alter('REPLICA IDENTITY DEFAULT (or FULL)')}`,
+    );
   }
   if (table.primaryKey.length === 0) {
-    if (table.replicaIdentity !== 'f')
-      return [{ path: `${at}.sourceTable`, message: `${name} has no primary key: add one, or ${full}` }];
-    const lacking = partitionsNotFull(table);
+    const full = `ALTER TABLE ${pgTable(table.schema, table.table)} REPLICA IDENTITY FULL${table.partitioned ? ' and the same on each of its partitions' : ''}`;
+    if (table.replicaIdentity !== 'f') return problem(`${name} has no primary key: add one, or ${full}`);
+    const lacking = relations.filter((r) => r.replicaIdentity !== 'f');
     if (lacking.length === 0) return [];
-    return [
-      {
-        path: `${at}.sourceTable`,
-        message: `${name} has no primary key and its partitions ${lacking.join(', ')} are not REPLICA IDENTITY FULL: ALTER TABLE ... REPLICA IDENTITY FULL on each, or add a primary key`,
-      },
-    ];
+    return problem(
+      `${name} has no primary key and its partitions ${named(lacking)} are not REPLICA IDENTITY FULL: ALTER TABLE ... REPLICA IDENTITY FULL on each, or add a primary key`,
+    );
   }
   // A snapshot alone has no updates or deletes to name a row by.
   if (!changes) return [];
   const custom = mapping.useCustomSortingKey === true;
   const keys = custom ? (mapping.sortingKeys ?? []) : table.primaryKey;
-  const carried = identityColumns(table);
-  if (carried === 'all') return [];
-  const missing = keys.filter((key) => !carried.includes(key));
-  if (missing.length === 0) return [];
-  return [
-    {
-      path: custom ? `${at}.sortingKeys` : `${at}.sourceTable`,
-      message: `${missing.join(', ')} of ${name} ${custom ? 'order the target but are' : 'are'} not in its replica identity, so its updates and deletes would reach the target without them (the old row would stay): ${full}`,
-    },
-  ];
+  const lackingOf = (relation: Publisher) => {
+    const carried = carriedBy(relation);
+    return carried === 'all' ? [] : keys.filter((key) => !carried.includes(key));
+  };
+  const short = relations.filter((r) => lackingOf(r).length > 0);
+  if (short.length === 0) return [];
+  const missing = [...new Set(short.flatMap(lackingOf))];
+  const whose = table.partitioned
+    ? `the replica identity of its partitions ${named(short)}`
+    : 'its replica identity';
+  return problem(
+    `${missing.join(', ')} of ${name} ${custom ? 'order the target but are' : 'are'} not in ${whose}, so its updates and deletes would reach the target without them (the old row would stay): ${alter('REPLICA IDENTITY FULL')}`,
+    custom ? 'sortingKeys' : 'sourceTable',
+  );
 }

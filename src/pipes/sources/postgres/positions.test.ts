@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWithin, partAfter, positionAfter, reaches, splitAt } from './positions.js';
+import { isWithin, partAfter, positionAfter, rangeLabel, reaches, splitAt } from './positions.js';
 import type { Change, Transaction } from './stream.js';
 
 // A large transaction T (commit at 1000, ending at 1040) read in pieces after a whole one T0
@@ -41,6 +41,9 @@ describe('positions of changes read in pieces', () => {
     expect(lsnsOf(partAfter(head as Transaction, mid))).toEqual([500, 600]);
     expect(lsnsOf(rest)).toEqual([700]);
     expect(rest?.endLsn).toBe(1040n);
+    // The bytes (the rates' measure) are shared as the changes are.
+    const [four, one] = splitAt({ ...again, bytes: 500 }, to);
+    expect([four?.bytes, one?.bytes]).toEqual([400, 100]);
   });
 
   it('knows when everything up to a position has arrived', () => {
@@ -51,5 +54,22 @@ describe('positions of changes read in pieces', () => {
     expect(reaches(last, to)).toBe(true);
     expect(reaches(t0, { lsn: 900n })).toBe(true);
     expect(reaches(piece1, { lsn: 900n })).toBe(true);
+  });
+
+  it('names a range inside a large transaction by the changes it holds', () => {
+    expect(rangeLabel({ kind: 'changes', from: '0/10', to: '0/20', changes: 3 })).toBe('changes 0/10..0/20');
+    const partial = (through: string) => ({ txn: '0/40', through });
+    expect(
+      rangeLabel({
+        kind: 'changes',
+        from: '0/20',
+        to: '0/20',
+        changes: 9,
+        fromPartial: partial('0/28'),
+        toPartial: partial('0/30'),
+      }),
+    ).toBe(
+      'changes 0/20..0/20 (after change 0/28 of the transaction committed at 0/40, through change 0/30 of the transaction committed at 0/40)',
+    );
   });
 });

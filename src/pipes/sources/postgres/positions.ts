@@ -1,4 +1,4 @@
-import type { ChangesRange, Cursor } from './cursor.js';
+import type { ChangesRange, Cursor, PartialLsn } from './cursor.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import type { Transaction } from './stream.js';
 
@@ -38,9 +38,11 @@ export function splitAt(item: Transaction, to: Position): [Transaction | undefin
   const head = item.changes.filter((change) => change.lsn <= partial.through);
   if (head.length === 0) return [undefined, item];
   const rest = item.changes.slice(head.length);
+  // The bytes (which feed the rates alone) shared in proportion to the changes.
+  const headBytes = Math.round((item.bytes * head.length) / item.changes.length);
   return [
-    { ...item, changes: head, through: partial.through, bytes: 0 },
-    { ...item, changes: rest },
+    { ...item, changes: head, through: partial.through, bytes: headBytes },
+    { ...item, changes: rest, bytes: item.bytes - headBytes },
   ];
 }
 
@@ -92,3 +94,17 @@ export const rangeFrom = (range: ChangesRange): Position =>
   parsed({ lsn: range.from, partial: range.fromPartial });
 
 export const rangeTo = (range: ChangesRange): Position => parsed({ lsn: range.to, partial: range.toPartial });
+
+/**
+ * A range as a bad record's source names it: its LSNs and, for an end inside a large transaction
+ * read in pieces (a piece starts and ends at the same whole-transaction LSN), which change.
+ */
+export function rangeLabel(range: ChangesRange): string {
+  const inside = (partial: PartialLsn) =>
+    `change ${partial.through} of the transaction committed at ${partial.txn}`;
+  const within = [
+    range.fromPartial ? `after ${inside(range.fromPartial)}` : '',
+    range.toPartial ? `through ${inside(range.toPartial)}` : '',
+  ].filter((part) => part !== '');
+  return `changes ${range.from}..${range.to}${within.length > 0 ? ` (${within.join(', ')})` : ''}`;
+}

@@ -194,7 +194,10 @@ export async function publicationProblem(
   if (leftOut.length > 0) {
     return `the publication ${publication} does not publish ${leftOut.join(', ')}: ${fix("SET (publish = 'insert, update, delete, truncate')")}`;
   }
-  const partitioned = options.rows[0]?.via_root ? [] : await partitionedTables(client, source);
+  // Before PostgreSQL 13 a partitioned table cannot be published at all (unpublishable says so).
+  const version = await serverVersion(client);
+  const partitioned =
+    options.rows[0]?.via_root || version < 130000 ? [] : await partitionedTables(client, source);
   if (partitioned.length > 0) {
     return `the publication ${publication} sends the changes of ${partitioned.join(', ')} under the names of its partitions: ${fix('SET (publish_via_partition_root = true)')}`;
   }
@@ -214,7 +217,6 @@ export async function publicationProblem(
     return `the publication ${publication} filters the rows of ${filtered.join(', ')} (a WHERE clause), which the snapshot would copy all of; row filters are not supported yet: ${fix('SET TABLE ...')} without one, or leave publicationName out`;
   }
   // Generated columns pgoutput never sends are refused apart (generatedColumnProblem).
-  const version = await serverVersion(client);
   const left = (await mappedColumns(client, source)).filter(
     (c) =>
       (c.kind === '' || generatedColumnProblem(c, version) === undefined) &&

@@ -6,7 +6,7 @@ import { rowsOfChanges } from './changes.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
-import { rangeFrom, rangeTo } from './positions.js';
+import { rangeFrom, rangeLabel, rangeTo } from './positions.js';
 import { followRelations, type RelationsHost } from './schema.js';
 import type { SnapshotSessions } from './sessions.js';
 import { copyRange, type SnapshotRange, snapshotParallelism } from './snapshot.js';
@@ -61,7 +61,7 @@ export async function readBatch(
     const bad: BadRecord[] = [];
     for (const changes of byTable.values()) {
       const { schema, table } = changes.plan.source;
-      const label = `changes ${range.from}..${range.to} of ${schema}.${table}`;
+      const label = `${rangeLabel(range)} of ${schema}.${table}`;
       const { table: target } = changes.plan.spec;
       const load = { staged: staged(target), logger };
       bad.push(...(await loadChanges(engines, changes, { ...file, label }, intoTable(target), load)));
