@@ -26,6 +26,8 @@ export interface Descendant extends ReplicaIdentity {
   schema: string;
   table: string;
   partitioned: boolean;
+  /** A foreign table (a partition on another server): PostgreSQL publishes none of its changes. */
+  foreign: boolean;
 }
 
 /** A source table as Sluice needs to know it. */
@@ -47,6 +49,8 @@ export interface SourceTable extends ReplicaIdentity {
   partitioned: boolean;
   /** The tables below it: partitions at every level, inheritance children. */
   descendants: Descendant[];
+  /** The user may SELECT it (a partitioned table's partitions are read through it). */
+  readable: boolean;
 }
 
 /** The table, or undefined when it does not exist (or is not a table). */
@@ -55,9 +59,9 @@ export async function readTable(
   schema: string,
   table: string,
 ): Promise<SourceTable | undefined> {
-  const found = await client.query<{ oid: number; reltuples: number; kind: string }>(
+  const found = await client.query<{ oid: number; reltuples: number; kind: string; readable: boolean }>(
     `SELECT c.oid::int8::float8 AS oid, c.reltuples::float8 AS reltuples,
-            c.relkind AS kind
+            c.relkind AS kind, has_table_privilege(c.oid, 'SELECT') AS readable
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ${TABLE_KINDS}`,
     [schema, table],
@@ -85,11 +89,13 @@ export async function readTable(
   // A partitioned table's own estimate is its partitions' (PostgreSQL 14 and later keep one).
   let estimatedRows =
     row.kind === 'p'
-      ? sumOfEstimates(tree.filter((t) => t.kind !== 'p').map((t) => t.reltuples))
+      ? sumOfEstimates(tree.filter((t) => t.kind === 'r').map((t) => t.reltuples))
       : row.reltuples;
   // Never analyzed (-1): count, so the ranges and the progress have something to go by. A count
-  // reads the whole table: it may take longer than a metadata query is given.
-  if (estimatedRows < 0) {
+  // reads the whole table: it may take longer than a metadata query is given. A table the user
+  // may not read, or one with foreign partitions (on another server), is refused (table-rules.ts):
+  // it is not counted.
+  if (estimatedRows < 0 && row.readable && !tree.some((t) => t.kind === 'f')) {
     // pg takes a query's own query_timeout over the session's; its types do not list it.
     const counted = await client.query<{ n: string }>({
       text: `SELECT count(*)::text AS n FROM ${row.kind === 'p' ? '' : 'ONLY '}${pgTable(schema, table)}`,
@@ -115,6 +121,7 @@ export async function readTable(
     estimatedRows,
     blocks: row.kind === 'p' ? Math.max(0, ...tree.map((t) => t.blocks)) : (tree[0]?.blocks ?? 0),
     partitioned: row.kind === 'p',
+    readable: row.readable,
     descendants: tree
       .filter((t) => t.depth > 0)
       .map((t) => ({
@@ -122,6 +129,7 @@ export async function readTable(
         schema: t.schema,
         table: t.table,
         partitioned: t.kind === 'p',
+        foreign: t.kind === 'f',
         ...identityOf(t),
       })),
   };

@@ -24,7 +24,8 @@ function carriedBy(relation: ReplicaIdentity): string[] | 'all' {
  * its own (its inheritance children are not read).
  */
 function publishers(table: SourceTable): Publisher[] {
-  return table.partitioned ? table.descendants.filter((d) => !d.partitioned) : [table];
+  // A foreign partition publishes nothing (refused apart: table-rules.ts).
+  return table.partitioned ? table.descendants.filter((d) => !d.partitioned && !d.foreign) : [table];
 }
 
 const named = (relations: readonly Publisher[]) => relations.map((r) => `${r.schema}.${r.table}`).join(', ');

@@ -1,6 +1,6 @@
 import type { Problem } from '../../../errors.js';
 import type { SourceTable } from './catalog.js';
-import type { PostgresSource } from './connection.js';
+import { type PostgresSource, pgTable } from './connection.js';
 import { identityProblems } from './identity.js';
 
 const PATH = 'source.postgres';
@@ -38,6 +38,19 @@ export function mappedTableProblems(
       problems.push({
         path: `${at}.sourceTable`,
         message: `${schema}.${mapping.sourceTable} is a partition of ${within.schema}.${within.table}, which the pipe maps too (its changes arrive as the partitioned table's): map one of them`,
+      });
+    }
+    if (!table.readable) {
+      problems.push({
+        path: `${at}.sourceTable`,
+        message: `the user may not read ${schema}.${table.table}: GRANT SELECT ON ${pgTable(schema, table.table)} TO the user of credentials.username`,
+      });
+    }
+    const foreign = table.descendants.filter((d) => d.foreign).map((d) => d.name);
+    if (foreign.length > 0) {
+      problems.push({
+        path: `${at}.sourceTable`,
+        message: `the partitions ${foreign.join(', ')} of ${schema}.${table.table} are foreign tables, whose changes PostgreSQL does not publish and whose rows a snapshot cannot cut into ranges: foreign partitions are not supported yet; detach them, or map the table's other partitions`,
       });
     }
     const names = new Set(table.columns.map((c) => c.name));
