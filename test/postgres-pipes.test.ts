@@ -573,6 +573,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.query('ALTER TABLE events_high REPLICA IDENTITY NOTHING');
     await refused(
       pipeBody('parted', port, ['events']),
+      'source.postgres.tableMappings[0].sourceTable',
       'the partitions public.events_high of public.events are REPLICA IDENTITY NOTHING',
     );
     await client.query('ALTER TABLE events_high ALTER COLUMN what SET NOT NULL');
@@ -615,6 +616,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.query('CREATE TABLE audit_child (note text) INHERITS (audit)');
     await client.query(`INSERT INTO audit VALUES (1, 'parent')`);
     await client.query(`INSERT INTO audit_child VALUES (2, 'child', 'n')`);
+    await client.query('CREATE FOREIGN TABLE audit_far () INHERITS (audit) SERVER elsewhere');
     const id = await createPipe(s, pipeBody('parted', port, ['events', 'audit']));
     const running = await waitForState(s, id, 'Running', 90_000);
     // Cut up to the larger partition's size: several ranges, each read from both partitions.
@@ -807,6 +809,11 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO watcher');
     // Made after the grant, and never analyzed (its size would be counted, which watcher may not).
     await client.query('CREATE TABLE hidden (id int PRIMARY KEY)');
+    // Column grants: a snapshot reads the mapped columns and cuts its ranges by ctid.
+    await client.query('CREATE TABLE partly (id int PRIMARY KEY, secret text)');
+    await client.query('GRANT SELECT (id) ON partly TO watcher');
+    await client.query('CREATE TABLE granted (id int PRIMARY KEY, secret text)');
+    await client.query('GRANT SELECT (id, ctid) ON granted TO watcher');
     await sql(s, 'CREATE DATABASE IF NOT EXISTS mirror_checks');
     await sql(s, 'CREATE TABLE mirror_checks.taken (id Int32) ENGINE = MergeTree ORDER BY id');
     await sql(s, 'INSERT INTO mirror_checks.taken VALUES (1)');
@@ -826,6 +833,9 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
           { sourceTable: 'absent', targetTable: 'absent' },
           { sourceTable: 'keyed', targetTable: 'sorted', useCustomSortingKey: true, sortingKeys: ['nope'] },
           { sourceTable: 'hidden', targetTable: 'hidden' },
+          { sourceTable: 'partly', targetTable: 'partly' },
+          { sourceTable: 'partly', targetTable: 'partly_kept', excludedColumns: ['secret'] },
+          { sourceTable: 'granted', targetTable: 'granted', excludedColumns: ['secret'] },
         ],
       }),
     );
@@ -844,10 +854,24 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
         `${at}.tableMappings[3].sourceTable`,
         'the user may not read public.hidden: GRANT SELECT ON "public"."hidden" TO the user',
       ],
+      [`${at}.tableMappings[4].sourceTable`, 'the user may not read secret, ctid of public.partly'],
+      [`${at}.tableMappings[5].sourceTable`, 'the user may not read ctid of public.partly'],
     ]) {
       expect(error).toContain(path);
       expect(error).toContain(says);
     }
+    expect(error).not.toContain(`${at}.tableMappings[6].sourceTable`);
+    // Changes alone read no rows: no grant needed.
+    const changesOnly = await create(
+      withSource({
+        credentials: { username: 'watcher', password: 'watcher' },
+        settings: { ...body.source.postgres.settings, replicationMode: 'cdc_only' },
+        tableMappings: [{ sourceTable: 'hidden', targetTable: 'hidden' }],
+      }),
+    );
+    expect(changesOnly.statusCode).toBe(400);
+    expect(changesOnly.json.error).toContain('may not replicate');
+    expect(changesOnly.json.error).not.toContain('may not read');
 
     await refused(
       withSource({ credentials: { username: 'postgres', password: 'wrong' } }),

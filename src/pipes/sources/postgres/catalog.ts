@@ -26,7 +26,7 @@ export interface Descendant extends ReplicaIdentity {
   schema: string;
   table: string;
   partitioned: boolean;
-  /** A foreign table (a partition on another server): PostgreSQL publishes none of its changes. */
+  /** A foreign table (on another server): PostgreSQL publishes none of its changes. */
   foreign: boolean;
 }
 
@@ -49,8 +49,12 @@ export interface SourceTable extends ReplicaIdentity {
   partitioned: boolean;
   /** The tables below it: partitions at every level, inheritance children. */
   descendants: Descendant[];
-  /** The user may SELECT it (a partitioned table's partitions are read through it). */
-  readable: boolean;
+  /**
+   * The columns the user may not SELECT, ctid last (a snapshot reads the rows by it): those
+   * without a grant on the table or on the column. A partitioned table's partitions are read
+   * through it, under its privileges.
+   */
+  unreadableColumns: string[];
 }
 
 /** The table, or undefined when it does not exist (or is not a table). */
@@ -59,9 +63,15 @@ export async function readTable(
   schema: string,
   table: string,
 ): Promise<SourceTable | undefined> {
-  const found = await client.query<{ oid: number; reltuples: number; kind: string; readable: boolean }>(
-    `SELECT c.oid::int8::float8 AS oid, c.reltuples::float8 AS reltuples,
-            c.relkind AS kind, has_table_privilege(c.oid, 'SELECT') AS readable
+  const found = await client.query<{
+    oid: number;
+    reltuples: number;
+    kind: string;
+    readable: boolean;
+    ctid: boolean;
+  }>(
+    `SELECT c.oid::int8::float8 AS oid, c.reltuples::float8 AS reltuples, c.relkind AS kind,
+            has_any_column_privilege(c.oid, 'SELECT') AS readable, has_column_privilege(c.oid, 'ctid', 'SELECT') AS ctid
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ${TABLE_KINDS}`,
     [schema, table],
@@ -78,9 +88,11 @@ export async function readTable(
     typmod: number;
     notnull: boolean;
     dims: number;
+    readable: boolean;
   }>(
     `SELECT a.attname AS name, t.typname AS type, a.atttypid::int8::float8 AS oid, e.typname AS element, t.typtype AS kind,
-            a.atttypmod AS typmod, a.attnotnull AS notnull, a.attndims AS dims
+            a.atttypmod AS typmod, a.attnotnull AS notnull, a.attndims AS dims,
+            has_column_privilege(a.attrelid, a.attnum, 'SELECT') AS readable
        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
        LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
       WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
@@ -93,9 +105,10 @@ export async function readTable(
       : row.reltuples;
   // Never analyzed (-1): count, so the ranges and the progress have something to go by. A count
   // reads the whole table: it may take longer than a metadata query is given. A table the user
-  // may not read, or one with foreign partitions (on another server), is refused (table-rules.ts):
-  // it is not counted.
-  if (estimatedRows < 0 && row.readable && !tree.some((t) => t.kind === 'f')) {
+  // may not read at all (a count needs one column), or one with foreign partitions (on another
+  // server), is refused (table-rules.ts): it is not counted.
+  const foreignPartitions = row.kind === 'p' && tree.some((t) => t.kind === 'f');
+  if (estimatedRows < 0 && row.readable && !foreignPartitions) {
     // pg takes a query's own query_timeout over the session's; its types do not list it.
     const counted = await client.query<{ n: string }>({
       text: `SELECT count(*)::text AS n FROM ${row.kind === 'p' ? '' : 'ONLY '}${pgTable(schema, table)}`,
@@ -121,7 +134,10 @@ export async function readTable(
     estimatedRows,
     blocks: row.kind === 'p' ? Math.max(0, ...tree.map((t) => t.blocks)) : (tree[0]?.blocks ?? 0),
     partitioned: row.kind === 'p',
-    readable: row.readable,
+    unreadableColumns: [
+      ...columns.rows.filter((c) => !c.readable).map((c) => c.name),
+      ...(row.ctid ? [] : ['ctid']),
+    ],
     descendants: tree
       .filter((t) => t.depth > 0)
       .map((t) => ({

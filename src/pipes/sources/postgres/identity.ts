@@ -54,7 +54,7 @@ export function identityProblems(
   if (changes && nothing.length > 0) {
     const which = table.partitioned ? `the partitions ${named(nothing)} of ${name} are` : `${name} is`;
     return problem(
-      `${which} REPLICA IDENTITY NOTHING: once published, PostgreSQL refuses its updates and deletes; ${alter('REPLICA IDENTITY DEFAULT (or FULL)')}`,
+      `${which} REPLICA IDENTITY NOTHING: once published, PostgreSQL refuses its updates and deletes; ${alter(table.primaryKey.length > 0 ? 'REPLICA IDENTITY DEFAULT (or FULL)' : 'REPLICA IDENTITY FULL')}`,
     );
   }
   if (table.primaryKey.length === 0) {
@@ -74,12 +74,15 @@ export function identityProblems(
     const carried = carriedBy(relation);
     return carried === 'all' ? [] : keys.filter((key) => !carried.includes(key));
   };
-  const short = relations.filter((r) => lackingOf(r).length > 0);
+  // A partitioned table without partitions yet: those made later carry its key.
+  const keyed = relations.length > 0 ? relations : [{ ...table, replicaIdentity: 'd' }];
+  const short = keyed.filter((r) => lackingOf(r).length > 0);
   if (short.length === 0) return [];
   const missing = [...new Set(short.flatMap(lackingOf))];
-  const whose = table.partitioned
-    ? `the replica identity of its partitions ${named(short)}`
-    : 'its replica identity';
+  const whose =
+    table.partitioned && relations.length > 0
+      ? `the replica identity of its partitions ${named(short)}`
+      : 'its replica identity';
   return problem(
     `${missing.join(', ')} of ${name} ${custom ? 'order the target but are' : 'are'} not in ${whose}, so its updates and deletes would reach the target without them (the old row would stay): ${alter('REPLICA IDENTITY FULL')}`,
     custom ? 'sortingKeys' : 'sourceTable',

@@ -196,15 +196,18 @@ export async function publicationProblem(
   }
   // Before PostgreSQL 13 a partitioned table cannot be published at all (unpublishable says so).
   const version = await serverVersion(client);
-  const partitioned =
-    options.rows[0]?.via_root || version < 130000 ? [] : await partitionedTables(client, source);
+  const before13 = version < 130000;
+  const partitioned = options.rows[0]?.via_root || before13 ? [] : await partitionedTables(client, source);
   if (partitioned.length > 0) {
     return `the publication ${publication} sends the changes of ${partitioned.join(', ')} under the names of its partitions: ${fix('SET (publish_via_partition_root = true)')}`;
   }
   const published = await publishedTables(client, publication, options.rows[0]?.gencols === 's');
-  const missing = source.tableMappings.filter(
-    (m) => !published.has(`${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`),
-  );
+  // Nor can a publication hold one before 13: no ADD TABLE to suggest for it.
+  const unpublished = new Set(before13 ? await partitionedTables(client, source) : []);
+  const missing = source.tableMappings.filter((m) => {
+    const table = `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`;
+    return !published.has(table) && !unpublished.has(table);
+  });
   if (missing.length > 0) {
     const names = missing.map((m) => `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`);
     const tables = missing.map((m) => pgTable(m.sourceSchemaName ?? 'public', m.sourceTable));

@@ -5,6 +5,8 @@ import { identityProblems } from './identity.js';
 
 const PATH = 'source.postgres';
 
+type TableMapping = PostgresSource['tableMappings'][number];
+
 /**
  * What a pipe needs of its mapped tables as the source has them (`tables`, in mapping order;
  * undefined for one that does not exist): at create, and at start after the mappings changed
@@ -40,13 +42,9 @@ export function mappedTableProblems(
         message: `${schema}.${mapping.sourceTable} is a partition of ${within.schema}.${within.table}, which the pipe maps too (its changes arrive as the partitioned table's): map one of them`,
       });
     }
-    if (!table.readable) {
-      problems.push({
-        path: `${at}.sourceTable`,
-        message: `the user may not read ${schema}.${table.table}: GRANT SELECT ON ${pgTable(schema, table.table)} TO the user of credentials.username`,
-      });
-    }
-    const foreign = table.descendants.filter((d) => d.foreign).map((d) => d.name);
+    if (mode !== 'cdc_only') problems.push(...readProblems(table, mapping, at));
+    // An inheritance parent is read and published ONLY: its children, foreign or not, do not matter.
+    const foreign = table.partitioned ? table.descendants.filter((d) => d.foreign).map((d) => d.name) : [];
     if (foreign.length > 0) {
       problems.push({
         path: `${at}.sourceTable`,
@@ -77,4 +75,23 @@ export function mappedTableProblems(
     }
   }
   return problems;
+}
+
+/**
+ * Whether the user may read what a snapshot reads of a table: its mapped columns, and ctid, by
+ * which the rows are cut into ranges. (Changes come through the slot: cdc_only reads no rows.)
+ */
+function readProblems(table: SourceTable, mapping: TableMapping, at: string): Problem[] {
+  const excluded = new Set(mapping.excludedColumns ?? []);
+  const unreadable = table.unreadableColumns.filter((c) => !excluded.has(c));
+  if (unreadable.length === 0) return [];
+  const name = `${table.schema}.${table.table}`;
+  const grant = `GRANT SELECT ON ${pgTable(table.schema, table.table)}`;
+  const user = 'TO the user of credentials.username';
+  const columns = unreadable.filter((c) => c !== 'ctid');
+  const message =
+    columns.length === table.columns.length
+      ? `the user may not read ${name}: ${grant} ${user} (or use replicationMode cdc_only)`
+      : `the user may not read ${unreadable.join(', ')} of ${name} (a snapshot reads its rows by ctid): ${grant} (or those columns) ${user}${columns.length > 0 ? ', or add the columns to excludedColumns' : ''}`;
+  return [{ path: `${at}.sourceTable`, message }];
 }
