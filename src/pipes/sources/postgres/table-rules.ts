@@ -89,9 +89,11 @@ function readProblems(table: SourceTable, mapping: TableMapping, at: string): Pr
   const grant = `GRANT SELECT ON ${pgTable(table.schema, table.table)}`;
   const user = 'TO the user of credentials.username';
   const columns = unreadable.filter((c) => c !== 'ctid');
+  const byCtid = columns.length < unreadable.length ? ' (a snapshot cuts its rows into ranges by ctid)' : '';
+  const orExclude = columns.length > 0 ? ', or add the columns to excludedColumns' : '';
   const message =
     columns.length === table.columns.length
       ? `the user may not read ${name}: ${grant} ${user} (or use replicationMode cdc_only)`
-      : `the user may not read ${unreadable.join(', ')} of ${name} (a snapshot reads its rows by ctid): ${grant} (or those columns) ${user}${columns.length > 0 ? ', or add the columns to excludedColumns' : ''}`;
+      : `the user may not read ${unreadable.join(', ')} of ${name}${byCtid}: ${grant} (or those columns) ${user}${orExclude}`;
   return [{ path: `${at}.sourceTable`, message }];
 }
