@@ -194,28 +194,24 @@ export async function publicationProblem(
   if (leftOut.length > 0) {
     return `the publication ${publication} does not publish ${leftOut.join(', ')}: ${fix("SET (publish = 'insert, update, delete, truncate')")}`;
   }
-  // Before PostgreSQL 13 a partitioned table cannot be published at all (unpublishable says so).
+  // Before PostgreSQL 13 a partitioned table cannot be published at all (unpublishable says so):
+  // neither an option nor an ADD TABLE to suggest for it.
   const version = await serverVersion(client);
-  const before13 = version < 130000;
-  const partitioned = options.rows[0]?.via_root || before13 ? [] : await partitionedTables(client, source);
-  if (partitioned.length > 0) {
+  const partitioned = await partitionedTables(client, source);
+  if (version >= 130000 && !options.rows[0]?.via_root && partitioned.length > 0) {
     return `the publication ${publication} sends the changes of ${partitioned.join(', ')} under the names of its partitions: ${fix('SET (publish_via_partition_root = true)')}`;
   }
   const published = await publishedTables(client, publication, options.rows[0]?.gencols === 's');
-  // Nor can a publication hold one before 13: no ADD TABLE to suggest for it.
-  const unpublished = new Set(before13 ? await partitionedTables(client, source) : []);
-  const missing = source.tableMappings.filter((m) => {
-    const table = `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`;
-    return !published.has(table) && !unpublished.has(table);
-  });
+  const cannotHold = new Set(version < 130000 ? partitioned : []);
+  const missing = source.tableMappings.filter(
+    (m) => !published.has(mappedName(m)) && !cannotHold.has(mappedName(m)),
+  );
   if (missing.length > 0) {
-    const names = missing.map((m) => `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`);
+    const names = missing.map(mappedName);
     const tables = missing.map((m) => pgTable(m.sourceSchemaName ?? 'public', m.sourceTable));
     return `the publication ${publication} does not cover ${names.join(', ')}: ${fix(`ADD TABLE ${tables.join(', ')}`)}`;
   }
-  const filtered = source.tableMappings
-    .map((m) => `${m.sourceSchemaName ?? 'public'}.${m.sourceTable}`)
-    .filter((table) => published.get(table)?.filtered);
+  const filtered = source.tableMappings.map(mappedName).filter((table) => published.get(table)?.filtered);
   if (filtered.length > 0) {
     return `the publication ${publication} filters the rows of ${filtered.join(', ')} (a WHERE clause), which the snapshot would copy all of; row filters are not supported yet: ${fix('SET TABLE ...')} without one, or leave publicationName out`;
   }
@@ -276,6 +272,11 @@ async function publishedTables(client: pg.Client, publication: string, sendsStor
       return [r.table, { listed: list !== undefined, filtered: r.filtered, sends }];
     }),
   );
+}
+
+/** A mapping's source table as `schema.table`, as the catalog queries here name tables. */
+function mappedName(mapping: PostgresSource['tableMappings'][number]): string {
+  return `${mapping.sourceSchemaName ?? 'public'}.${mapping.sourceTable}`;
 }
 
 function mappedNames(source: PostgresSource): [string[], string[]] {
