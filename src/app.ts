@@ -110,6 +110,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       allowPlaintextKafka: config.allowPlaintextKafka,
       awsRegion: config.awsRegion,
       logger,
+      killAt: config.testKillAt,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
     const query = new QueryService(identity, engines);

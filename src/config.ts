@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { type KillAt, parseKillAt } from './failpoints.js';
 
 /**
  * One typed configuration from SLUICE_* variables and command-line flags, validated at start.
@@ -37,6 +38,8 @@ export interface Config {
   allowPrivateWebhooks: boolean;
   /** The only directory `file://` pipe URLs may read; default `<dataDir>/files`. */
   localFilesDir: string;
+  /** Tests only: a batch step at which the process kills itself (SLUICE_TEST_KILL_AT, failpoints.ts). */
+  testKillAt: KillAt | undefined;
   bootstrap: {
     keyId: string | undefined;
     keySecret: string | undefined;
@@ -177,6 +180,8 @@ export function loadConfig(
   }
   const tls = tlsCert && tlsKey ? { certFile: resolve(tlsCert), keyFile: resolve(tlsKey) } : undefined;
   const dataDir = resolve(value('data-dir') ?? './data');
+  const killAt = env.SLUICE_TEST_KILL_AT ? parseKillAt(env.SLUICE_TEST_KILL_AT) : undefined;
+  if (typeof killAt === 'string') problems.push(killAt);
   const config: Config = {
     host: value('host') ?? '127.0.0.1',
     port: integer('port', 8080, 0, 65535),
@@ -196,6 +201,7 @@ export function loadConfig(
     logFormat,
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
+    testKillAt: typeof killAt === 'string' ? undefined : killAt,
     bootstrap,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -52,12 +52,14 @@ describe('the COPY relay against PostgreSQL', () => {
     const client = await session();
     try {
       const out = collector();
-      await copyOut(
+      const rows = await copyOut(
         client,
         `COPY (SELECT i, md5(i::text), CASE WHEN i % 7 = 0 THEN NULL ELSE E'a\\tb\\\\c' END
                  FROM generate_series(1, 200000) i) TO STDOUT`,
         out.sink,
       );
+      // The server's own count of what it sent (CommandComplete), which a pipe's stage is held to.
+      expect(rows).toBe(200_000);
       let expected = '';
       for (let i = 1; i <= 200_000; i++)
         expected += `${i}\t${md5(String(i))}\t${i % 7 === 0 ? '\\N' : 'a\\tb\\\\c'}\n`;
@@ -172,11 +174,20 @@ function message(code: string, body: Buffer): Buffer {
  * its one data listener), cut into chunks of `size` bytes, and returns what the relay wrote and
  * what it handed back to pg's listener.
  */
-async function relayScript(stream: Buffer, size: number): Promise<{ written: string; handedBack: Buffer }> {
+async function relayScript(
+  stream: Buffer,
+  size: number,
+): Promise<{ written: string; handedBack: Buffer; rows: number }> {
   const socket = Object.assign(new EventEmitter(), { pause() {}, resume() {} });
   const handed: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => handed.push(Buffer.from(chunk)));
-  let relay: { submit(c: unknown): Error | undefined; handleReadyForQuery(): void } | undefined;
+  let relay:
+    | {
+        submit(c: unknown): Error | undefined;
+        handleCommandComplete(m: { text: string }): void;
+        handleReadyForQuery(): void;
+      }
+    | undefined;
   const client = {
     query(submittable: typeof relay) {
       relay = submittable;
@@ -189,9 +200,11 @@ async function relayScript(stream: Buffer, size: number): Promise<{ written: str
     // Each chunk is a copy: the relay may move bytes inside the chunk it is given.
     socket.emit('data', Buffer.from(stream.subarray(at, at + size)));
   }
+  // What pg does with the CommandComplete and ReadyForQuery handed back to it.
+  relay?.handleCommandComplete({ text: 'COPY 40' });
   relay?.handleReadyForQuery();
-  await done;
-  return { written: out.text(), handedBack: Buffer.concat(handed) };
+  const rows = await done;
+  return { written: out.text(), handedBack: Buffer.concat(handed), rows };
 }
 
 describe('the COPY relay through a scripted socket (a stand-in for pg’s connection)', () => {
@@ -217,8 +230,9 @@ describe('the COPY relay through a scripted socket (a stand-in for pg’s connec
 
   it('keeps the row text and hands the rest back to pg, however the bytes are cut', async () => {
     for (const size of [1, 2, 3, 4, 5, 6, 7, 11, 64, stream.length]) {
-      const { written, handedBack } = await relayScript(stream, size);
+      const { written, handedBack, rows: counted } = await relayScript(stream, size);
       expect(written, `chunks of ${size} bytes`).toBe(rows.join(''));
+      expect(counted).toBe(40);
       expect(handedBack.equals(after), `chunks of ${size} bytes`).toBe(true);
     }
   });

@@ -16,6 +16,15 @@ export { EngineRegistry, type ServiceRef } from './registry.js';
 export { expression, ident, literal, settingsClause, tableName } from './sql.js';
 export { fragmentProblem } from './sql-guard.js';
 export {
+  isOldStage,
+  OLD_DEDUPLICATION_SETTING,
+  resetOldDeduplicationSql,
+  stageTableSql,
+  type TableStorage,
+  tableStorage,
+  tablesWithOldDeduplication,
+} from './stages.js';
+export {
   expressionProblem,
   MAX_FRAGMENT_LENGTH,
   NotParsedError,

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EmbeddedEngine } from './chdb/embedded-engine.js';
 import type { Engine } from './engine.js';
@@ -28,14 +29,23 @@ export class EngineRegistry {
     return this.reader;
   }
 
+  /** Whether the service's engine ever opened its data (an embedded service that was never used has none). */
+  hasData(service: ServiceRef): boolean {
+    return service.kind === 'embedded' && existsSync(this.servicePath(service));
+  }
+
   engineFor(service: ServiceRef): Engine {
     let engine = this.engines.get(service.id);
     if (!engine) {
       if (service.kind !== 'embedded') throw new Error(`service kind ${service.kind} is not supported yet`);
-      engine = new EmbeddedEngine(join(this.dataDir, 'services', service.id), { confined: true });
+      engine = new EmbeddedEngine(this.servicePath(service), { confined: true });
       this.engines.set(service.id, engine);
     }
     return engine;
+  }
+
+  private servicePath(service: ServiceRef): string {
+    return join(this.dataDir, 'services', service.id);
   }
 
   async closeAll(): Promise<void> {

@@ -16,15 +16,13 @@ export interface TableSpec {
   primaryKey?: string;
 }
 
-/** Inserts remembered for deduplication by token on a managed table. */
-export const DEDUPLICATION_WINDOW = 1000;
-
 export async function ensureDatabase(engine: Engine, database: string): Promise<void> {
   await engine.execute(`CREATE DATABASE IF NOT EXISTS ${ident(database)}`);
 }
 
 /**
- * The CREATE TABLE statement of a managed table. Column types and expressions (partitionBy,
+ * The CREATE TABLE statement of a managed table. It sets no engine setting: the table behaves for
+ * a user's own inserts as the same table made by hand (no deduplication of equal blocks). Column types and expressions (partitionBy,
  * primaryKey) are the user's, read by the engine as one type or expression before they were stored
  * (statement.ts); each ends its own line here, so a trailing comment in one cannot reach further.
  */
@@ -42,8 +40,6 @@ export function createTableSql(
           spec.partitionBy ? ` PARTITION BY ${expression(spec.partitionBy)}` : '',
           ` ORDER BY ${orderBy}`,
           spec.primaryKey ? ` PRIMARY KEY ${expression(spec.primaryKey)}` : '',
-          // Lets anyone who inserts with insert_deduplication_token be deduplicated on one node.
-          ` SETTINGS non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`,
         ].join('');
   const name = tableName(spec.database, options.name ?? spec.table);
   return `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${name} (${columns}) ENGINE = ${engine}${clauses}`;

@@ -15,4 +15,5 @@ export {
 export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';
 export { loadFile, loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
+export { type RangeRead, rangeRead } from './range-read.js';
 export { readSettings } from './read-settings.js';

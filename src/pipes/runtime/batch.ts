@@ -1,71 +1,41 @@
-import { createHash } from 'node:crypto';
-import { countRows, describeTable, type Engine, literal, tableName } from '../../engine/index.js';
+import { countRows, type Engine, literal, tableName } from '../../engine/index.js';
+import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
-import { type BadRecord, insertBadRecords, PermanentError, UnreadablePartError } from '../records/index.js';
-
-/** Staging tables live apart from the user's databases. */
-export const STAGING_DATABASE = '_sluice_staging';
-
-export interface Destination {
-  database: string;
-  table: string;
-  errorTable: string;
-  /** False for a Null destination: nothing is kept, so nothing is staged. */
-  staged: boolean;
-  /** Tells the stages of the tables of a pipe that writes several apart; '' for a pipe's one table. */
-  stageSuffix: string;
-}
-
-/** The stage suffix of one of several tables a pipe writes: stable whatever else the pipe writes. */
-export function stageSuffixOf(table: string): string {
-  return `_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
-}
+import {
+  type BadRecord,
+  insertBadRecords,
+  PermanentError,
+  type RangeRead,
+  UnreadablePartError,
+} from '../records/index.js';
+import {
+  type Destination,
+  ensureStages,
+  movePartitions,
+  STAGING_DATABASE,
+  stageNames,
+  stageTable,
+} from './stages.js';
 
 /**
  * Reads exactly a batch's range (without its skipped parts) into `into` (a pipe of several tables:
- * each into `intoTable(table)`, a staging table when `staged(table)`); returns its bad records.
+ * each into `intoTable(table)`, a staging table when `staged(table)`); returns the rows it loaded
+ * and its bad records.
  */
 export type RangeReader = (
   batch: Batch,
   into: string,
   intoTable: (table: string) => string,
   staged: (table: string) => boolean,
-) => Promise<BadRecord[]>;
-
-/** The staging tables of one worker slot of a pipe (each slot stages its own batch). */
-export function stageNames(pipeId: string, slot: number, suffix = '') {
-  const id = pipeId.replace(/-/g, '');
-  return { data: `stage_${id}_${slot}${suffix}`, errors: `stage_errors_${id}_${slot}${suffix}` };
-}
+) => Promise<RangeRead>;
 
 /**
- * Creates a slot's staging tables with the definitions of the destination and its error table, and
- * makes them again (when empty) after the destination changed shape: a stage must match its
- * destination for its partitions to move.
+ * The stages hold other than what the batch read: the engine dropped or added rows on the way
+ * (README, "How a pipe runs"). The batch is not moved; the pipe fails saying so, and reads the
+ * batch again when it is started.
  */
-export async function ensureStages(engine: Engine, destination: Destination, pipeId: string, slot: number) {
-  const names = stageNames(pipeId, slot, destination.stageSuffix);
-  const pairs = [
-    [names.data, destination.table],
-    [names.errors, destination.errorTable],
-  ] as const;
-  for (const [stage, target] of pairs) {
-    const [stageColumns, targetColumns] = await Promise.all([
-      describeTable(engine, STAGING_DATABASE, stage),
-      describeTable(engine, destination.database, target),
-    ]);
-    if (stageColumns && JSON.stringify(stageColumns) !== JSON.stringify(targetColumns)) {
-      if ((await countRows(engine, STAGING_DATABASE, stage)) > 0) {
-        throw new PermanentError(
-          `${destination.database}.${target} changed shape while a batch was staged for it: put the columns back, or delete and create the pipe again`,
-        );
-      }
-      await engine.execute(`DROP TABLE ${tableName(STAGING_DATABASE, stage)}`);
-    }
-    await engine.execute(
-      `CREATE TABLE IF NOT EXISTS ${tableName(STAGING_DATABASE, stage)} AS ${tableName(destination.database, target)}`,
-    );
-  }
+export class StagedCountError extends PermanentError {
+  readonly code = 'SLUICE_ERR_STAGED_COUNT';
 }
 
 /** The columns of the destinations and their error tables, as one string: one query, not six. */
@@ -82,32 +52,37 @@ async function shapeOf(engine: Engine, destinations: readonly Destination[]): Pr
   return JSON.stringify(result.rows);
 }
 
+export interface BatchContext {
+  engine: Engine;
+  store: Store;
+  /**
+   * Per slot, the destinations' shape (their columns) when its stages were last checked in this
+   * run: a stream's small batches check the stages again only after a destination changed.
+   */
+  stagesChecked?: Map<number, string>;
+  /** A test's failpoint (src/failpoints.ts): told of each step the batch passes. */
+  failpoint?: Failpoint;
+}
+
 /**
- * Takes a claimed batch to committed (DESIGN.md, "Checkpoints and exactly-once"): read into its
- * slot's emptied staging tables, marked staged, moved partition by partition into the destination
- * and its error table, committed. A crash before `staged` reads the batch again; a crash after it
- * only finishes the moves, since what moved is gone from the stage. Returns the batch as
- * committed (its rows and bad records counted).
+ * Takes a claimed batch to committed (README, "How a pipe runs"): read into its slot's emptied
+ * staging tables, its stages' counts held against what the source read, marked staged, moved
+ * partition by partition into the destination and its error table, committed. A crash before
+ * `staged` reads the batch again; a crash after it only finishes the moves, since what moved is
+ * gone from the stage. Returns the batch as committed (its rows and bad records counted by the
+ * engine, in the stages).
  */
 export async function completeBatch(
-  context: {
-    engine: Engine;
-    store: Store;
-    /**
-     * Per slot, the destinations' shape (their columns) when its stages were last checked in this
-     * run: a stream's small batches check the stages again only after a destination changed.
-     */
-    stagesChecked?: Map<number, string>;
-  },
+  context: BatchContext,
   destinations: readonly Destination[],
   claimed: Batch,
   read: RangeReader,
 ): Promise<Batch> {
   const { engine, store, stagesChecked } = context;
+  const failpoint = context.failpoint ?? (() => {});
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
-  const stage = (name: string) => tableName(STAGING_DATABASE, name);
   if (staged.length > 0) {
     const shape = await shapeOf(engine, staged);
     if (stagesChecked?.get(batch.slot) !== shape) {
@@ -115,39 +90,18 @@ export async function completeBatch(
       stagesChecked?.set(batch.slot, shape);
     }
   }
-  const main = destinations[0] as Destination;
-  const byTable = new Map(destinations.map((d) => [d.table, d]));
-  const destinationOf = (table: string | undefined) => {
-    const found = table === undefined ? main : byTable.get(table);
-    if (!found)
-      throw new PermanentError(`the source wrote to ${table}, which is not one of the pipe's tables`);
-    return found;
-  };
-  const into = (d: Destination) => (d.staged ? stage(stages(d).data) : tableName(d.database, d.table));
-  const errorsInto = (d: Destination) =>
-    d.staged ? stage(stages(d).errors) : tableName(d.database, d.errorTable);
+  const targets = targetsOf(destinations, stages);
   while (!batch.staged) {
     for (const destination of staged) {
-      await engine.execute(`TRUNCATE TABLE ${stage(stages(destination).data)}`);
-      await engine.execute(`TRUNCATE TABLE ${stage(stages(destination).errors)}`);
+      await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).data)}`);
+      await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).errors)}`);
     }
     try {
-      const bad = await read(
-        batch,
-        into(main),
-        (table) => into(destinationOf(table)),
-        (table) => destinationOf(table).staged,
-      );
-      bad.push(...batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' })));
-      for (const destination of destinations) {
-        const mine = bad.filter((record) => destinationOf(record.table) === destination);
-        await insertBadRecords(engine, errorsInto(destination), batch.pipeId, mine);
-      }
-      let rows = 0;
-      for (const destination of staged)
-        rows += await countRows(engine, STAGING_DATABASE, stages(destination).data);
-      batch.rows = rows;
-      batch.badRecords = bad.length;
+      const counted = await readInto(engine, targets, batch, read);
+      const landed = await stagedCounts(engine, staged, stages);
+      if (staged.length === destinations.length) checkCounts(batch, counted, landed);
+      batch.rows = landed.rows;
+      batch.badRecords = counted.badRecords;
       batch.staged = true;
       await store.repos.progress.setStaged(batch);
     } catch (error) {
@@ -156,34 +110,96 @@ export async function completeBatch(
       await store.repos.progress.setSkipped(batch);
     }
   }
+  failpoint('staged', batch);
+  let moves = 0;
+  const beforeMove = () => {
+    if (moves++ > 0) failpoint('between-moves', batch);
+  };
   for (const destination of staged) {
     const names = stages(destination);
-    await movePartitions(engine, names.data, tableName(destination.database, destination.table));
-    await movePartitions(engine, names.errors, tableName(destination.database, destination.errorTable));
+    await movePartitions(engine, names.data, tableName(destination.database, destination.table), beforeMove);
+    await movePartitions(
+      engine,
+      names.errors,
+      tableName(destination.database, destination.errorTable),
+      beforeMove,
+    );
   }
+  failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
   return batch;
 }
 
-/** Moves every partition of a staging table into `to`; what moved is gone from the stage. */
-async function movePartitions(engine: Engine, stage: string, to: string): Promise<void> {
-  const parts = await engine.query(
-    `SELECT DISTINCT partition_id FROM system.parts WHERE database = ${literal(STAGING_DATABASE)} AND table = ${literal(stage)} AND active`,
-  );
-  for (const row of parts.rows) {
-    await engine.execute(
-      `ALTER TABLE ${tableName(STAGING_DATABASE, stage)} MOVE PARTITION ID ${literal(String(row.partition_id))} TO TABLE ${to}`,
-    );
-  }
+type Stages = (d: Destination) => { data: string; errors: string };
+
+/** Where a batch's rows and bad records go: each destination's stages, or a Null destination itself. */
+function targetsOf(destinations: readonly Destination[], stages: Stages) {
+  const main = destinations[0] as Destination;
+  const byTable = new Map(destinations.map((d) => [d.table, d]));
+  const destinationOf = (table: string | undefined) => {
+    const found = table === undefined ? main : byTable.get(table);
+    if (!found)
+      throw new PermanentError(`the source wrote to ${table}, which is not one of the pipe's tables`);
+    return found;
+  };
+  return {
+    destinations,
+    main,
+    destinationOf,
+    into: (d: Destination) => (d.staged ? stageTable(stages(d).data) : tableName(d.database, d.table)),
+    errorsInto: (d: Destination) =>
+      d.staged ? stageTable(stages(d).errors) : tableName(d.database, d.errorTable),
+  };
 }
 
-/** Drops every staging table of a pipe (all its slots). */
-export async function dropStages(engine: Engine, pipeId: string): Promise<void> {
-  const id = pipeId.replace(/-/g, '');
-  const tables = await engine.query(
-    `SELECT name FROM system.tables WHERE database = ${literal(STAGING_DATABASE)} AND (name LIKE ${literal(`stage_${id}_%`)} OR name LIKE ${literal(`stage_errors_${id}_%`)})`,
+/**
+ * Reads the range into its targets and writes its bad records (its skipped parts too) beside each
+ * table; returns the rows the source loaded and the bad records written.
+ */
+async function readInto(
+  engine: Engine,
+  targets: ReturnType<typeof targetsOf>,
+  batch: Batch,
+  read: RangeReader,
+): Promise<{ rows: number; badRecords: number }> {
+  const { destinationOf, into } = targets;
+  const result = await read(
+    batch,
+    into(targets.main),
+    (table) => into(destinationOf(table)),
+    (table) => destinationOf(table).staged,
   );
-  for (const row of tables.rows) {
-    await engine.execute(`DROP TABLE IF EXISTS ${tableName(STAGING_DATABASE, String(row.name))}`);
+  const skipped: BadRecord[] = batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' }));
+  const bad = [...result.badRecords, ...skipped];
+  for (const destination of targets.destinations) {
+    const mine = bad.filter((record) => destinationOf(record.table) === destination);
+    await insertBadRecords(engine, targets.errorsInto(destination), batch.pipeId, mine);
   }
+  return { rows: result.rows, badRecords: bad.length };
+}
+
+/** What the stages hold, counted by the engine. */
+async function stagedCounts(engine: Engine, staged: readonly Destination[], stages: Stages) {
+  let rows = 0;
+  let badRecords = 0;
+  for (const destination of staged) {
+    rows += await countRows(engine, STAGING_DATABASE, stages(destination).data);
+    badRecords += await countRows(engine, STAGING_DATABASE, stages(destination).errors);
+  }
+  return { rows, badRecords };
+}
+
+/**
+ * The stages must hold exactly what the batch read: a block the engine dropped (or doubled) on
+ * the way fails the batch, loudly, before anything of it reaches the destination.
+ */
+function checkCounts(
+  batch: Batch,
+  read: { rows: number; badRecords: number },
+  landed: { rows: number; badRecords: number },
+): void {
+  if (read.rows === landed.rows && read.badRecords === landed.badRecords) return;
+  throw new StagedCountError(
+    `batch ${batch.seq} read ${read.rows} rows and ${read.badRecords} bad records, but the engine staged ${landed.rows} rows and ${landed.badRecords} bad records: nothing of it was moved into the destination. This is a defect of Sluice or of the engine; start the pipe to read the batch again, and report it`,
+  );
 }

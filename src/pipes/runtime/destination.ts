@@ -9,7 +9,7 @@ import {
 import type { PipeConfig } from '../model.js';
 import { ensureErrorTable, errorTableName, PermanentError } from '../records/index.js';
 import type { WrittenTable } from '../sources/index.js';
-import { type Destination, STAGING_DATABASE, stageSuffixOf } from './batch.js';
+import { type Destination, STAGING_DATABASE, stageSuffixOf } from './stages.js';
 
 /** The table a managed destination defines, or undefined when Sluice does not manage it. */
 export function managedTableSpec(destination: Partial<PipeConfig['destination']>): TableSpec | undefined {

@@ -1,4 +1,5 @@
 import { sleep } from '../../concurrency.js';
+import type { Failpoint } from '../../failpoints.js';
 import type { Batch } from '../../store/index.js';
 import type { RunContext, SourceConnector, SourceRun } from '../sources/index.js';
 import { completeBatch } from './batch.js';
@@ -12,6 +13,8 @@ export interface RunnerContext extends RunContext {
   opened?(source: SourceRun | undefined): void;
   /** A batch committed (its rows and source bytes counted), for the pipe's rates. */
   committed?(batch: Batch): void;
+  /** A test's failpoint (src/failpoints.ts): told of each step a batch passes. */
+  failpoint?: Failpoint;
 }
 
 /**
@@ -42,7 +45,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     const run = (batch: Batch) =>
       slots.run(batch.slot, async () => {
         const done = await completeBatch(
-          { engine, store, stagesChecked },
+          { engine, store, stagesChecked, failpoint: context.failpoint },
           destinations,
           batch,
           (b, into, of, staged) => source.read(b, into, of, staged),
@@ -66,7 +69,9 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
             break;
           }
           await prepareIfChanged();
-          run(await store.transaction((repos) => repos.progress.claim(pipeId, slot, next)));
+          const batch = await store.transaction((repos) => repos.progress.claim(pipeId, slot, next));
+          context.failpoint?.('claimed', batch);
+          run(batch);
           answer = 'claimed';
         }
         if (slots.busy()) {

@@ -4,7 +4,7 @@ import type { Store } from '../../store/index.js';
 import type { PipesService } from '../pipes-service.js';
 import type { ClaimedCleanup, RuntimeView } from '../runtime-port.js';
 import { type CleanupContext, connectorFor } from '../sources/index.js';
-import { dropStages } from './batch.js';
+import { dropStages } from './stages.js';
 
 /**
  * How often every node looks for cleanups that are due; the first retry comes this long after a

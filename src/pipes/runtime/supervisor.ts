@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../../concurrency.js';
 import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
+import { failpointFor, type KillAt } from '../../failpoints.js';
 import type { Json, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
@@ -20,6 +21,7 @@ import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
 import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
+import { removeOldDeduplication } from './upgrades.js';
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
@@ -69,16 +71,19 @@ export class PipeSupervisor implements PipeRuntime {
       awsRegion: string | undefined;
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
+      /** Tests only: where a batch kills the process (SLUICE_TEST_KILL_AT, src/failpoints.ts). */
+      killAt?: KillAt | undefined;
     },
   ) {
     this.cleanups = new SourceCleanups({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
   }
 
   /**
-   * Resumes every pipe that was running when the process stopped, and gives back what deleted
-   * pipes still hold at their sources.
+   * Puts right the tables an earlier Sluice made (upgrades.ts), resumes every pipe that was running
+   * when the process stopped, and gives back what deleted pipes still hold at their sources.
    */
   async start(): Promise<void> {
+    await removeOldDeduplication(this.deps);
     this.cleanups.start();
     for (const pipeId of await this.deps.pipes.pipesInStates(RUNNING_STATES)) this.changed(pipeId);
   }
@@ -307,6 +312,7 @@ export class PipeSupervisor implements PipeRuntime {
           }
         },
         committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
+        failpoint: failpointFor(this.deps.killAt, view.row.name),
       });
       return 'done';
     } catch (error) {

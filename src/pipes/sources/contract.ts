@@ -3,7 +3,7 @@ import type { Engine, TableSpec } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { Batch, Claim, Json, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
-import type { BadRecord } from '../records/index.js';
+import type { RangeRead } from '../records/index.js';
 import type { SourceKind } from '../schema/enums.js';
 
 /**
@@ -68,7 +68,8 @@ export interface SourceRun {
   /**
    * Reads exactly the batch's range, without its skipped parts, into the table `into`, the same
    * records every time it is asked (after a crash a range is read again into an emptied stage).
-   * Returns the records it had to set aside; a part it cannot read at all throws
+   * Returns the rows it loaded, as it counted what it read (the runtime holds them against what
+   * the engine staged), and the records it had to set aside; a part it cannot read at all throws
    * UnreadablePartError, and the runtime reads the batch again without that part. A source of
    * several tables writes each table's records into `intoTable(table)` and names the table in
    * each bad record. `staged(table)` says whether that table is the batch's own staging table,
@@ -80,7 +81,7 @@ export interface SourceRun {
     into: string,
     intoTable: (table: string) => string,
     staged: (table: string) => boolean,
-  ): Promise<BadRecord[]>;
+  ): Promise<RangeRead>;
   /** What the source says of itself while it runs (Kafka: each partition's offset and lag). */
   status?(): SourceStatus;
   /** After the store committed a batch (a stream tells its own bookkeeping, like Kafka's group). */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
 import type { Batch, Claim, Json } from '../../../store/index.js';
-import { type BadRecord, PermanentError } from '../../records/index.js';
+import { PermanentError, type RangeRead } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
 import {
   ClaimedMessages,
@@ -257,7 +257,7 @@ class KinesisRun implements SourceRun, ShardHost {
     };
   }
 
-  read(batch: Batch, into: string): Promise<BadRecord[]> {
+  read(batch: Batch, into: string): Promise<RangeRead> {
     return this.claimed.load(
       batch.range as unknown as KinesisRange,
       { engine: this.context.engine, sourceReader: this.context.sourceReader },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { type Engine, EngineError, isTransientEngineError, literal } from '../../../engine/index.js';
-import { type BadRecord, loadThroughReader, StageLoadError } from '../../records/index.js';
+import { loadThroughReader, PermanentError, type RangeRead, StageLoadError } from '../../records/index.js';
 import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
 import type { SchemaAnswer } from './schema-registry.js';
@@ -28,16 +28,21 @@ export async function loadAvroMessages<M>(
   messages: readonly M[],
   into: string,
   name: string,
-): Promise<BadRecord[]> {
+): Promise<RangeRead> {
   const files = avroFiles(how, messages, how.format as AvroFormat, await schemaAnswers(how, messages));
   const bad = files.refused.map((r) => badRecord(how, messages[r.index] as M, r.error, true));
   const setAside = (entries: AvroEntry[], error: string) => {
     for (const entry of entries) bad.push(badRecord(how, messages[entry.index] as M, error, true));
   };
+  let rows = 0;
   const load = async (group: AvroGroup, entries: AvroEntry[], checked: boolean): Promise<void> => {
     if (entries.length === 0) return;
-    const problem = await loadEntries(engines, how, group, entries, into, name);
-    if (!problem) return;
+    const loaded = await loadEntries(engines, how, group, entries, into, name);
+    if (!('reason' in loaded)) {
+      rows += loaded.rows;
+      return;
+    }
+    const problem = loaded;
     if (entries.length === 1 || problem.wholeSchema) return setAside(entries, problem.reason);
     if (!checked) {
       // Finding the records that do not decode costs one pass; halving costs a load per half.
@@ -55,7 +60,7 @@ export async function loadAvroMessages<M>(
     await load(group, entries.slice(half), true);
   };
   for (const group of files.groups) await load(group, group.entries, false);
-  return bad;
+  return { rows, badRecords: bad };
 }
 
 /** validateSamples: why the first sample that does not parse and map as the pipe will fails. */
@@ -70,12 +75,12 @@ export async function avroSampleProblem<M>(
     const refused = files.refused[0];
     if (refused) return { index, reason: refused.error };
     const group = files.groups[0] as AvroGroup;
-    const problem = await withContainerFile(engines.engine, how, group, group.entries, 'sample', (from) =>
+    const read = await withContainerFile(engines.engine, how, group, group.entries, 'sample', (from) =>
       engines.sourceReader.query(`SELECT ${how.plan.selectList} FROM ${from}`, {
         settings: avroSettings(how),
       }),
     );
-    if (problem) return { index, reason: problem.reason };
+    if ('reason' in read) return { index, reason: read.reason };
   }
   return undefined;
 }
@@ -121,29 +126,34 @@ async function loadEntries<M>(
   into: string,
   name: string,
 ) {
-  return withContainerFile(engines.engine, how, group, entries, name, (from, file) =>
-    loadThroughReader(engines, { name: file, from, plan: how.plan, settings: avroSettings(how), into }),
-  );
+  return withContainerFile(engines.engine, how, group, entries, name, async (from, file) => {
+    const settings = avroSettings(how);
+    const loaded = await loadThroughReader(engines, { name: file, from, plan: how.plan, settings, into });
+    // The engine's Avro reader stops at a record it cannot read rather than skip it; a skipped one
+    // could not be told apart from its message's other records, so it is never let pass unseen.
+    if (loaded.skipped.length > 0)
+      throw new PermanentError('the engine skipped records of an Avro container file without saying which');
+    return { rows: loaded.rows };
+  });
 }
 
 /**
  * Writes the entries as a container file in the service's scratch directory and runs `use` on
  * it; an error that says the records cannot be read comes back as the reason, any other throws.
  */
-async function withContainerFile<M>(
+async function withContainerFile<M, T>(
   engine: Engine,
   how: MessagePlan<M>,
   group: AvroGroup,
   entries: AvroEntry[],
   name: string,
-  use: (from: string, file: string) => Promise<unknown>,
-): Promise<{ reason: string; wholeSchema: boolean } | undefined> {
+  use: (from: string, file: string) => Promise<T>,
+): Promise<{ reason: string; wholeSchema: boolean } | T> {
   const file = `${name}-${randomUUID()}.avro`;
   const path = engine.scratchPath(file);
   try {
     await writeFile(path, [group.header, ...entries.flatMap((entry) => entry.pieces)]);
-    await use(`file(${literal(path)}, 'Avro', ${literal(how.plan.structure)})`, file);
-    return undefined;
+    return await use(`file(${literal(path)}, 'Avro', ${literal(how.plan.structure)})`, file);
   } catch (error) {
     // Rows may be in the stage already: only the whole batch read again is safe.
     if (error instanceof StageLoadError) throw error;

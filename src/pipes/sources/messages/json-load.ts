@@ -5,6 +5,7 @@ import {
   type BadRecord,
   loadThroughReader,
   MAX_EXPLAINED,
+  type RangeRead,
   type SkippedRow,
   whyRecordFails,
 } from '../../records/index.js';
@@ -24,7 +25,7 @@ export async function loadJsonMessages<M>(
   messages: readonly M[],
   into: string,
   name: string,
-): Promise<BadRecord[]> {
+): Promise<RangeRead> {
   const { engine, sourceReader } = engines;
   const file = `${name}-${randomUUID()}.json`;
   const path = engine.scratchPath(file);
@@ -32,7 +33,7 @@ export async function loadJsonMessages<M>(
   const bad = text.refused.map((r) => badRecord(how, messages[r.index] as M, r.error));
   try {
     await writeFile(path, text.chunks);
-    const skipped = await loadThroughReader(engines, {
+    const { rows, skipped } = await loadThroughReader(engines, {
       name: file,
       from: `file(${literal(path)}, 'JSONEachRow', ${literal(how.plan.structure)})`,
       plan: how.plan,
@@ -55,7 +56,7 @@ export async function loadJsonMessages<M>(
       },
     });
     bad.push(...(await explain(sourceReader, how, messages, text.lines, skipped)));
-    return bad;
+    return { rows, badRecords: bad };
   } finally {
     await engine.removeScratch(file);
   }

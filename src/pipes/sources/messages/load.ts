@@ -1,5 +1,5 @@
 import type { Engine } from '../../../engine/index.js';
-import type { BadRecord } from '../../records/index.js';
+import type { RangeRead } from '../../records/index.js';
 import { avroSampleProblem, loadAvroMessages } from './avro-load.js';
 import { jsonSampleProblem, loadJsonMessages } from './json-load.js';
 import type { MessagePlan } from './plan.js';
@@ -8,7 +8,8 @@ type Engines = { engine: Engine; sourceReader: Engine };
 
 /**
  * Loads a batch of a stream's messages into `into` through the source reader, in the pipe's
- * format; the messages that do not parse or fit come back as bad records, the rest are loaded.
+ * format; the messages that do not parse or fit come back as bad records, the rest are loaded
+ * (and counted).
  */
 export function loadMessages<M>(
   engines: Engines,
@@ -16,7 +17,7 @@ export function loadMessages<M>(
   messages: readonly M[],
   into: string,
   name: string,
-): Promise<BadRecord[]> {
+): Promise<RangeRead> {
   return how.format === 'JSONEachRow'
     ? loadJsonMessages(engines, how, messages, into, name)
     : loadAvroMessages(engines, how, messages, into, name);

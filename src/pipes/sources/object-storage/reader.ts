@@ -6,12 +6,13 @@ import type { Claim, Json } from '../../../store/index.js';
 import type { PipeConfig } from '../../model.js';
 import {
   asUnreadablePart,
-  type BadRecord,
   explainSkippedRows,
   insertPlan,
   loadThroughReader,
   PermanentError,
   POSITIONAL_FORMATS,
+  type RangeRead,
+  rangeRead,
   readSettings,
 } from '../../records/index.js';
 import type { RunContext, SourceRun } from '../contract.js';
@@ -66,9 +67,9 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
     async read(batch, into) {
       const { files } = batch.range as unknown as FileRange;
       const readable = files.filter((file) => !batch.skipped.some((s) => s.key === file.key));
-      return (
-        await mapLimited(readable, limits.concurrency, (file, index) => insert(into, file, index))
-      ).flat();
+      return rangeRead(
+        await mapLimited(readable, limits.concurrency, (file, index) => insert(into, file, index)),
+      );
     },
     close: async () => {},
   };
@@ -137,13 +138,13 @@ export function fileReader(
 /** Reads one file into a table through the source reader (loadThroughReader), isolating bad rows. */
 function fileInserter(context: RunContext, location: Location, source: ObjectStorageConfig) {
   const { config, engine, sourceReader, pipeId } = context;
-  return async (into: string, file: { key: string }, index: number): Promise<BadRecord[]> => {
+  return async (into: string, file: { key: string }, index: number): Promise<RangeRead> => {
     // Asked per file: assumed-role credentials are renewed before they expire.
     const credentials = await storageCredentials(source, context.organizationId);
     const reader = fileReader(config, location, source, credentials);
     const { plan, read, settings } = reader;
     try {
-      const skipped = await loadThroughReader(
+      const { rows, skipped } = await loadThroughReader(
         { engine, sourceReader },
         {
           name: `${pipeId}-${index}-${randomUUID()}`,
@@ -153,14 +154,15 @@ function fileInserter(context: RunContext, location: Location, source: ObjectSto
           into,
         },
       );
-      if (skipped.length === 0) return [];
-      return await explainSkippedRows(sourceReader, skipped, {
+      if (skipped.length === 0) return { rows, badRecords: [] };
+      const badRecords = await explainSkippedRows(sourceReader, skipped, {
         source: file.key,
         linesFrom: read(file.key, 'LineAsString', 'line String'),
         headerLines: source.format.endsWith('WithNames') ? 1 : 0,
         parseOne: (raw) =>
           `SELECT * FROM format(${source.format}, ${literal(plan.structure)}, ${literal(raw)})${settingsClause(settings)}`,
       });
+      return { rows, badRecords };
     } catch (error) {
       throw asUnreadablePart(error, file.key, (text) =>
         withoutCredentials(context.redact(text), credentials),

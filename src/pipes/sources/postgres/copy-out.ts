@@ -39,8 +39,11 @@ type DataListener = (chunk: Buffer) => void;
  */
 export const COPY_SILENCE_MS = 60_000;
 
-/** Runs `COPY ... TO STDOUT` on `client` and writes its text to the file at `path`. */
-export function copyToFile(client: pg.Client, sql: string, path: string): Promise<void> {
+/**
+ * Runs `COPY ... TO STDOUT` on `client` and writes its text to the file at `path`; resolves with
+ * the rows the server says it sent.
+ */
+export function copyToFile(client: pg.Client, sql: string, path: string): Promise<number> {
   return copyOut(client, sql, createWriteStream(path, { highWaterMark: WRITE_AHEAD_BYTES }));
 }
 
@@ -52,10 +55,11 @@ export function copyToFile(client: pg.Client, sql: string, path: string): Promis
  * from pg while the COPY runs, drops each message's 5-byte header in place (copyWithin, no
  * allocation per row) and writes whole chunks. The first message that is not part of the COPY's
  * data (CopyDone, an ErrorResponse, ...) and everything after it go back to pg, which then
- * reports the statement's end or error as for any query.
+ * reports the statement's end or error as for any query. Resolves with the rows the server's
+ * CommandComplete (`COPY n`) counts.
  */
-export function copyOut(client: pg.Client, sql: string, sink: Writable): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
+export function copyOut(client: pg.Client, sql: string, sink: Writable): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     client.query(new CopyRelay(sql, sink, resolve, reject));
   });
 }
@@ -74,6 +78,8 @@ class CopyRelay {
   private block: Buffer = takeBlock();
   private used = 0;
   private settled = false;
+  /** The rows the server counted in its CommandComplete; undefined until it came. */
+  private rows: number | undefined;
   private readonly onData: DataListener = (chunk) => {
     this.lastHeard.heard();
     this.relay(chunk);
@@ -84,7 +90,7 @@ class CopyRelay {
   constructor(
     private readonly text: string,
     private readonly sink: Writable,
-    private readonly resolve: () => void,
+    private readonly resolve: (rows: number) => void,
     private readonly reject: (error: Error) => void,
   ) {
     // A sink that cannot be written fails the copy once PostgreSQL is done with it: the session
@@ -232,7 +238,10 @@ class CopyRelay {
     if (rest && rest.length > 0) listener(Buffer.from(rest));
   }
 
-  handleCommandComplete(): void {}
+  handleCommandComplete(message: { text?: string }): void {
+    const match = /^COPY (\d+)$/.exec(message.text ?? '');
+    if (match) this.rows = Number(match[1]);
+  }
 
   handleReadyForQuery(): void {
     this.finish(undefined);
@@ -259,7 +268,12 @@ class CopyRelay {
     this.releaseBlock();
     this.sink.end();
     finished(this.sink).then(
-      () => (this.sinkError ? this.reject(this.sinkError) : this.resolve()),
+      () => {
+        if (this.sinkError) this.reject(this.sinkError);
+        else if (this.rows === undefined)
+          this.reject(new Error('PostgreSQL ended the COPY without its row count'));
+        else this.resolve(this.rows);
+      },
       (failure: Error) => this.reject(this.sinkError ?? failure),
     );
   }

@@ -9,7 +9,7 @@ import {
   settingsClause,
   tableName,
 } from '../../../engine/index.js';
-import { type BadRecord, loadFile, loadThroughReader } from '../../records/index.js';
+import { loadFile, loadThroughReader, type RangeRead } from '../../records/index.js';
 import { copyTextLine, keyOf, rowsText, type TableChanges, type TargetRow } from './changes.js';
 import { UNCHANGED } from './pgoutput.js';
 import {
@@ -34,7 +34,8 @@ export interface RowsLoad {
   rangesAtOnce?: number;
 }
 
-type RowsFile = { path: string; name: string; label: string };
+/** A file of a table's rows in COPY's text format, and how many rows the source says it holds. */
+type RowsFile = { path: string; name: string; label: string; rows: number };
 
 /**
  * Loads a file of a table's rows in COPY's text format into `into`: by the service's engine
@@ -47,7 +48,7 @@ export async function loadRowsFile(
   file: RowsFile,
   into: string,
   load: RowsLoad,
-): Promise<BadRecord[]> {
+): Promise<RangeRead> {
   const parse = load.rangesAtOnce === undefined ? {} : rangeParseSettings(load.rangesAtOnce);
   // The insert's own merge of each block (optimize_on_insert) finds rows of equal key to fold;
   // a range read by one statement holds each primary key once, so that pass would fold nothing.
@@ -57,8 +58,8 @@ export async function loadRowsFile(
     load.staged &&
     (await loadInEngine(engines.engine, plan, file, into, { ...parse, ...insert }, load.logger))
   )
-    return [];
-  const skipped = await loadThroughReader(engines, {
+    return { rows: file.rows, badRecords: [] };
+  const { rows, skipped } = await loadThroughReader(engines, {
     name: file.name,
     from: rowsFileSource(file.path, plan),
     plan: plan.insert,
@@ -66,13 +67,14 @@ export async function loadRowsFile(
     into,
     insertSettings: insert,
   });
-  return skipped.map((s) => ({
+  const badRecords = skipped.map((s) => ({
     source: `${file.label} row ${s.row}`,
     row: s.row,
     error: s.error,
     raw: s.raw,
     table: plan.spec.table,
   }));
+  return { rows, badRecords };
 }
 
 /**
@@ -132,10 +134,10 @@ async function loadInEngine(
 export async function loadChanges(
   engines: Engines,
   changes: TableChanges,
-  file: RowsFile,
+  file: Omit<RowsFile, 'rows'>,
   into: string,
   load: Omit<RowsLoad, 'rangesAtOnce'>,
-): Promise<BadRecord[]> {
+): Promise<RangeRead> {
   const { plan } = changes;
   const { logger } = load;
   const target = tableName(plan.spec.database, plan.spec.table);
@@ -143,9 +145,9 @@ export async function loadChanges(
     await engines.engine.execute(`DELETE FROM ${target} WHERE ${ident(VERSION)} < ${changes.truncatedAt}`);
   }
   await fillUnchanged(engines.engine, changes, logger);
-  if (changes.rows.length === 0) return [];
+  if (changes.rows.length === 0) return { rows: 0, badRecords: [] };
   await writeFile(file.path, rowsText(changes.rows));
-  return loadRowsFile(engines, plan, file, into, load);
+  return loadRowsFile(engines, plan, { ...file, rows: changes.rows.length }, into, load);
 }
 
 /**

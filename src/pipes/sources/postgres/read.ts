@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Batch } from '../../../store/index.js';
-import type { BadRecord } from '../../records/index.js';
+import { type RangeRead, rangeRead } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import { rowsOfChanges } from './changes.js';
 import type { PostgresSource } from './connection.js';
@@ -35,7 +35,7 @@ export async function readBatch(
   batch: Batch,
   intoTable: (table: string) => string,
   staged: (table: string) => boolean,
-): Promise<BadRecord[]> {
+): Promise<RangeRead> {
   const { context } = host;
   const { logger } = context;
   const range = batch.range as unknown as SnapshotRange | ChangesRange;
@@ -45,12 +45,12 @@ export async function readBatch(
   try {
     if (range.kind === 'snapshot') {
       const plan = host.planOf(range.table);
-      await copyRange(host.sessions, plan, range, host.snapshotName, file.path);
+      const rows = await copyRange(host.sessions, plan, range, host.snapshotName, file.path);
       const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
       const { rangesAtOnce } = snapshotParallelism(host.source.settings);
       const into = intoTable(plan.spec.table);
       const load = { staged: staged(plan.spec.table), logger, rangesAtOnce };
-      return await loadRowsFile(engines, plan, { ...file, label }, into, load);
+      return await loadRowsFile(engines, plan, { ...file, label, rows }, into, load);
     }
     const stream = host.stream as ChangeStream;
     const [from, to] = [rangeFrom(range), rangeTo(range)];
@@ -58,15 +58,15 @@ export async function readBatch(
     const transactions = stream.takeRange(from, to);
     await followRelations(host, transactions, intoTable);
     const byTable = rowsOfChanges(transactions, (schema, table) => host.planBySource(schema, table));
-    const bad: BadRecord[] = [];
+    const reads: RangeRead[] = [];
     for (const changes of byTable.values()) {
       const { schema, table } = changes.plan.source;
       const label = `${rangeLabel(range)} of ${schema}.${table}`;
       const { table: target } = changes.plan.spec;
       const load = { staged: staged(target), logger };
-      bad.push(...(await loadChanges(engines, changes, { ...file, label }, intoTable(target), load)));
+      reads.push(await loadChanges(engines, changes, { ...file, label }, intoTable(target), load));
     }
-    return bad;
+    return rangeRead(reads);
   } finally {
     await context.engine.removeScratch(`${name}.tsv`);
   }

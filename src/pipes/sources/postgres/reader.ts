@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Batch, Claim, Json } from '../../../store/index.js';
-import { type BadRecord, PermanentError } from '../../records/index.js';
+import { PermanentError, type RangeRead } from '../../records/index.js';
 import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
 import { readTable, tableGone } from './catalog.js';
 import { claimChanges, claimRange } from './claims.js';
@@ -294,7 +294,7 @@ export class PostgresRun implements SourceRun {
     _into: string,
     intoTable: (table: string) => string,
     staged: (table: string) => boolean,
-  ): Promise<BadRecord[]> {
+  ): Promise<RangeRead> {
     return readBatch(this.batchHost, batch, intoTable, staged);
   }
 

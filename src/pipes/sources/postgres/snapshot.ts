@@ -65,8 +65,8 @@ export async function copyRange(
   range: SnapshotRange,
   snapshotName: string | null,
   path: string,
-): Promise<void> {
-  await sessions.use(async (client) => {
+): Promise<number> {
+  return sessions.use(async (client) => {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     if (snapshotName) await client.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshotName)}`);
     const where = [`ctid >= '(${range.fromBlock},0)'::tid`];
@@ -75,8 +75,9 @@ export async function copyRange(
     // the tables that inherit from it (whose changes the pipe does not follow).
     const only = plan.source.partitioned ? '' : 'ONLY ';
     const table = `${only}${pgTable(plan.source.schema, plan.source.table)}`;
+    let rows: number;
     try {
-      await copyToFile(
+      rows = await copyToFile(
         client,
         `COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`,
         path,
@@ -89,6 +90,7 @@ export async function copyRange(
       throw error;
     }
     await client.query('COMMIT');
+    return rows;
   });
 }
 

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableName } from '../src/engine/index.js';
+import type { PipeConfig } from '../src/pipes/model.js';
+import { completeBatch, StagedCountError } from '../src/pipes/runtime/batch.js';
+import { prepareDestinations } from '../src/pipes/runtime/destination.js';
+import { createPipe, sql } from './support/runtime.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+
+// The runtime holds what its stages hold against what the source says it read, before anything
+// moves. A source whose count and load disagree stands in here for an engine that drops or adds
+// rows (the reader below is a stand-in: it loads two rows and says three, or says what it loaded).
+
+describe('a batch whose stage does not hold what was read is failed, not moved', () => {
+  let s: TestSluice;
+  let pipeId: string;
+  beforeAll(async () => {
+    s = await startSluice({ runtime: false });
+    pipeId = await createPipe(s, {
+      name: 'counted',
+      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///none/*.ndjson' } },
+      destination: {
+        database: 'counted',
+        table: 'rows',
+        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  async function batchWith(rowsSaid: (loaded: number) => number) {
+    const { store, engines } = s.sluice;
+    const engine = engines.engineFor({ id: s.serviceId, kind: 'embedded' });
+    const view = await s.sluice.pipes.runtimeView(pipeId);
+    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    await store.repos.progress.ensure(pipeId, null);
+    const claimed = await store.transaction((repos) =>
+      repos.progress.claim(pipeId, 0, { range: { n: 1 }, files: 1, bytes: 1, skipped: [], cursor: 'x' }),
+    );
+    return completeBatch({ engine, store }, destinations, claimed, async (_batch, into) => {
+      await engine.execute(`INSERT INTO ${into} (id) VALUES (1), (1)`);
+      return { rows: rowsSaid(2), badRecords: [] };
+    });
+  }
+
+  it('a count that differs: StagedCountError naming both counts, nothing in the destination, the batch left unstaged', async () => {
+    const failed = batchWith(() => 3);
+    await expect(failed).rejects.toBeInstanceOf(StagedCountError);
+    await expect(failed).rejects.toThrow(/read 3 rows and 0 bad records, but the engine staged 2 rows/);
+    expect(await sql(s, `SELECT count() AS n FROM ${tableName('counted', 'rows')}`)).toEqual([{ n: 0 }]);
+    const open = await s.sluice.store.repos.progress.openBatches(pipeId);
+    expect(open.map((b) => ({ staged: b.staged }))).toEqual([{ staged: false }]);
+  });
+
+  it('a count that agrees: moved and committed, counted by the engine', async () => {
+    await s.sluice.store.transaction((repos) => repos.progress.reset(pipeId, null));
+    const done = await batchWith((loaded) => loaded);
+    expect(done).toMatchObject({ rows: 2, staged: true });
+    expect(await sql(s, `SELECT count() AS n FROM ${tableName('counted', 'rows')}`)).toEqual([{ n: 2 }]);
+    expect((await s.sluice.store.repos.progress.get(pipeId))?.rowsWritten).toBe(2);
+  });
+});
