@@ -48,12 +48,18 @@ beforeAll(async () => {
   await files('ten', 10);
   await files('lines', 1, '{"k": 7, "v": "same"}\n'.repeat(1_000));
   await files('renamed', 1);
+  // Ten equal files, then a file of identical lines: six batches of two files.
+  await files('killed', 10);
+  await writeFile(join(dataDir, 'files/killed/lines.ndjson'), '{"k": 7, "v": "same"}\n'.repeat(1_000));
   // One pipe per step of a batch, each killed there on its first batch, then the rest on a server
   // that is not told to die.
   const killed = await killedAtEachStep({
     dataDir,
     env: {},
-    pipes: KILL_STEPS.map((step) => ({ step, body: pipe(`killed-${step}`, 'file:///ten/*.ndjson') })),
+    pipes: KILL_STEPS.map((step) => ({
+      step,
+      body: pipe(`killed-${step}`, 'file:///killed/*.ndjson', { isContinuous: true }),
+    })),
     started: (server) => servers.push(server),
   });
   served = killed.served;
@@ -111,18 +117,20 @@ describe('equal files and lines each land (object storage, a real server process
   });
 
   it.each(KILL_STEPS)(
-    'killed at %s of its first batch: every row of ten equal files, once each',
+    'killed at %s of its first batch: every row of ten equal files, of identical lines, and of a file copied under a new name',
     async (step) => {
-      const status = await statusUntil(
-        served,
-        ids.get(`killed-${step}`) as string,
-        (s) => s.state === 'Completed',
-      );
+      const id = ids.get(`killed-${step}`) as string;
+      await statusUntil(served, id, (s) => s.filesDone >= 11);
+      // The same file again, under a name after the others: the continuous pipes read it too.
+      if (step === KILL_STEPS[0])
+        await copyFile(join(dataDir, 'files/killed/0.ndjson'), join(dataDir, 'files/killed/renamed.ndjson'));
+      const status = await statusUntil(served, id, (s) => s.filesDone === 12);
       expect(await landed(`killed_${step.replace(/-/g, '_')}`)).toEqual([
-        { k: 1, v: 'a', n: 10 },
-        { k: 2, v: 'b', n: 10 },
+        { k: 1, v: 'a', n: 11 },
+        { k: 2, v: 'b', n: 11 },
+        { k: 7, v: 'same', n: 1_000 },
       ]);
-      expect(status).toMatchObject({ filesDone: 10, rowsWritten: 20, badRecords: 0 });
+      expect(status).toMatchObject({ state: 'Running', rowsWritten: 1_022, badRecords: 0 });
     },
   );
 

@@ -936,6 +936,8 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       '_pipe_synced_at',
       '_pipe_is_deleted',
       '_pipe_version',
+      '_pipe_row_id',
+      '_pipe_row_hash',
     ]);
 
     await client.query(`INSERT INTO readings VALUES ('new', 9000, 0.5, 'y')`);
@@ -944,14 +946,63 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.query('DELETE FROM readings WHERE at = 20');
     const expected = await source();
     await untilEqual(target, expected);
-    // A delete is a new version of the row marked deleted, not a row gone from the target.
+    // A delete is a new version of the row marked deleted, not a row gone from the target;
+    // without a key, rows are told apart by their id (the snapshot's ctid, a change's position).
     const deleted = await sql(
       s,
-      'SELECT _pipe_is_deleted AS d FROM mirror_full.readings FINAL WHERE at = 20',
+      "SELECT _pipe_is_deleted AS d, _pipe_row_id LIKE '(%,%)' AS from_snapshot FROM mirror_full.readings FINAL WHERE at = 20",
     );
-    expect(deleted).toEqual([{ d: 1 }]);
+    expect(deleted).toEqual([{ d: 1, from_snapshot: 1 }]);
     await client.end();
   }, 120_000);
+
+  it('a target an earlier Sluice made for a table without a key (ordered by every column) fails the pipe saying to resync; the resync mirrors every row', async () => {
+    const { client, port } = await database('earlier');
+    await client.query('CREATE TABLE twins (a int NOT NULL, b text NOT NULL)');
+    await client.query('ALTER TABLE twins REPLICA IDENTITY FULL');
+    await client.query(`INSERT INTO twins SELECT i % 2, 'same' FROM generate_series(1, 10) i`);
+    await client.query('ANALYZE twins');
+    // An empty target of the old kind is made anew: nothing in it to lose.
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS mirror_earlier');
+    const old = `CREATE TABLE mirror_earlier.twins (a Int32, b String, _pipe_synced_at DateTime64(9), _pipe_is_deleted UInt8, _pipe_version Int64)
+                 ENGINE = ReplacingMergeTree(_pipe_version) ORDER BY (a, b)`;
+    await sql(s, old);
+    const id = await createPipe(s, pipeBody('earlier', port, ['twins']));
+    await waitForState(s, id, 'Running', 90_000);
+    const rows = () =>
+      sql(
+        s,
+        'SELECT a, toUInt32(count()) AS n FROM mirror_earlier.twins FINAL WHERE _pipe_is_deleted = 0 GROUP BY a ORDER BY a',
+      );
+    expect(await rows()).toEqual([
+      { a: 0, n: 5 },
+      { a: 1, n: 5 },
+    ]);
+    // One holding rows, as an upgrade finds it: the pipe fails saying what to run.
+    const url = `${s.pipesUrl}/${id}/state`;
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'stop' } })).statusCode).toBe(200);
+    await waitForState(s, id, 'Stopped');
+    await sql(s, 'DROP TABLE mirror_earlier.twins');
+    await sql(s, old);
+    await sql(
+      s,
+      "INSERT INTO mirror_earlier.twins VALUES (0, 'same', now64(9), 0, 0), (1, 'same', now64(9), 0, 0)",
+    );
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
+    const failed = await waitForState(s, id, 'Failed');
+    expect(failed.reason).toContain(
+      'mirror_earlier.twins: made by an earlier Sluice for a table without a key',
+    );
+    expect(failed.reason).toContain('resync the pipe');
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'resync' } })).statusCode).toBe(200);
+    await waitForState(s, id, 'Running', 90_000);
+    await client.query(`INSERT INTO twins VALUES (1, 'same'), (1, 'same')`);
+    await untilEqual(rows, [
+      { a: 0, n: 5 },
+      { a: 1, n: 7 },
+    ]);
+    await client.end();
+  }, 180_000);
 });
 
 describe('postgres pipes and the network Sluice runs in', () => {

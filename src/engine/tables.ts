@@ -5,7 +5,8 @@ import { expression, ident, literal, tableName } from './sql.js';
 export interface TableSpec {
   database: string;
   table: string;
-  columns: EngineColumn[];
+  /** `default`: an expression of Sluice's own (never a user's text) filling the column on insert. */
+  columns: (EngineColumn & { default?: string })[];
   engine: {
     type: 'MergeTree' | 'ReplacingMergeTree' | 'SummingMergeTree' | 'Null';
     versionColumnId?: string;
@@ -30,7 +31,9 @@ export function createTableSql(
   spec: TableSpec,
   options: { ifNotExists?: boolean; name?: string } = {},
 ): string {
-  const columns = spec.columns.map((c) => `\n  ${ident(c.name)} ${c.type}\n`).join(', ');
+  const columns = spec.columns
+    .map((c) => `\n  ${ident(c.name)} ${c.type}\n${c.default ? ` DEFAULT ${c.default}` : ''}`)
+    .join(', ');
   const orderBy = spec.sortingKey?.length ? `(${spec.sortingKey.map(ident).join(', ')})` : 'tuple()';
   const engine = engineClause(spec);
   const clauses =

@@ -33,11 +33,41 @@ export async function serve(dataDir: string, env: Record<string, string>): Promi
 }
 
 /**
- * One pipe per batch step, each made on a server told to kill itself (SIGKILL) when that pipe's
- * batch reaches the step: the server starts with the failpoint, the pipe is created, `feed`
- * gives it something to read, and the server must die there, saying where. The next server
- * starts with the next pipe's failpoint (the earlier pipes resume under it, and may be killed at
- * any point of theirs), and a last one without any is returned, every pipe resuming on it.
+ * Starts a server told to kill itself (SIGKILL) when a batch of the pipe named `pipeName` reaches
+ * `step`, runs `act` on it (create the pipe, give it something to read), and waits for it to die
+ * there, saying where.
+ */
+export async function dieAt(options: {
+  dataDir: string;
+  env: Record<string, string>;
+  step: KillStep;
+  pipeName: string;
+  act: (served: Served) => Promise<void>;
+  /** Told of each server started (the test kills the last one when it ends, even when it fails). */
+  started: (server: ServedSluice) => void;
+}): Promise<void> {
+  const { step, pipeName } = options;
+  const served = await serve(options.dataDir, { ...options.env, SLUICE_TEST_KILL_AT: `${step}@${pipeName}` });
+  options.started(served.server);
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    served.server.child.once('exit', (_code, signal) => resolve(signal)),
+  );
+  await options.act(served);
+  const signal = await Promise.race([
+    exited,
+    new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 90_000)),
+  ]);
+  const said = served.server.output();
+  if (signal !== 'SIGKILL') served.server.child.kill('SIGKILL');
+  expect({ signal, pipe: pipeName }, said.slice(-5_000)).toEqual({ signal: 'SIGKILL', pipe: pipeName });
+  expect(said).toContain(`killed at ${step} of batch`);
+}
+
+/**
+ * One pipe per batch step, each made on a server told to die when that pipe's batch reaches the
+ * step (dieAt), after `feed` gives it something to read. The next server starts with the next
+ * pipe's failpoint (the earlier pipes resume under it, and may be killed at any point of theirs),
+ * and a last one without any is returned, every pipe resuming on it.
  */
 export async function killedAtEachStep(options: {
   dataDir: string;
@@ -45,31 +75,21 @@ export async function killedAtEachStep(options: {
   pipes: { step: KillStep; body: { name: string } }[];
   /** Gives the pipe just made what to read (a stream's next messages), if the source needs it. */
   feed?: (pipe: { step: KillStep; name: string }) => Promise<void>;
-  /** Told of each server started (the test kills the last one when it ends, even when it fails). */
   started: (server: ServedSluice) => void;
 }): Promise<{ served: Served; ids: Map<string, string> }> {
   const ids = new Map<string, string>();
   for (const { step, body } of options.pipes) {
-    const served = await serve(options.dataDir, {
-      ...options.env,
-      SLUICE_TEST_KILL_AT: `${step}@${body.name}`,
+    await dieAt({
+      ...options,
+      step,
+      pipeName: body.name,
+      act: async (served) => {
+        const created = await served.call(served.pipes, 'POST', body);
+        expect(created.status, created.error).toBe(200);
+        ids.set(body.name, created.result.id);
+        await options.feed?.({ step, name: body.name });
+      },
     });
-    options.started(served.server);
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      served.server.child.once('exit', (_code, signal) => resolve(signal)),
-    );
-    const created = await served.call(served.pipes, 'POST', body);
-    expect(created.status, created.error).toBe(200);
-    ids.set(body.name, created.result.id);
-    await options.feed?.({ step, name: body.name });
-    const signal = await Promise.race([
-      exited,
-      new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 90_000)),
-    ]);
-    const said = served.server.output();
-    if (signal !== 'SIGKILL') served.server.child.kill('SIGKILL');
-    expect({ signal, pipe: body.name }, said.slice(-5_000)).toEqual({ signal: 'SIGKILL', pipe: body.name });
-    expect(said).toContain(`killed at ${step} of batch`);
   }
   const served = await serve(options.dataDir, options.env);
   options.started(served.server);

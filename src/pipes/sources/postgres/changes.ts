@@ -1,3 +1,4 @@
+import { PermanentError } from '../../records/index.js';
 import { UNCHANGED, type Value } from './pgoutput.js';
 import type { Change, RowChange, Transaction } from './stream.js';
 import type { TablePlan } from './tables.js';
@@ -8,6 +9,11 @@ export interface TargetRow {
   fields: (string | null | typeof UNCHANGED)[];
   deleted: 0 | 1;
   version: bigint;
+  /**
+   * A table without a key: the row's id (tables.ts, ROW_ID). A delete has none until the loader
+   * finds which of the row's twins it takes (load.ts, takeTwins).
+   */
+  rowId?: string;
 }
 
 /** What a batch of changes writes to one table. */
@@ -24,11 +30,14 @@ export interface TableChanges {
  * (its key, or its whole old row under REPLICA IDENTITY FULL), an update that changed the key
  * also a deleted version of the old key. A TOAST value the update left unchanged is taken from the
  * row's last version in the batch; what the batch cannot tell stays UNCHANGED for the caller to
- * find in the target.
+ * find in the target. A table without a key gets a row per inserted row, and a deleted version
+ * of one twin per deleted row (keylessRows). `seen(plan, xid)` says the table's snapshot already
+ * holds what a transaction did (its snapshot was taken after the slot's: snapshot-visibility.ts).
  */
 export function rowsOfChanges(
   transactions: readonly Transaction[],
   planOf: (schema: string, table: string) => TablePlan | undefined,
+  seen: (plan: TablePlan, xid: number) => boolean = () => false,
 ): Map<string, TableChanges> {
   const tables = new Map<string, TableChanges & { latest: Map<string, TargetRow> }>();
   const tableFor = (plan: TablePlan) => {
@@ -40,11 +49,16 @@ export function rowsOfChanges(
     return entry;
   };
   for (const transaction of transactions) {
+    // Changes at one WAL position (a multi-row insert) are told apart by their place there.
+    let position = -1n;
+    let place = 0;
     for (const change of transaction.changes) {
+      place = change.lsn === position ? place + 1 : 0;
+      position = change.lsn;
       if (change.kind === 'truncate') {
         for (const relation of change.relations) {
           const plan = planOf(relation.schema, relation.name);
-          if (!plan) continue;
+          if (!plan || seen(plan, transaction.xid)) continue;
           const entry = tableFor(plan);
           entry.rows = [];
           entry.latest.clear();
@@ -53,8 +67,12 @@ export function rowsOfChanges(
         continue;
       }
       const plan = planOf(change.relation.schema, change.relation.name);
-      if (!plan) continue;
+      if (!plan || seen(plan, transaction.xid)) continue;
       const entry = tableFor(plan);
+      if (plan.keyless) {
+        entry.rows.push(...keylessRows(plan, change, `${change.lsn}.${place}`));
+        continue;
+      }
       for (const row of targetRows(plan, change)) {
         const key = keyOf(plan, row.fields);
         if (row.deleted === 0) {
@@ -76,15 +94,45 @@ export function rowsOfChanges(
   );
 }
 
-function targetRows(plan: TablePlan, change: RowChange): TargetRow[] {
+/** A change's values as the plan's fields (arrays as JSON), in the plan's column order. */
+function fieldsReader(plan: TablePlan, change: RowChange) {
   const index = new Map(change.relation.columns.map((column, i) => [column.name, i]));
-  const fieldsOf = (values: Value[]) =>
+  return (values: Value[]) =>
     plan.columns.map((column) => {
       const at = index.get(column.name);
       const value = at === undefined ? null : (values[at] ?? null);
       if (typeof value !== 'string') return value;
       return column.array ? arrayTextToJson(value, elementOf(plan, column.name)) : value;
     });
+}
+
+/**
+ * A table without a key, row for row: an insert is a row of its own (`id`: its WAL position and
+ * place there); a delete the deleted version of one twin of its old row (which one, load.ts
+ * decides); an update both. REPLICA IDENTITY FULL sends the whole old row, TOAST values inlined,
+ * so an update's unchanged TOAST values are the old row's.
+ */
+function keylessRows(plan: TablePlan, change: RowChange, id: string): TargetRow[] {
+  const fieldsOf = fieldsReader(plan, change);
+  if (change.kind !== 'insert' && !change.old) {
+    const { schema, name } = change.relation;
+    throw new PermanentError(
+      `an ${change.kind} of ${schema}.${name}, a table without a key, came without its old row: set ALTER TABLE ${schema}.${name} REPLICA IDENTITY FULL, then resync the pipe`,
+    );
+  }
+  // Under FULL the old row comes whole (TOAST values inlined): nothing of it is left unsaid.
+  const old = change.old ? fieldsOf(change.old).map((f) => (f === UNCHANGED ? null : f)) : undefined;
+  const rows: TargetRow[] = [];
+  if (old) rows.push({ fields: old, deleted: 1, version: change.lsn });
+  if (change.row) {
+    const fields = fieldsOf(change.row).map((field, i) => (field === UNCHANGED ? (old?.[i] ?? null) : field));
+    rows.push({ fields, deleted: 0, version: change.lsn, rowId: id });
+  }
+  return rows;
+}
+
+function targetRows(plan: TablePlan, change: RowChange): TargetRow[] {
+  const fieldsOf = fieldsReader(plan, change);
   const rows: TargetRow[] = [];
   if (change.old) {
     const old = fieldsOf(change.old);
@@ -111,10 +159,16 @@ export function keyOf(plan: TablePlan, fields: TargetRow['fields']): string {
   );
 }
 
-/** Lines of PostgreSQL's COPY text format: what the snapshot's files hold, so one reader serves both. */
+/**
+ * Lines of PostgreSQL's COPY text format: what the snapshot's files hold, so one reader serves
+ * both (a table without a key: each row's id last).
+ */
 export function rowsText(rows: readonly TargetRow[]): string {
   let text = '';
-  for (const row of rows) text += `${copyTextLine(row.fields)}\t${row.deleted}\t${row.version}\n`;
+  for (const row of rows) {
+    const id = row.rowId === undefined ? '' : `\t${copyTextEscape(row.rowId)}`;
+    text += `${copyTextLine(row.fields)}\t${row.deleted}\t${row.version}${id}\n`;
+  }
   return text;
 }
 

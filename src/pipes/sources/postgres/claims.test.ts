@@ -10,6 +10,7 @@ const cursor: Cursor = { phase: 'cdc', slot: 's', publication: 'p', lsn: '0/10',
 
 function streamWith(waitedMs: number, changes = 1): ChangeStream {
   const transaction: Transaction = {
+    xid: 1,
     finalLsn: 30n,
     endLsn: 32n,
     changes: Array.from({ length: changes }, () => ({}) as Transaction['changes'][number]),

@@ -21,6 +21,7 @@ import {
   type TablePlan,
   VERSION,
 } from './tables.js';
+import { takeTwins } from './twins.js';
 import { type ColumnPlan, textOfTarget } from './types.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
@@ -128,8 +129,8 @@ async function loadInEngine(
 /**
  * Writes a batch's changes of one table: a TRUNCATE first takes the older versions out of the
  * target (by version, so doing it again after a crash changes nothing), TOAST values the batch
- * could not tell come from the row's last version in the target, then the rows load as a
- * snapshot range does.
+ * could not tell come from the row's last version in the target, a table without a key's deletes
+ * find the twins they take (twins.ts), then the rows load as a snapshot range does.
  */
 export async function loadChanges(
   engines: Engines,
@@ -145,6 +146,7 @@ export async function loadChanges(
     await engines.engine.execute(`DELETE FROM ${target} WHERE ${ident(VERSION)} < ${changes.truncatedAt}`);
   }
   await fillUnchanged(engines.engine, changes, logger);
+  await takeTwins(engines.engine, changes, logger);
   if (changes.rows.length === 0) return { rows: 0, badRecords: [] };
   await writeFile(file.path, rowsText(changes.rows));
   return loadRowsFile(engines, plan, { ...file, rows: changes.rows.length }, into, load);

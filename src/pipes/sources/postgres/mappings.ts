@@ -5,6 +5,7 @@ import type { RunContext } from '../contract.js';
 import type { PostgresSource } from './connection.js';
 import type { ChangesRange, Cursor } from './cursor.js';
 import { ensurePublication, publicationProblem, unpublishable } from './publication.js';
+import type { SeenBy } from './seen.js';
 import { planRanges, type SnapshotRange } from './snapshot.js';
 import { mappedTableProblems } from './table-rules.js';
 import type { TablePlan } from './tables.js';
@@ -16,8 +17,8 @@ export interface MappingsHost {
   meta: pg.Client;
   cursor: Cursor;
   plans: ReadonlyMap<string, TablePlan>;
-  /** Holds a snapshot open for the added tables' ranges to read under. */
-  exportSnapshot(): Promise<void>;
+  /** Holds a snapshot open for the added tables' ranges to read under; says what it saw. */
+  exportSnapshot(): Promise<SeenBy>;
 }
 
 /** What changed: the cursor to store, the open batches to forget, and what the run must let go. */
@@ -35,7 +36,9 @@ export interface MappingsChange {
  * publication follows them; a removed table's changes are ignored from now on (its target
  * stays); an added table is snapshotted, after the publication covers it, at a snapshot taken
  * now, and then the changes go on from the last committed position. What both bring twice ends
- * as one row: a change's version is above every snapshot row's. Undefined when nothing changed.
+ * as one row: a change's version is above every snapshot row's. A table without a key has no
+ * key to end twice as one: its changes skip the transactions the snapshot saw (seen.ts).
+ * Undefined when nothing changed.
  */
 export async function followMappings(
   host: MappingsHost,
@@ -72,10 +75,12 @@ export async function followMappings(
     .map((batch) => batch.seq);
   let changesAgain = false;
   if (added.length > 0 && mode !== 'cdc_only') {
-    await host.exportSnapshot();
+    const seenBy = await host.exportSnapshot();
     const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
-    for (const target of added)
-      tables[target] = planRanges((plans.get(target) as TablePlan).source, rowsPerRange);
+    for (const target of added) {
+      const plan = plans.get(target) as TablePlan;
+      tables[target] = { ...planRanges(plan.source, rowsPerRange), ...(plan.keyless ? { seenBy } : {}) };
+    }
     phase = 'snapshot';
     for (const batch of open) {
       const range = batch.range as unknown as SnapshotRange | ChangesRange;

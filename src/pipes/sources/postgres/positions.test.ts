@@ -6,6 +6,7 @@ import type { Change, Transaction } from './stream.js';
 // (ending at 900): where a batch may end, what a restart leaves out, whatever the cuts.
 const change = (lsn: number) => ({ kind: 'truncate', lsn: BigInt(lsn), relations: [] }) as Change;
 const item = (finalLsn: number, lsns: number[], end?: number): Transaction => ({
+  xid: 1,
   finalLsn: BigInt(finalLsn),
   endLsn: BigInt(end ?? 0),
   ...(end === undefined ? { through: BigInt(lsns.at(-1) as number) } : {}),

@@ -8,6 +8,7 @@ import type { ChangesRange } from './cursor.js';
 import { loadChanges, loadRowsFile } from './load.js';
 import { rangeFrom, rangeLabel, rangeTo } from './positions.js';
 import { followRelations, type RelationsHost } from './schema.js';
+import { type SeenBy, sawTransaction } from './seen.js';
 import type { SnapshotSessions } from './sessions.js';
 import { copyRange, type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import type { ChangeStream } from './stream.js';
@@ -23,6 +24,8 @@ export interface BatchHost extends RelationsHost {
   snapshotName: string | null;
   stream: ChangeStream | undefined;
   planOf(target: string): TablePlan;
+  /** What the snapshot a table was read under saw, when it was not the slot's (seen.ts). */
+  seenBy(target: string): SeenBy | undefined;
 }
 
 /**
@@ -57,7 +60,14 @@ export async function readBatch(
     await stream.waitFor(from, to, context.signal);
     const transactions = stream.takeRange(from, to);
     await followRelations(host, transactions, intoTable);
-    const byTable = rowsOfChanges(transactions, (schema, table) => host.planBySource(schema, table));
+    const byTable = rowsOfChanges(
+      transactions,
+      (schema, table) => host.planBySource(schema, table),
+      (plan, xid) => {
+        const seen = host.seenBy(plan.mapping.targetTable);
+        return seen !== undefined && sawTransaction(seen, xid);
+      },
+    );
     const reads: RangeRead[] = [];
     for (const changes of byTable.values()) {
       const { schema, table } = changes.plan.source;

@@ -6,13 +6,14 @@ import { readTable, tableGone } from './catalog.js';
 import { claimChanges, claimRange } from './claims.js';
 import { closeClient, connect, type PostgresSource, waitEnded } from './connection.js';
 import { type ChangesRange, type Cursor, holdsOnlySnapshot, planOptions } from './cursor.js';
+import { HeldSnapshot } from './held-snapshot.js';
+import { restartKeylessSnapshots, twinsAsOne, twinsKeptAsOne } from './keyless.js';
 import { parseLsn } from './lsn.js';
 import { followMappings } from './mappings.js';
 import { alignOwnedPublication } from './publication.js';
 import { type BatchHost, readBatch } from './read.js';
 import { dropFresh, emptyTarget, freshName, swapIn } from './resync.js';
 import { followSchema } from './schema.js';
-import { SnapshotSessions } from './sessions.js';
 import { setUpPipe } from './setup.js';
 import { type SnapshotRange, snapshotParallelism } from './snapshot.js';
 import { replicationStatus, tableStatuses } from './status.js';
@@ -31,10 +32,7 @@ export class PostgresRun implements SourceRun {
   firstCursor: Json | null = null;
   tables: readonly WrittenTable[];
   private cursor!: Cursor;
-  private snapshotName: string | null = null;
-  private holder: pg.Client | null = null;
-  /** The sessions the ranges of the current snapshot read on (a new set for each snapshot). */
-  private sessions: SnapshotSessions;
+  private readonly snapshot: HeldSnapshot;
   private stream: ChangeStream | undefined;
   private readonly inFlightByTable = new Map<string, number>();
   private changesInFlight = 0;
@@ -46,6 +44,8 @@ export class PostgresRun implements SourceRun {
   private changesCommitted: { at: number; count: number }[] = [];
   /** Where the stream starts: the first open batch of changes (read again), else the cursor. */
   private resumeFrom: string | undefined;
+  /** Targets of tables without a key an earlier Sluice made, which keep one of identical rows. */
+  private collapsing: string[] = [];
 
   private constructor(
     private readonly context: RunContext,
@@ -54,7 +54,7 @@ export class PostgresRun implements SourceRun {
     private readonly meta: pg.Client,
   ) {
     this.tables = [...plans.values()].map((plan) => plan.spec);
-    this.sessions = new SnapshotSessions(source, context);
+    this.snapshot = new HeldSnapshot(source, context);
     this.watch = new SourceWatch(context, source, meta);
   }
 
@@ -63,16 +63,20 @@ export class PostgresRun implements SourceRun {
     const meta = await connect(source, context);
     try {
       const plans = new Map<string, TablePlan>();
+      const collapsing: string[] = [];
       for (const mapping of source.tableMappings) {
         const schema = mapping.sourceSchemaName ?? 'public';
         const table = await readTable(meta, schema, mapping.sourceTable);
         if (!table) throw tableGone(schema, mapping.sourceTable);
         const plan = tablePlan(mapping, table, planOptions(context));
-        // Columns added at the source while the pipe was stopped join the target now.
-        await followSchema(context.engine, plan);
         plans.set(mapping.targetTable, plan);
+        if (await twinsAsOne(context.engine, plan))
+          collapsing.push(`${plan.spec.database}.${plan.spec.table}`);
+        // Columns added at the source while the pipe was stopped join the target now.
+        else await followSchema(context.engine, plan);
       }
       const run = new PostgresRun(context, source, plans, meta);
+      run.collapsing = collapsing;
       // A run that fails to begin lets go of what it opened: a stream holding the slot, a snapshot.
       await run.begin().catch(async (error: unknown) => {
         await run.close();
@@ -101,6 +105,7 @@ export class PostgresRun implements SourceRun {
     const stored = (progress?.cursor ?? null) as unknown as Cursor | null;
     // A resync's own cursor says so: after a crash it goes on with it rather than start again.
     const resyncing = (context.startedIn === 'Resync' && !stored?.resync) || stored?.resync?.setUp === false;
+    if (this.collapsing.length > 0 && !resyncing && !stored?.resync) throw twinsKeptAsOne(this.collapsing);
     if (stored && !resyncing) {
       this.cursor = stored;
       const open = await context.store.repos.progress.openBatches(context.pipeId);
@@ -118,7 +123,8 @@ export class PostgresRun implements SourceRun {
           'resuming a snapshot after a restart: the ranges left are read as the tables are now, the changes since the slot was made follow',
         );
       }
-      await this.followMappings(mode, open);
+      const beginning = await this.followMappings(mode, open);
+      await this.restartKeylessSnapshots(beginning);
     } else {
       // A resync stays `Resync` until its new cursor is stored, so a retry still knows it is one.
       if (!resyncing)
@@ -168,30 +174,35 @@ export class PostgresRun implements SourceRun {
     const { context, source, meta, plans } = this;
     const set = await setUpPipe({ context, source, meta, plans }, mode);
     // One-off: no slot; the exported snapshot is what every range reads.
-    if (set.exportSnapshot) await this.exportSnapshot();
-    if (set.created) {
-      this.holder = set.created.holder;
-      this.snapshotName = set.created.snapshotName;
-    }
+    if (set.exportSnapshot) await this.snapshot.export();
+    if (set.created) this.snapshot.hold(set.created);
     return set.cursor;
   }
 
-  /** A transaction held open exports a snapshot for the ranges to read under. */
-  private async exportSnapshot(): Promise<void> {
-    await this.releaseSnapshot();
-    this.holder = await connect(this.source, this.context);
-    await this.holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const exported = await this.holder.query<{ name: string }>('SELECT pg_export_snapshot() AS name');
-    this.snapshotName = exported.rows[0]?.name ?? null;
+  /** Tables without a key mid-snapshot start it over (keyless.ts). */
+  private async restartKeylessSnapshots(beginning: ReadonlySet<string>): Promise<void> {
+    const restart = await restartKeylessSnapshots({
+      context: this.context,
+      cursor: this.cursor,
+      plans: this.plans,
+      beginning,
+      exported: async () => this.snapshot.seen ?? (await this.snapshot.export()),
+    });
+    if (!restart) return;
+    for (const target of restart.restarted) this.inFlightByTable.delete(target);
+    this.cursor = restart.cursor;
   }
 
-  /** Table mappings changed while the pipe was stopped (mappings.ts): the cursor follows them. */
-  private async followMappings(mode: string, open: Batch[]): Promise<void> {
+  /**
+   * Table mappings changed while the pipe was stopped (mappings.ts): the cursor follows them.
+   * Returns the tables whose snapshot begins now.
+   */
+  private async followMappings(mode: string, open: Batch[]): Promise<Set<string>> {
     const { context } = this;
     const { source, meta, plans, cursor: now } = this;
-    const host = { context, source, meta, plans, cursor: now, exportSnapshot: () => this.exportSnapshot() };
+    const host = { context, source, meta, plans, cursor: now, exportSnapshot: () => this.snapshot.export() };
     const change = await followMappings(host, mode, open);
-    if (!change) return;
+    if (!change) return new Set();
     for (const target of change.removed) this.inFlightByTable.delete(target);
     if (change.changesAgain) {
       this.changesInFlight = 0;
@@ -204,6 +215,7 @@ export class PostgresRun implements SourceRun {
       { pipeId: context.pipeId, added: change.added, removed: change.removed },
       'the table mappings changed while the pipe was stopped',
     );
+    return new Set(change.added);
   }
 
   /** Points the plans at a resync's fresh tables (bad records still beside the targets), or back. */
@@ -219,7 +231,7 @@ export class PostgresRun implements SourceRun {
   }
 
   private async startStreaming(): Promise<void> {
-    await this.releaseSnapshot();
+    await this.snapshot.release();
     await this.stream?.close();
     const { slot, publication } = this.cursor;
     if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
@@ -329,7 +341,7 @@ export class PostgresRun implements SourceRun {
   async close(): Promise<void> {
     this.watch.stop();
     await this.stream?.close();
-    await this.releaseSnapshot();
+    await this.snapshot.release();
     await closeClient(this.meta, this.context.logger);
   }
 
@@ -344,16 +356,6 @@ export class PostgresRun implements SourceRun {
     this.context.logger.info({ pipeId: this.context.pipeId }, 'resync done: the fresh tables are in place');
   }
 
-  private async releaseSnapshot(): Promise<void> {
-    const holder = this.holder;
-    this.holder = null;
-    this.snapshotName = null;
-    const sessions = this.sessions;
-    this.sessions = new SnapshotSessions(this.source, this.context);
-    await sessions.close();
-    if (holder) await closeClient(holder, this.context.logger);
-  }
-
   /** The engine's clock: the one `_pipe_synced_at` is written by (resync.ts tells tables apart by it). */
   private async engineNow(): Promise<string> {
     const result = await this.context.sourceReader.query('SELECT toString(now64(6)) AS at');
@@ -365,11 +367,12 @@ export class PostgresRun implements SourceRun {
     return {
       context: this.context,
       source: this.source,
-      sessions: this.sessions,
+      sessions: this.snapshot.sessions,
       meta: this.meta,
-      snapshotName: this.snapshotName,
+      snapshotName: this.snapshot.name,
       stream: this.stream,
       planOf: (target) => this.planOf(target),
+      seenBy: (target) => this.cursor.tables[target]?.seenBy,
       planBySource: (schema, table) => this.planBySource(schema, table),
       replace: (plan) => this.plans.set(plan.mapping.targetTable, plan),
     };

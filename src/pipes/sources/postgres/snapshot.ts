@@ -7,6 +7,7 @@ import {
   pgTable,
 } from './connection.js';
 import { copyToFile } from './copy-out.js';
+import type { SeenBy } from './seen.js';
 import type { SnapshotSessions } from './sessions.js';
 import type { TablePlan } from './tables.js';
 
@@ -17,6 +18,12 @@ export interface TableRanges {
   /** The next range to claim. */
   next: number;
   estimatedRows: number;
+  /**
+   * What the snapshot the ranges read under saw, when it was exported after the slot's (a table
+   * without a key whose snapshot started again, or one mapped while stopped): the changes
+   * replayed from the slot skip the transactions it saw (seen.ts).
+   */
+  seenBy?: SeenBy;
 }
 
 /** A snapshot batch: one ctid range of one table. */

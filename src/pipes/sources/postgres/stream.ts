@@ -32,6 +32,8 @@ export type Change = RowChange | TruncateChange;
  * its last change's position, and no end yet (`endLsn` 0).
  */
 export interface Transaction {
+  /** The transaction's id (pgoutput's BEGIN), as PostgreSQL's 32 bits. */
+  xid: number;
   finalLsn: bigint;
   endLsn: bigint;
   through?: bigint;
@@ -255,7 +257,14 @@ export class ChangeStream {
     if (lsn > this.lastReceived) this.lastReceived = lsn;
     switch (message.tag) {
       case 'begin':
-        this.open = { finalLsn: message.finalLsn, endLsn: 0n, changes: [], receivedAt: 0, bytes: 0 };
+        this.open = {
+          xid: message.xid >>> 0,
+          finalLsn: message.finalLsn,
+          endLsn: 0n,
+          changes: [],
+          receivedAt: 0,
+          bytes: 0,
+        };
         return;
       case 'insert':
       case 'update':

@@ -7,10 +7,19 @@ import { type ColumnPlan, columnPlan } from './types.js';
 
 export type TableMapping = PostgresSource['tableMappings'][number];
 
-/** The columns Sluice adds to every target (reference/pipes.md, database pipes). */
+/** The columns Sluice adds to every target (README, "How a PostgreSQL pipe runs"). */
 export const SYNCED_AT = '_pipe_synced_at';
 export const IS_DELETED = '_pipe_is_deleted';
 export const VERSION = '_pipe_version';
+/**
+ * A table without a key is mirrored row for row (README, "Tables without a key"): each row of the
+ * source is one row of the target, identical rows included. `_pipe_row_id` tells a row from its
+ * twins (the snapshot's `<partition oid>:<ctid>`, an insert's WAL position and place there);
+ * `_pipe_row_hash`, the engine's hash of the row's values, leads the sorting key, so the twins of
+ * a deleted or updated row are found by the primary index.
+ */
+export const ROW_ID = '_pipe_row_id';
+export const ROW_HASH = '_pipe_row_hash';
 
 /** How one mapped table is written: its target, and how its rows' text becomes the target's. */
 export interface TablePlan {
@@ -22,6 +31,8 @@ export interface TablePlan {
   keys: string[];
   /** The sorting key is the source's primary key: one statement's rows never repeat a key. */
   keysUnique: boolean;
+  /** The table has no key (REPLICA IDENTITY FULL): its rows are told apart by ROW_ID. */
+  keyless: boolean;
   spec: WrittenTable;
   /** How the engine reads a file of rows (PostgreSQL text, then the deleted flag and the version). */
   insert: InsertPlan;
@@ -43,16 +54,20 @@ export function tablePlan(
   const excluded = new Set(mapping.excludedColumns ?? []);
   const kept = source.columns.filter((column) => !excluded.has(column.name));
   const keysUnique = !mapping.useCustomSortingKey && source.primaryKey.length > 0;
+  const keyless = !mapping.useCustomSortingKey && source.primaryKey.length === 0;
   const keys = mapping.useCustomSortingKey
     ? (mapping.sortingKeys ?? [])
     : keysUnique
       ? source.primaryKey
-      : kept.map((column) => column.name);
+      : [ROW_HASH, ROW_ID];
   const inKey = new Set(keys);
   const columns = kept.map((column) =>
     columnPlan(column, options.allowNullableColumns && !column.notNull && !inKey.has(column.name)),
   );
   const engine = mapping.tableEngine ?? 'ReplacingMergeTree';
+  // The hash is over the columns the table is made with: columns added later keep it as it is,
+  // so a row and its deleted version always hash alike (load.ts compares every column besides).
+  const rowHash = `sipHash128(tuple(${columns.map((column) => ident(column.name)).join(', ')}))`;
   const spec: TableSpec = {
     database: options.database,
     table: mapping.targetTable,
@@ -61,18 +76,27 @@ export function tablePlan(
       { name: SYNCED_AT, type: 'DateTime64(9)' },
       { name: IS_DELETED, type: 'UInt8' },
       { name: VERSION, type: 'Int64' },
+      ...(keyless
+        ? [
+            { name: ROW_ID, type: 'String' },
+            { name: ROW_HASH, type: 'FixedString(16)', default: rowHash },
+          ]
+        : []),
     ],
     engine: engine === 'ReplacingMergeTree' ? { type: engine, versionColumnId: VERSION } : { type: engine },
     sortingKey: keys,
     ...(mapping.partitionByExpr ? { partitionBy: mapping.partitionByExpr } : {}),
   };
+  // A file of rows holds each kept column's text, the deleted flag, the version and, without a
+  // key, the row's id; the hash the table computes.
+  const fileColumns = [IS_DELETED, VERSION, ...(keyless ? [ROW_ID] : [])];
+  const fileTypes: Record<string, string> = { [IS_DELETED]: 'UInt8', [VERSION]: 'Int64', [ROW_ID]: 'String' };
   const structure = [
     ...columns.map((column) => `${ident(column.name)} ${column.read}`),
-    `${ident(IS_DELETED)} UInt8`,
-    `${ident(VERSION)} Int64`,
+    ...fileColumns.map((name) => `${ident(name)} ${fileTypes[name]}`),
   ].join(', ');
-  const names = [...columns.map((column) => column.name), SYNCED_AT, IS_DELETED, VERSION];
-  const selects = [...columns.map((column) => column.select), 'now64(9)', ident(IS_DELETED), ident(VERSION)];
+  const names = [...columns.map((column) => column.name), SYNCED_AT, ...fileColumns];
+  const selects = [...columns.map((column) => column.select), 'now64(9)', ...fileColumns.map(ident)];
   const insert: InsertPlan = {
     structure,
     columnList: `(${names.map(ident).join(', ')})`,
@@ -85,11 +109,18 @@ export function tablePlan(
     columns,
     keys,
     keysUnique,
+    keyless,
     spec,
     insert,
-    copySelect: [...columns.map((column) => column.copy), '0', '0'].join(', '),
+    copySelect: [
+      ...columns.map((column) => column.copy),
+      '0',
+      '0',
+      // A row of the snapshot is the row at its ctid (of its partition): unique in the snapshot.
+      ...(keyless ? [source.partitioned ? "tableoid::text || ':' || ctid::text" : 'ctid::text'] : []),
+    ].join(', '),
     textColumns: columns.every((column) => column.textIsTarget)
-      ? `(${[...columns.map((column) => column.name), IS_DELETED, VERSION].map(ident).join(', ')})`
+      ? `(${[...columns.map((column) => column.name), ...fileColumns].map(ident).join(', ')})`
       : null,
   };
 }
