@@ -227,6 +227,54 @@ async function benchSnapshot(
       `turn ${turn + 1}: Sluice pipe: ${run.pipeCpu.describe()}; the machine's ${cpus().length} cores ${run.pipeCpu.machineBusy} busy; create (checks against the server) ${run.createSeconds.toFixed(2)} s, setup to Snapshot ${run.setupSeconds.toFixed(2)} s`,
     );
   }
+  await benchKeylessSnapshot(sluice, scope, engine, server, client, meter);
+}
+
+/** Turns of the snapshot of the same rows without a key (SLUICE_BENCH_PG_KEYLESS_TURNS; 0 skips it). */
+const KEYLESS_TURNS = Math.max(0, Number(process.env.SLUICE_BENCH_PG_KEYLESS_TURNS ?? 1));
+
+/**
+ * The same rows in a table without a key (REPLICA IDENTITY FULL), mirrored row for row: each row
+ * also carries its ctid as its id, and the target hashes every row. Baseline and pipe in turns,
+ * as for the table with a key.
+ */
+async function benchKeylessSnapshot(
+  sluice: Sluice,
+  scope: Scope,
+  engine: Engine,
+  server: RunningPostgres,
+  client: pg.Client,
+  meter: CpuMeter,
+): Promise<void> {
+  if (KEYLESS_TURNS === 0) return;
+  await client.query('CREATE TABLE orders_nokey AS SELECT * FROM orders');
+  await client.query('ALTER TABLE orders_nokey REPLICA IDENTITY FULL');
+  await client.query('VACUUM (ANALYZE) orders_nokey');
+  await client.query('CHECKPOINT');
+  const runs: SnapshotRun[] = [];
+  for (let turn = 0; turn < KEYLESS_TURNS; turn++) {
+    runs.push(await snapshotTurn(sluice, scope, engine, server, meter, turn, 'orders_nokey'));
+  }
+  printTable(
+    `PostgreSQL snapshot of the same ${ROWS.toLocaleString('en')} rows without a key (REPLICA IDENTITY FULL, mirrored row for row)`,
+    runs.flatMap((run, turn): Record<string, string>[] => [
+      {
+        reader: `turn ${turn + 1}: COPY (SELECT * FROM t) TO STDOUT, one session, read and dropped`,
+        seconds: run.copySeconds.toFixed(2),
+        'CPU s': run.copyCpu.total.toFixed(1),
+      },
+      {
+        reader: `turn ${turn + 1}: Sluice pipe, create to Completed`,
+        seconds: run.pipeSeconds.toFixed(2),
+        'CPU s': run.pipeCpu.total.toFixed(1),
+        'ratio vs COPY': run.ratio.toFixed(2),
+      },
+    ]),
+  );
+  for (const [turn, run] of runs.entries()) {
+    console.log(`without a key, turn ${turn + 1}: Sluice pipe: ${run.pipeCpu.describe()}`);
+  }
+  await client.query('DROP TABLE orders_nokey');
 }
 
 /** Turns of baseline then pipe in the snapshot benchmark. */
@@ -260,22 +308,23 @@ async function snapshotTurn(
   server: RunningPostgres,
   meter: CpuMeter,
   turn: number,
+  table = 'orders',
 ): Promise<SnapshotRun> {
   const settings = SNAPSHOT_SETTINGS[turn % SNAPSHOT_SETTINGS.length] as SnapshotRun['settings'];
   let copyBytes = 0;
   let mark = meter.read();
   const copySeconds = await timed(async () => {
-    copyBytes = await copyAndDrop(server, 'COPY (SELECT * FROM orders) TO STDOUT');
+    copyBytes = await copyAndDrop(server, `COPY (SELECT * FROM ${table}) TO STDOUT`);
   });
   const copyCpu = await meter.since(mark);
 
   mark = meter.read();
   const start = Date.now();
   let ranges = 0;
-  const target = `bench_snapshot_${turn + 1}`;
+  const target = `bench_snapshot_${table}_${turn + 1}`;
   const pipe = await sluice.pipes.create(
     scope,
-    pipeBody(server, 'orders', target, { replicationMode: 'snapshot', ...settings }),
+    pipeBody(server, table, target, { replicationMode: 'snapshot', ...settings }),
   );
   const created = Date.now();
   await until(
@@ -292,7 +341,7 @@ async function snapshotTurn(
   const transitions = await sluice.pipes.transitions(scope, pipe.id);
   const reached = (state: string) => transitions.find((t) => t.toState === state)?.at.getTime();
   const pipeSeconds = ((reached('Completed') ?? Date.now()) - start) / 1000;
-  const counted = await engine.query(`SELECT count() AS n FROM ${target}.orders`);
+  const counted = await engine.query(`SELECT count() AS n FROM ${target}.${table}`);
   const inTarget = Number(counted.rows[0]?.n);
   if (inTarget !== ROWS) throw new Error(`the target holds ${inTarget} rows, not ${ROWS}`);
   await sluice.pipes.delete(scope, pipe.id);

@@ -64,3 +64,10 @@ export class ConflictError extends SluiceError {
     super('CONFLICT', 409, message);
   }
 }
+
+/** What a request needs cannot answer now (a database service's engine starting); retrying may pass. */
+export class ServiceUnavailableError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SERVICE_UNAVAILABLE', 503, message, options);
+  }
+}

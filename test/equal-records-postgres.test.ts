@@ -92,6 +92,7 @@ beforeAll(async () => {
   started(served.server);
   for (const step of KILL_STEPS) {
     const created = await served.call(served.pipes, 'POST', body(`changes-${step}`));
+    if (created.status !== 200) console.log(served.server.output().slice(-5_000));
     expect(created.status, created.error).toBe(200);
     ids.set(`changes-${step}`, created.result.id);
   }

@@ -6,7 +6,8 @@ import type { ServedSluice } from './support/cli.js';
 import { type RunningKafka, startKafka } from './support/kafka.js';
 import { produce } from './support/kafka-pipes.js';
 import { KILL_STEPS, killedAtEachStep, type Served, statusUntil, stop } from './support/kill-steps.js';
-import { KINESIS_CREDENTIALS, type RunningKinesis, startKinesis } from './support/kinesis.js';
+import { type RunningKinesis, startKinesis } from './support/kinesis.js';
+import { kinesisBody } from './support/kinesis-pipes.js';
 
 // Every record lands, even when two are alike: the same message produced 10,000 times (Kafka,
 // three partitions) and the same record put 6,000 times (Kinesis, two shards) land 10,000 and
@@ -153,19 +154,7 @@ describe('Kinesis: the same record 6,000 times lands 6,000 times (kinesalite, a 
       env: { SLUICE_ALLOW_PRIVATE_SOURCES: 'true', ...kinesis.environment() },
       body: (name) => ({
         name,
-        source: {
-          kinesis: {
-            region: 'us-east-1',
-            streamName: 'equal',
-            format: 'JSONEachRow',
-            iteratorType: 'TRIM_HORIZON',
-            authentication: 'IAM_USER',
-            accessKey: {
-              accessKeyId: KINESIS_CREDENTIALS.accessKeyId,
-              secretKey: KINESIS_CREDENTIALS.secretAccessKey,
-            },
-          },
-        },
+        source: kinesisBody(name, { streamName: 'equal' }).source,
         destination: destination('kinesis', name.replace(/-/g, '_'), { name: 's', type: 'String' }),
         fieldMappings: [
           { sourceField: 'v', destinationField: 'v' },

@@ -956,6 +956,45 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     await client.end();
   }, 120_000);
 
+  it('a table without a key: deletes of rows the target holds alike take one twin each; after a column is dropped at the source, deletes still find their rows, before and after a restart', async () => {
+    const { client, port } = await database('alike');
+    await client.query('CREATE TABLE t (a int NOT NULL, b text, c text)');
+    await client.query('ALTER TABLE t REPLICA IDENTITY FULL');
+    // NULL and '' are two rows at the source and one value in a column that is not Nullable.
+    await client.query(
+      `INSERT INTO t VALUES (1, NULL, 'x'), (1, '', 'x'), (1, '', 'x'), (2, 'k', 'y'), (2, 'k', 'y'), (2, 'k', 'y')`,
+    );
+    await client.query('ANALYZE t');
+    const id = await createPipe(s, pipeBody('alike', port, ['t']));
+    await waitForState(s, id, 'Running', 90_000);
+    const counts = async () =>
+      (await client.query('SELECT a, count(*)::int AS n FROM t GROUP BY a ORDER BY a')).rows;
+    const mirrored = () =>
+      sql(
+        s,
+        'SELECT a, toUInt32(count()) AS n FROM mirror_alike.t FINAL WHERE _pipe_is_deleted = 0 GROUP BY a ORDER BY a',
+      );
+    await untilEqual(mirrored, await counts());
+    await client.query(
+      "DELETE FROM t WHERE a = 1 AND b IS NULL OR a = 1 AND ctid = (SELECT min(ctid) FROM t WHERE a = 1 AND b = '')",
+    );
+    await untilEqual(mirrored, await counts());
+    await client.query('ALTER TABLE t DROP COLUMN c');
+    await client.query('DELETE FROM t WHERE ctid = (SELECT min(ctid) FROM t WHERE a = 2)');
+    await untilEqual(mirrored, await counts());
+    const url = `${s.pipesUrl}/${id}/state`;
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'stop' } })).statusCode).toBe(200);
+    await waitForState(s, id, 'Stopped');
+    expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
+    await waitForState(s, id, 'Running', 90_000);
+    await client.query(`UPDATE t SET b = 'moved' WHERE ctid = (SELECT min(ctid) FROM t WHERE a = 2)`);
+    await client.query('DELETE FROM t WHERE ctid = (SELECT min(ctid) FROM t WHERE a = 1)');
+    const expected = await counts();
+    expect(expected).toEqual([{ a: 2, n: 2 }]);
+    await untilEqual(mirrored, expected);
+    await client.end();
+  }, 180_000);
+
   it('a target an earlier Sluice made for a table without a key (ordered by every column) fails the pipe saying to resync; the resync mirrors every row', async () => {
     const { client, port } = await database('earlier');
     await client.query('CREATE TABLE twins (a int NOT NULL, b text NOT NULL)');

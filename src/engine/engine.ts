@@ -68,6 +68,17 @@ function cleanMessage(text: string): string {
     .trim();
 }
 
+/**
+ * The engine cannot run statements now: its process could not open the service's data (another
+ * process, such as the engine of a server that was just killed, still holds it) or stopped.
+ */
+export class EngineUnavailableError extends EngineError {
+  constructor(message: string) {
+    super(message, undefined);
+    this.name = 'EngineUnavailableError';
+  }
+}
+
 /** The statement ran but its output is not the JSON result asked for (it named its own FORMAT). */
 export class UnreadableResultError extends EngineError {
   constructor() {

@@ -5,6 +5,7 @@ export {
   type Engine,
   type EngineColumn,
   EngineError,
+  EngineUnavailableError,
   isDefinitionError,
   isTransientEngineError,
   type QueryOptions,
@@ -17,6 +18,7 @@ export { expression, ident, literal, settingsClause, tableName } from './sql.js'
 export { fragmentProblem } from './sql-guard.js';
 export {
   isOldStage,
+  moveCheckSql,
   OLD_DEDUPLICATION_SETTING,
   resetOldDeduplicationSql,
   stageTableSql,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedEngine } from './chdb/embedded-engine.js';
 import {
   isOldStage,
+  moveCheckSql,
   resetOldDeduplicationSql,
   settingsOf,
   stageTableSql,
@@ -23,6 +24,9 @@ const TARGETS = [
   'ENGINE = ReplacingMergeTree(version) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000',
   'ENGINE = SummingMergeTree((version)) ORDER BY name',
   'ENGINE = CollapsingMergeTree(sign) ORDER BY id',
+  // The engine adds the version to this one's sorting key, which the stage must not repeat.
+  'ENGINE = VersionedCollapsingMergeTree(sign, version) ORDER BY id',
+  'ENGINE = MergeTree ORDER BY (id DESC, name) SETTINGS allow_experimental_reverse_key = 1',
 ];
 
 describe('stages (chDB): a plain MergeTree of the target’s shape that keeps every row', () => {
@@ -47,6 +51,7 @@ describe('stages (chDB): a plain MergeTree of the target’s shape that keeps ev
       );
       const storage = await tableStorage(engine, 't', `target_${i}`);
       await engine.execute(stageTableSql(stage, target, storage as NonNullable<typeof storage>));
+      await engine.execute(moveCheckSql(stage, target));
       const block = `INSERT INTO ${stage} VALUES (1, 'a', 1, 1), (1, 'a', 1, 1), (2, 'b', 2, 1)`;
       await engine.execute(block);
       await engine.execute(block);
@@ -84,6 +89,12 @@ describe('stages (chDB): a plain MergeTree of the target’s shape that keeps ev
     await engine.execute('INSERT INTO old.made VALUES (1)');
     expect(await engine.query('SELECT count() AS n FROM old.made')).toMatchObject({ rows: [{ n: 2 }] });
     expect((await tablesWithOldDeduplication(engine)).filter((t) => t.database === 'old')).toEqual([]);
+  });
+
+  it('a stage that cannot move into its target fails the move check, before anything is staged', async () => {
+    await engine.execute('CREATE TABLE t.keyed (id UInt64) ENGINE = MergeTree ORDER BY id');
+    await engine.execute('CREATE TABLE t.other (id UInt64) ENGINE = MergeTree ORDER BY tuple()');
+    await expect(engine.execute(moveCheckSql('t.other', 't.keyed'))).rejects.toThrow(/different ordering/);
   });
 
   it('reads the settings of an engine_full, quotes and commas included', () => {

@@ -13,16 +13,19 @@ const DEDUPLICATION_SETTING = /deduplication/i;
 export const OLD_DEDUPLICATION_SETTING = 'non_replicated_deduplication_window';
 const OLD_DEDUPLICATION_VALUE = '1000';
 
-/** How a MergeTree-family table stores its rows, as the engine reports it (system.tables). */
+/** How a MergeTree-family table stores its rows, as the engine prints its definition. */
 export interface TableStorage {
+  /** The engine's name (MergeTree, ReplacingMergeTree, Null, ...). */
   engine: string;
-  partitionKey: string;
-  sortingKey: string;
-  primaryKey: string;
-  samplingKey: string;
+  /** Each clause of `engine_full` as written (`PARTITION BY`, `ORDER BY`, ...); SETTINGS apart. */
+  clauses: Partial<Record<Clause, string>>;
   /** The table's own settings, `name = value` each, as the engine prints them. */
   settings: string[];
 }
+
+/** The clauses of a MergeTree table's definition, in the order the engine prints them. */
+const CLAUSES = ['PARTITION BY', 'PRIMARY KEY', 'ORDER BY', 'SAMPLE BY', 'TTL', 'SETTINGS'] as const;
+type Clause = (typeof CLAUSES)[number];
 
 /** The storage of a table, or undefined when it does not exist. */
 export async function tableStorage(
@@ -31,50 +34,50 @@ export async function tableStorage(
   table: string,
 ): Promise<TableStorage | undefined> {
   const result = await engine.query(
-    `SELECT engine, engine_full, partition_key, sorting_key, primary_key, sampling_key FROM system.tables
-      WHERE database = ${literal(database)} AND name = ${literal(table)}`,
+    `SELECT engine, engine_full FROM system.tables WHERE database = ${literal(database)} AND name = ${literal(table)}`,
   );
   const row = result.rows[0];
   if (!row) return undefined;
+  const { SETTINGS: settings, ...clauses } = clausesOf(String(row.engine_full));
   return {
     engine: String(row.engine),
-    partitionKey: String(row.partition_key),
-    sortingKey: String(row.sorting_key),
-    primaryKey: String(row.primary_key),
-    samplingKey: String(row.sampling_key),
-    settings: settingsOf(String(row.engine_full)),
+    clauses,
+    settings: settings ? splitOutside(settings, ',') : [],
   };
 }
 
 /**
  * The CREATE TABLE of a batch's stage for `target`: the target's columns, indexes, projections,
- * keys and settings (so its partitions move into the target), but always a plain MergeTree without
- * deduplication or TTL. A stage keeps exactly the rows its batch read: no equal block is dropped,
- * no insert or merge folds rows as a Replacing, Summing, Collapsing or Aggregating target would
- * (that is the target's own work, after the move), and its count is what the batch wrote.
+ * keys as the target's definition writes them (a key's `DESC`, a VersionedCollapsingMergeTree's
+ * key without the version the engine adds) and settings, so its partitions move into the target;
+ * but always a plain MergeTree without deduplication or TTL. A stage keeps exactly the rows its
+ * batch read: no equal block is dropped, no insert or merge folds rows as a Replacing, Summing,
+ * Collapsing or Aggregating target would (that is the target's own work, after the move), and its
+ * count is what the batch wrote.
  */
 export function stageTableSql(stage: string, target: string, storage: TableStorage): string {
   const settings = [
     ...storage.settings.filter((setting) => !DEDUPLICATION_SETTING.test(settingName(setting))),
     `${OLD_DEDUPLICATION_SETTING} = 0`,
   ];
+  const { clauses } = storage;
+  const clause = (name: Clause) => (clauses[name] ? ` ${name} ${clauses[name]}` : '');
   return [
-    `CREATE TABLE IF NOT EXISTS ${stage} AS ${target} ENGINE = MergeTree`,
-    storage.partitionKey ? ` PARTITION BY ${asKey(storage.partitionKey)}` : '',
-    ` ORDER BY ${storage.sortingKey ? asKey(storage.sortingKey) : 'tuple()'}`,
-    storage.primaryKey ? ` PRIMARY KEY ${asKey(storage.primaryKey)}` : '',
-    storage.samplingKey ? ` SAMPLE BY ${asKey(storage.samplingKey)}` : '',
+    `CREATE TABLE ${stage} AS ${target} ENGINE = MergeTree`,
+    clause('PARTITION BY'),
+    clause('PRIMARY KEY'),
+    ` ORDER BY ${clauses['ORDER BY'] ?? 'tuple()'}`,
+    clause('SAMPLE BY'),
     ` SETTINGS ${settings.join(', ')}`,
   ].join('');
 }
 
 /**
- * A key as the engine printed it (`id`, `id, name`) written back as the target has it: a list in
- * parentheses, one expression bare. The engine compares the stage's keys with the target's as
- * written, and `(id)` is not `id` to it.
+ * A statement that moves nothing but fails as a real move would when `stage` cannot move into
+ * `target` (their keys, indexes or storage differ): asked before a batch is staged into it.
  */
-function asKey(text: string): string {
-  return splitOutside(text, ',').length > 1 ? `(${text})` : text;
+export function moveCheckSql(stage: string, target: string): string {
+  return `ALTER TABLE ${stage} MOVE PARTITION ID 'sluice-check-no-such-partition' TO TABLE ${target}`;
 }
 
 /** A stage as an earlier Sluice made it: of its target's engine, or deduplicating equal blocks. */
@@ -125,34 +128,52 @@ function settingValue(setting: string): string {
  * commas outside quotes. The engine prints the clause last and its values as literals.
  */
 export function settingsOf(engineFull: string): string[] {
-  const at = engineFull.lastIndexOf(' SETTINGS ');
-  return at < 0 ? [] : splitOutside(engineFull.slice(at + ' SETTINGS '.length), ',');
+  const settings = clausesOf(engineFull).SETTINGS;
+  return settings ? splitOutside(settings, ',') : [];
+}
+
+/** The clauses of an `engine_full`, each keyword found outside quotes and brackets. */
+function clausesOf(engineFull: string): Partial<Record<Clause, string>> {
+  const found: { clause: Clause; at: number }[] = [];
+  scanOutside(engineFull, (at) => {
+    for (const clause of CLAUSES) {
+      if (engineFull.startsWith(` ${clause} `, at)) found.push({ clause, at });
+    }
+  });
+  const clauses: Partial<Record<Clause, string>> = {};
+  for (const [i, { clause, at }] of found.entries()) {
+    const end = found[i + 1]?.at ?? engineFull.length;
+    clauses[clause] = engineFull.slice(at + clause.length + 2, end).trim();
+  }
+  return clauses;
 }
 
 /** `text` split at each `separator` outside quotes and brackets, each part trimmed. */
-function splitOutside(text: string, separator: string): string[] {
+export function splitOutside(text: string, separator: string): string[] {
   const parts: string[] = [];
-  let current = '';
+  let from = 0;
+  scanOutside(text, (at) => {
+    if (text[at] !== separator) return;
+    parts.push(text.slice(from, at).trim());
+    from = at + 1;
+  });
+  const last = text.slice(from).trim();
+  if (last) parts.push(last);
+  return parts;
+}
+
+/** Calls `visit` with each position of `text` outside quotes (', `, ") and brackets. */
+function scanOutside(text: string, visit: (at: number) => void): void {
   let quote: string | undefined;
   let depth = 0;
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i] as string;
     if (quote) {
-      current += c;
-      if (c === '\\') current += text[++i] ?? '';
+      if (c === '\\') i += 1;
       else if (c === quote) quote = undefined;
-      continue;
-    }
-    if (c === "'" || c === '`' || c === '"') quote = c;
+    } else if (c === "'" || c === '`' || c === '"') quote = c;
     else if (c === '(' || c === '[') depth += 1;
     else if (c === ')' || c === ']') depth -= 1;
-    else if (c === separator && depth === 0) {
-      parts.push(current.trim());
-      current = '';
-      continue;
-    }
-    current += c;
+    else if (depth === 0) visit(i);
   }
-  if (current.trim()) parts.push(current.trim());
-  return parts;
 }

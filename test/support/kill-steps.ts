@@ -52,7 +52,10 @@ export async function dieAt(options: {
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
     served.server.child.once('exit', (_code, signal) => resolve(signal)),
   );
-  await options.act(served);
+  await options.act(served).catch((error) => {
+    console.log(served.server.output().slice(-5_000));
+    throw error;
+  });
   const signal = await Promise.race([
     exited,
     new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 90_000)),

@@ -3,12 +3,18 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult } from '../engine.js';
-import { EngineError, UnreadableResultError } from '../engine.js';
+import { EngineError, EngineUnavailableError, UnreadableResultError } from '../engine.js';
 import { settingsClause } from '../sql.js';
 import { writeConfinement } from './confinement.js';
 import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+/**
+ * How long a start waits for the service's data to be free: the engine process of a server that
+ * was killed (SIGKILL, an OOM kill) ends once it sees its parent gone, which may take a few
+ * seconds while it finishes a statement, and holds the directory until then.
+ */
+const OPEN_PATIENCE_MS = 30_000;
 
 interface Pending {
   resolve: (text: string) => void;
@@ -97,7 +103,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   private ensureChild(): Promise<ChildProcess> {
-    if (this.closed) return Promise.reject(new EngineError('the engine is closed', undefined));
+    if (this.closed) return Promise.reject(new EngineUnavailableError('the engine is closed'));
     if (this.child && this.child.exitCode === null && this.child.connected)
       return Promise.resolve(this.child);
     this.starting ??= this.start().finally(() => {
@@ -106,7 +112,20 @@ export class EmbeddedEngine implements Engine {
     return this.starting;
   }
 
+  /** Starts the engine process, again while the data stays held by another for OPEN_PATIENCE_MS. */
   private async start(): Promise<ChildProcess> {
+    const deadline = Date.now() + OPEN_PATIENCE_MS;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return await this.startOnce();
+      } catch (error) {
+        if (Date.now() + wait > deadline || this.closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  private async startOnce(): Promise<ChildProcess> {
     await mkdir(join(this.path, 'scratch'), { recursive: true });
     const args = [this.path, ...(this.options.confined ? [await writeConfinement(this.path)] : [])];
     const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
@@ -120,20 +139,19 @@ export class EmbeddedEngine implements Engine {
     });
     await new Promise<void>((resolve, reject) => {
       const onExit = (code: number | null) =>
-        reject(new EngineError(`the engine process exited (${code}) while starting`, undefined));
+        reject(new EngineUnavailableError(`the engine process exited (${code}) while starting`));
       child.once('exit', onExit);
       child.once('message', (hello: EngineHello) => {
         child.off('exit', onExit);
         if (hello.ready) resolve();
-        else reject(new EngineError(`the engine could not open its data: ${hello.error}`, undefined));
+        else reject(new EngineUnavailableError(`the engine could not open its data: ${hello.error}`));
       });
     });
     child.on('message', (message: EngineReply) => this.settle(message));
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = undefined;
-      const reason = new EngineError(
+      const reason = new EngineUnavailableError(
         `the engine process stopped (${signal ?? code}) during the statement`,
-        undefined,
       );
       for (const [id, waiter] of this.pending) {
         this.pending.delete(id);

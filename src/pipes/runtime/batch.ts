@@ -38,18 +38,27 @@ export class StagedCountError extends PermanentError {
   readonly code = 'SLUICE_ERR_STAGED_COUNT';
 }
 
-/** The columns of the destinations and their error tables, as one string: one query, not six. */
+/**
+ * The columns and definitions of the destinations and their error tables, as one string: two
+ * queries, whatever the number of tables.
+ */
 async function shapeOf(engine: Engine, destinations: readonly Destination[]): Promise<string> {
   const tables = destinations.flatMap((d) => [
     `(${literal(d.database)}, ${literal(d.table)})`,
     `(${literal(d.database)}, ${literal(d.errorTable)})`,
   ]);
-  const result = await engine.query(
-    `SELECT database, table, name, type, default_kind, default_expression FROM system.columns
-      WHERE (database, table) IN (${tables.join(', ')})
-      ORDER BY database, table, position`,
-  );
-  return JSON.stringify(result.rows);
+  const [columns, definitions] = await Promise.all([
+    engine.query(
+      `SELECT database, table, name, type, default_kind, default_expression FROM system.columns
+        WHERE (database, table) IN (${tables.join(', ')})
+        ORDER BY database, table, position`,
+    ),
+    engine.query(
+      `SELECT database, name, engine_full FROM system.tables
+        WHERE (database, name) IN (${tables.join(', ')}) ORDER BY database, name`,
+    ),
+  ]);
+  return JSON.stringify([columns.rows, definitions.rows]);
 }
 
 export interface BatchContext {
@@ -83,10 +92,13 @@ export async function completeBatch(
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
+  let keptOld = false;
   if (staged.length > 0) {
     const shape = await shapeOf(engine, staged);
     if (stagesChecked?.get(batch.slot) !== shape) {
-      for (const destination of staged) await ensureStages(engine, destination, batch.pipeId, batch.slot);
+      for (const destination of staged) {
+        if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) keptOld = true;
+      }
       stagesChecked?.set(batch.slot, shape);
     }
   }
@@ -127,6 +139,8 @@ export async function completeBatch(
   }
   failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
+  // A stage of an earlier kind was kept for this batch's moves: the next batch makes it anew.
+  if (keptOld) stagesChecked?.delete(batch.slot);
   return batch;
 }
 

@@ -3,8 +3,10 @@ import {
   countRows,
   describeTable,
   type Engine,
+  EngineError,
   isOldStage,
   literal,
+  moveCheckSql,
   OLD_DEDUPLICATION_SETTING,
   stageTableSql,
   tableName,
@@ -31,9 +33,12 @@ export function stageSuffixOf(table: string): string {
   return `_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
 }
 
+/** A pipe's id as its staging tables' names hold it. */
+const stageId = (pipeId: string) => pipeId.replace(/-/g, '');
+
 /** The staging tables of one worker slot of a pipe (each slot stages its own batch). */
 export function stageNames(pipeId: string, slot: number, suffix = '') {
-  const id = pipeId.replace(/-/g, '');
+  const id = stageId(pipeId);
   return { data: `stage_${id}_${slot}${suffix}`, errors: `stage_errors_${id}_${slot}${suffix}` };
 }
 
@@ -43,49 +48,69 @@ export function stageTable(name: string): string {
 }
 
 /**
- * Creates a slot's staging tables for the destination and its error table (stageTableSql: the
- * target's shape, a plain MergeTree that keeps every row), and makes them again when empty after
- * the destination changed shape, or when an earlier Sluice made them of the target's own engine,
- * deduplicating: a stage must match its destination for its partitions to move, and keep every
- * row its batch read.
+ * Makes a slot's staging tables for the destination and its error table (stageTableSql: the
+ * target's shape, a plain MergeTree that keeps every row), anew whenever they may be: a stage is
+ * emptied before each batch is read, so one that is empty, or whose batch is not staged yet, is
+ * dropped and made again from the destination as it is now (its columns, keys and settings may
+ * have changed, or an earlier Sluice made it of the destination's engine, deduplicating). Only a
+ * stage holding a staged batch is kept, for that batch's moves; an old one loses its
+ * deduplication window and is made anew after them (the answer, true, says so). A stage that
+ * could not move into its destination fails the pipe before anything is staged.
  */
-export async function ensureStages(engine: Engine, destination: Destination, pipeId: string, slot: number) {
+export async function ensureStages(
+  engine: Engine,
+  destination: Destination,
+  pipeId: string,
+  slot: number,
+  batchStaged: boolean,
+): Promise<boolean> {
   const names = stageNames(pipeId, slot, destination.stageSuffix);
   const pairs = [
     [names.data, destination.table],
     [names.errors, destination.errorTable],
   ] as const;
+  let keptOld = false;
   for (const [stage, target] of pairs) {
-    const [stageColumns, targetColumns, stageStorage, targetStorage] = await Promise.all([
-      describeTable(engine, STAGING_DATABASE, stage),
-      describeTable(engine, destination.database, target),
+    const [stageStorage, targetStorage] = await Promise.all([
       tableStorage(engine, STAGING_DATABASE, stage),
       tableStorage(engine, destination.database, target),
     ]);
+    const into = tableName(destination.database, target);
     if (!targetStorage?.engine.endsWith('MergeTree')) {
       throw new PermanentError(
         `${destination.database}.${target} is a ${targetStorage?.engine ?? 'missing'} table: a pipe writes into a table of the MergeTree family (or Null)`,
       );
     }
-    const reshaped = stageColumns && JSON.stringify(stageColumns) !== JSON.stringify(targetColumns);
-    if (stageStorage && (reshaped || isOldStage(stageStorage))) {
-      if ((await countRows(engine, STAGING_DATABASE, stage)) === 0) {
-        await engine.execute(`DROP TABLE ${stageTable(stage)}`);
-      } else if (reshaped) {
+    if (stageStorage && batchStaged && (await countRows(engine, STAGING_DATABASE, stage)) > 0) {
+      const [stageColumns, targetColumns] = await Promise.all([
+        describeTable(engine, STAGING_DATABASE, stage),
+        describeTable(engine, destination.database, target),
+      ]);
+      if (JSON.stringify(stageColumns) !== JSON.stringify(targetColumns)) {
         throw new PermanentError(
           `${destination.database}.${target} changed shape while a batch was staged for it: put the columns back, or delete and create the pipe again`,
         );
-      } else {
-        // A batch an earlier Sluice staged finishes its moves first; the stage is made anew once empty.
+      }
+      if (isOldStage(stageStorage)) {
         await engine.execute(
           `ALTER TABLE ${stageTable(stage)} MODIFY SETTING ${OLD_DEDUPLICATION_SETTING} = 0`,
         );
+        keptOld = true;
       }
+      continue;
     }
-    await engine.execute(
-      stageTableSql(stageTable(stage), tableName(destination.database, target), targetStorage),
-    );
+    if (stageStorage) await engine.execute(`DROP TABLE ${stageTable(stage)}`);
+    await engine.execute(stageTableSql(stageTable(stage), into, targetStorage));
+    try {
+      await engine.execute(moveCheckSql(stageTable(stage), into));
+    } catch (error) {
+      if (!(error instanceof EngineError)) throw error;
+      throw new PermanentError(
+        `a batch staged for ${destination.database}.${target} could not be moved into it (${error.message}); its definition is one Sluice cannot stage for yet`,
+      );
+    }
   }
+  return keptOld;
 }
 
 /**
@@ -111,7 +136,7 @@ export async function movePartitions(
 
 /** Drops every staging table of a pipe (all its slots). */
 export async function dropStages(engine: Engine, pipeId: string): Promise<void> {
-  const id = pipeId.replace(/-/g, '');
+  const id = stageId(pipeId);
   const tables = await engine.query(
     `SELECT name FROM system.tables WHERE database = ${literal(STAGING_DATABASE)} AND (name LIKE ${literal(`stage_${id}_%`)} OR name LIKE ${literal(`stage_errors_${id}_%`)})`,
   );

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { sleep } from '../../concurrency.js';
-import { type EngineRegistry, isDefinitionError } from '../../engine/index.js';
-import type { Problem } from '../../errors.js';
+import { type EngineRegistry, EngineUnavailableError, isDefinitionError } from '../../engine/index.js';
+import { type Problem, ServiceUnavailableError } from '../../errors.js';
 import { failpointFor, type KillAt } from '../../failpoints.js';
 import type { Json, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
@@ -22,6 +22,22 @@ import { runPipe } from './runner.js';
 import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
 import { removeOldDeduplication } from './upgrades.js';
+
+/**
+ * The create checks ask the service's engine; one that cannot answer now (still held by the
+ * engine of a server just killed, or stopped) is a 503 to try again, not a 500.
+ */
+async function engineAnswering<T>(checks: Promise<T>): Promise<T> {
+  try {
+    return await checks;
+  } catch (error) {
+    if (!(error instanceof EngineUnavailableError)) throw error;
+    throw new ServiceUnavailableError(
+      `the database service's engine cannot answer now (${error.message.replace(/ for path '[^']*'/, '')}): try again in a few seconds`,
+      { cause: error },
+    );
+  }
+}
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
@@ -106,17 +122,19 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
-    const problems = await createProblems(config, {
-      service: this.deps.engines.engineFor(service),
-      sourceReader: this.deps.engines.sourceReader(),
-      localFilesDir: this.deps.localFilesDir,
-      validateSamples: options.validateSamples,
-      allowPrivateSources: this.deps.allowPrivateSources,
-      allowPlaintextKafka: this.deps.allowPlaintextKafka,
-      awsRegion: this.deps.awsRegion,
-      organizationId: service.organizationId,
-      logger: this.deps.logger,
-    });
+    const problems = await engineAnswering(
+      createProblems(config, {
+        service: this.deps.engines.engineFor(service),
+        sourceReader: this.deps.engines.sourceReader(),
+        localFilesDir: this.deps.localFilesDir,
+        validateSamples: options.validateSamples,
+        allowPrivateSources: this.deps.allowPrivateSources,
+        allowPlaintextKafka: this.deps.allowPlaintextKafka,
+        awsRegion: this.deps.awsRegion,
+        organizationId: service.organizationId,
+        logger: this.deps.logger,
+      }),
+    );
     return problems.map((problem) => ({ ...problem, message: this.hidePaths(problem.message) }));
   }
 
@@ -125,7 +143,7 @@ export class PipeSupervisor implements PipeRuntime {
     destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
     service: Service,
   ): Promise<Problem[]> {
-    return definitionProblems(destination, this.deps.engines.engineFor(service));
+    return engineAnswering(definitionProblems(destination, this.deps.engines.engineFor(service)));
   }
 
   /**

@@ -156,7 +156,7 @@ async function withContainerFile<M, T>(
     return await use(`file(${literal(path)}, 'Avro', ${literal(how.plan.structure)})`, file);
   } catch (error) {
     // Rows may be in the stage already: only the whole batch read again is safe.
-    if (error instanceof StageLoadError) throw error;
+    if (error instanceof StageLoadError || error instanceof PermanentError) throw error;
     const wholeSchema =
       error instanceof EngineError &&
       HEADER_CODES.has(error.code ?? 0) &&

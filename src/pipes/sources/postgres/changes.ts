@@ -11,9 +11,13 @@ export interface TargetRow {
   version: bigint;
   /**
    * A table without a key: the row's id (tables.ts, ROW_ID). A delete has none until the loader
-   * finds which of the row's twins it takes (load.ts, takeTwins).
+   * finds which of the row's twins it takes (twins.ts), and then that twin's stored hash, which
+   * the deleted version must carry to replace it whatever became of the columns since.
    */
   rowId?: string;
+  rowHash?: string;
+  /** Of a deleted row: the plan's columns (by place) its change did not carry (dropped since). */
+  absent?: number[];
 }
 
 /** What a batch of changes writes to one table. */
@@ -31,13 +35,13 @@ export interface TableChanges {
  * also a deleted version of the old key. A TOAST value the update left unchanged is taken from the
  * row's last version in the batch; what the batch cannot tell stays UNCHANGED for the caller to
  * find in the target. A table without a key gets a row per inserted row, and a deleted version
- * of one twin per deleted row (keylessRows). `seen(plan, xid)` says the table's snapshot already
- * holds what a transaction did (its snapshot was taken after the slot's: snapshot-visibility.ts).
+ * of one twin per deleted row (keylessRows). `seen(plan, transaction)` says the table's snapshot
+ * already holds what a transaction did (its snapshot was taken after the slot's: seen.ts).
  */
 export function rowsOfChanges(
   transactions: readonly Transaction[],
   planOf: (schema: string, table: string) => TablePlan | undefined,
-  seen: (plan: TablePlan, xid: number) => boolean = () => false,
+  seen: (plan: TablePlan, transaction: Transaction) => boolean = () => false,
 ): Map<string, TableChanges> {
   const tables = new Map<string, TableChanges & { latest: Map<string, TargetRow> }>();
   const tableFor = (plan: TablePlan) => {
@@ -58,7 +62,7 @@ export function rowsOfChanges(
       if (change.kind === 'truncate') {
         for (const relation of change.relations) {
           const plan = planOf(relation.schema, relation.name);
-          if (!plan || seen(plan, transaction.xid)) continue;
+          if (!plan || seen(plan, transaction)) continue;
           const entry = tableFor(plan);
           entry.rows = [];
           entry.latest.clear();
@@ -67,7 +71,7 @@ export function rowsOfChanges(
         continue;
       }
       const plan = planOf(change.relation.schema, change.relation.name);
-      if (!plan || seen(plan, transaction.xid)) continue;
+      if (!plan || seen(plan, transaction)) continue;
       const entry = tableFor(plan);
       if (plan.keyless) {
         entry.rows.push(...keylessRows(plan, change, `${change.lsn}.${place}`));
@@ -114,16 +118,18 @@ function fieldsReader(plan: TablePlan, change: RowChange) {
  */
 function keylessRows(plan: TablePlan, change: RowChange, id: string): TargetRow[] {
   const fieldsOf = fieldsReader(plan, change);
-  if (change.kind !== 'insert' && !change.old) {
+  if (change.kind !== 'insert' && (!change.old || change.oldIsKey)) {
     const { schema, name } = change.relation;
     throw new PermanentError(
-      `an ${change.kind} of ${schema}.${name}, a table without a key, came without its old row: set ALTER TABLE ${schema}.${name} REPLICA IDENTITY FULL, then resync the pipe`,
+      `an ${change.kind} of ${schema}.${name}, a table without a key, came without its whole old row: set ALTER TABLE ${schema}.${name} REPLICA IDENTITY FULL (and on each of its partitions), then resync the pipe`,
     );
   }
   // Under FULL the old row comes whole (TOAST values inlined): nothing of it is left unsaid.
   const old = change.old ? fieldsOf(change.old).map((f) => (f === UNCHANGED ? null : f)) : undefined;
+  const carried = new Set(change.relation.columns.map((column) => column.name));
+  const absent = plan.columns.flatMap((column, i) => (carried.has(column.name) ? [] : [i]));
   const rows: TargetRow[] = [];
-  if (old) rows.push({ fields: old, deleted: 1, version: change.lsn });
+  if (old) rows.push({ fields: old, deleted: 1, version: change.lsn, ...(absent.length ? { absent } : {}) });
   if (change.row) {
     const fields = fieldsOf(change.row).map((field, i) => (field === UNCHANGED ? (old?.[i] ?? null) : field));
     rows.push({ fields, deleted: 0, version: change.lsn, rowId: id });
@@ -161,13 +167,14 @@ export function keyOf(plan: TablePlan, fields: TargetRow['fields']): string {
 
 /**
  * Lines of PostgreSQL's COPY text format: what the snapshot's files hold, so one reader serves
- * both (a table without a key: each row's id last).
+ * both (a table without a key: each row's id, then a deleted row's twin's hash, last).
  */
 export function rowsText(rows: readonly TargetRow[]): string {
   let text = '';
   for (const row of rows) {
     const id = row.rowId === undefined ? '' : `\t${copyTextEscape(row.rowId)}`;
-    text += `${copyTextLine(row.fields)}\t${row.deleted}\t${row.version}${id}\n`;
+    const hash = row.rowHash === undefined ? '' : `\t${row.rowHash}`;
+    text += `${copyTextLine(row.fields)}\t${row.deleted}\t${row.version}${id}${hash}\n`;
   }
   return text;
 }

@@ -1,6 +1,13 @@
-import { countRows, type Engine, tableName, tableStorage } from '../../../engine/index.js';
+import {
+  countRows,
+  describeTable,
+  type Engine,
+  literal,
+  tableName,
+  tableStorage,
+} from '../../../engine/index.js';
 import type { Json } from '../../../store/index.js';
-import { PermanentError } from '../../records/index.js';
+import { errorTableName, PermanentError } from '../../records/index.js';
 import type { RunContext } from '../contract.js';
 import type { Cursor } from './cursor.js';
 import { freshName } from './resync.js';
@@ -50,7 +57,15 @@ export async function restartKeylessSnapshots(host: {
     const target = plan.mapping.targetTable;
     tables[target] = { ...(tables[target] as NonNullable<(typeof tables)[string]>), next: 0, seenBy };
     const written = cursor.resync ? freshName(target) : target;
-    await context.engine.execute(`TRUNCATE TABLE IF EXISTS ${tableName(plan.spec.database, written)}`);
+    const { database } = plan.spec;
+    await context.engine.execute(`TRUNCATE TABLE IF EXISTS ${tableName(database, written)}`);
+    // The bad records of the attempt given up are read again with their ranges (a resync's sit
+    // beside those of the target it replaces, which stay).
+    if (!cursor.resync && (await describeTable(context.engine, database, errorTableName(target)))) {
+      await context.engine.execute(
+        `DELETE FROM ${tableName(database, errorTableName(target))} WHERE pipe_id = ${literal(context.pipeId)}`,
+      );
+    }
   }
   const names = new Set(restarting.map((plan) => plan.mapping.targetTable));
   const forget = openRanges
@@ -75,15 +90,10 @@ export async function twinsAsOne(engine: Engine, plan: TablePlan): Promise<boole
   if (!plan.keyless) return false;
   const { database, table } = plan.spec;
   const storage = await tableStorage(engine, database, table);
-  if (!storage || splitKey(storage.sortingKey).includes(ROW_ID)) return false;
+  if (!storage || new RegExp(`\\b${ROW_ID}\\b`).test(storage.clauses['ORDER BY'] ?? '')) return false;
   if ((await countRows(engine, database, table)) > 0) return true;
   await engine.execute(`DROP TABLE ${tableName(database, table)}`);
   return false;
-}
-
-/** The names in a sorting key as the engine prints it (`a, b`). */
-function splitKey(text: string): string[] {
-  return text.split(',').map((part) => part.trim().replace(/^`|`$/g, ''));
 }
 
 /** The failure of a pipe whose targets keep one of identical rows (twinsAsOne): resync it. */

@@ -1,16 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import {
-  type Engine,
-  EngineError,
-  ident,
-  literal,
-  settingsClause,
-  tableName,
-} from '../../../engine/index.js';
-import { loadFile, loadThroughReader, type RangeRead } from '../../records/index.js';
-import { copyTextLine, keyOf, rowsText, type TableChanges, type TargetRow } from './changes.js';
+import { type Engine, EngineError, ident, settingsClause, tableName } from '../../../engine/index.js';
+import { loadFile, loadThroughReader, type RangeRead, rangeRead } from '../../records/index.js';
+import { keyOf, rowsText, type TableChanges, type TargetRow } from './changes.js';
 import { UNCHANGED } from './pgoutput.js';
 import {
   IS_DELETED,
@@ -22,6 +15,7 @@ import {
   VERSION,
 } from './tables.js';
 import { takeTwins } from './twins.js';
+import { typedRowsSql } from './typed-rows.js';
 import { type ColumnPlan, textOfTarget } from './types.js';
 
 type Engines = { engine: Engine; sourceReader: Engine };
@@ -147,9 +141,24 @@ export async function loadChanges(
   }
   await fillUnchanged(engines.engine, changes, logger);
   await takeTwins(engines.engine, changes, logger);
-  if (changes.rows.length === 0) return { rows: 0, badRecords: [] };
-  await writeFile(file.path, rowsText(changes.rows));
-  return loadRowsFile(engines, plan, { ...file, rows: changes.rows.length }, into, load);
+  // Deleted rows that carry their twin's stored hash are a file of their own, read with it.
+  const hashed = changes.rows.filter((row) => row.rowHash !== undefined);
+  const rest = changes.rows.filter((row) => row.rowHash === undefined);
+  const reads: RangeRead[] = [];
+  for (const [rows, layout, suffix] of [
+    [rest, plan, ''],
+    [hashed, { ...plan, ...plan.withHash }, '-hashed'],
+  ] as const) {
+    if (rows.length === 0) continue;
+    const part = { ...file, name: `${file.name}${suffix}`, path: `${file.path}${suffix}` };
+    await writeFile(part.path, rowsText(rows));
+    try {
+      reads.push(await loadRowsFile(engines, layout, { ...part, rows: rows.length }, into, load));
+    } finally {
+      if (suffix) await rm(part.path, { force: true });
+    }
+  }
+  return rangeRead(reads);
 }
 
 /**
@@ -167,24 +176,23 @@ async function fillUnchanged(engine: Engine, changes: TableChanges, logger: Logg
     return { at, column: plan.columns[at] as ColumnPlan };
   });
   const wanted = [...new Set(wanting.map((row) => keyOf(plan, row.fields)))];
-  const data = wanted
-    .map((key, index) => {
-      const row = wanting.find((r) => keyOf(plan, r.fields) === key) as TargetRow;
-      return `${copyTextLine([String(index), ...keyColumns.map(({ at }) => row.fields[at] ?? null)])}\n`;
-    })
-    .join('');
-  const structure = [
-    '_pipe_wanted UInt32',
-    ...keyColumns.map(({ column }) => `${ident(column.name)} ${column.read}`),
-  ];
-  const keysOf = keyColumns.map(({ column }) => `${column.select} AS ${ident(column.name)}`);
+  const keyRows = wanted.map((key) => {
+    const row = wanting.find((r) => keyOf(plan, r.fields) === key) as TargetRow;
+    return keyColumns.map(({ at }) => {
+      const field = row.fields[at];
+      return field === UNCHANGED || field === undefined ? null : field;
+    });
+  });
   const texts = plan.columns.map(
     (column) => `${textOfTarget(column)} AS ${ident(`_pipe_text_${column.name}`)}`,
   );
+  const rows = typedRowsSql(
+    keyColumns.map(({ column }) => column),
+    keyRows,
+  );
   const result = await engine.query(
     `SELECT w._pipe_wanted AS wanted, ${texts.join(', ')}
-       FROM (SELECT _pipe_wanted, ${keysOf.join(', ')}
-               FROM format(TabSeparated, ${literal(structure.join(', '))}, ${literal(data)})) AS w
+       FROM ${rows} AS w
        INNER JOIN (SELECT * FROM ${tableName(plan.spec.database, plan.spec.table)} FINAL WHERE ${ident(IS_DELETED)} = 0) AS t
        USING (${plan.keys.map(ident).join(', ')})${settingsClause(READ_SETTINGS)}`,
   );

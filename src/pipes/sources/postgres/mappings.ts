@@ -85,11 +85,18 @@ export async function followMappings(
     for (const batch of open) {
       const range = batch.range as unknown as SnapshotRange | ChangesRange;
       if (range.kind !== 'changes') continue;
+      if (batch.staged) {
+        // Staged, and maybe moved in part: it finishes its moves, and the changes go on after it
+        // (a table without a key would take other twins for its deletes if it were read again).
+        lsn = range.to;
+        partial = range.toPartial;
+        continue;
+      }
       forget.push(batch.seq);
       lsn = range.from;
       partial = range.fromPartial;
+      changesAgain = true;
     }
-    changesAgain = true;
   }
   return {
     cursor: { ...cursor, phase, lsn, partial, tables, mapped: [...plans.keys()] },

@@ -63,9 +63,9 @@ export async function readBatch(
     const byTable = rowsOfChanges(
       transactions,
       (schema, table) => host.planBySource(schema, table),
-      (plan, xid) => {
+      (plan, transaction) => {
         const seen = host.seenBy(plan.mapping.targetTable);
-        return seen !== undefined && sawTransaction(seen, xid);
+        return seen !== undefined && sawTransaction(seen, transaction);
       },
     );
     const reads: RangeRead[] = [];

@@ -1,39 +1,48 @@
 import type pg from 'pg';
+import { parseLsn } from './lsn.js';
 
 /**
  * What a snapshot saw, as PostgreSQL's `txid_current_snapshot()` tells it: transactions below
  * `xmin` had ended, those from `xmax` on had not begun, and those in `xip` were running. Each is a
- * 64-bit transaction id (epoch and xid), kept as text in the pipe's cursor.
+ * 64-bit transaction id (epoch and xid), kept as text in the pipe's cursor. `lsn` is the WAL's
+ * position when it was taken (`pg_current_wal_lsn()`): a transaction that commits later cannot
+ * be one it saw.
  */
 export interface SeenBy {
   xmin: string;
   xmax: string;
   xip: string[];
+  lsn: string;
 }
 
 /**
  * Exports the snapshot of `holder`'s transaction (REPEATABLE READ, begun) for other sessions to
  * read under, and says what it saw.
  */
-export async function exportSeenSnapshot(holder: pg.Client): Promise<{ name: string | null; seen: SeenBy }> {
-  const result = await holder.query<{ name: string; seen: string }>(
-    'SELECT pg_export_snapshot() AS name, txid_current_snapshot()::text AS seen',
+export async function exportSeenSnapshot(holder: pg.Client): Promise<{ name: string; seen: SeenBy }> {
+  const result = await holder.query<{ name: string; seen: string; lsn: string }>(
+    'SELECT pg_export_snapshot() AS name, txid_current_snapshot()::text AS seen, pg_current_wal_lsn()::text AS lsn',
   );
   const row = result.rows[0];
-  const [xmin = '0', xmax = '0', xip = ''] = (row?.seen ?? '0:0:').split(':');
-  return { name: row?.name ?? null, seen: { xmin, xmax, xip: xip ? xip.split(',') : [] } };
+  const match = /^(\d+):(\d+):([\d,]*)$/.exec(row?.seen ?? '');
+  if (!row || !match)
+    throw new Error(`PostgreSQL described its snapshot as "${row?.seen}", not xmin:xmax:xip`);
+  const [, xmin = '', xmax = '', xip = ''] = match;
+  return { name: row.name, seen: { xmin, xmax, xip: xip ? xip.split(',') : [], lsn: row.lsn } };
 }
 
 const EPOCH = 1n << 32n;
 
 /**
- * Whether a snapshot saw what the transaction `xid` (pgoutput's 32 bits) did: it had committed
- * before the snapshot was taken. The xid gets the epoch that puts it nearest the snapshot's
- * `xmax` (a transaction the slot replays is never 2^31 transactions away from it).
+ * Whether a snapshot saw what a transaction did: it had committed before the snapshot was taken.
+ * One that commits after the snapshot's WAL position did not; for one before it (so within a few
+ * transactions of the snapshot), pgoutput's 32-bit xid gets the epoch that puts it nearest the
+ * snapshot's `xmax`.
  */
-export function sawTransaction(seen: SeenBy, xid: number): boolean {
+export function sawTransaction(seen: SeenBy, transaction: { xid: number; finalLsn: bigint }): boolean {
+  if (transaction.finalLsn > parseLsn(seen.lsn)) return false;
   const xmax = BigInt(seen.xmax);
-  let full = (xmax / EPOCH) * EPOCH + BigInt(xid >>> 0);
+  let full = (xmax / EPOCH) * EPOCH + BigInt(transaction.xid >>> 0);
   if (full - xmax > EPOCH / 2n) full -= EPOCH;
   else if (xmax - full > EPOCH / 2n) full += EPOCH;
   if (full < BigInt(seen.xmin)) return true;

@@ -44,6 +44,8 @@ export interface TablePlan {
    * file has no `_pipe_synced_at`: the table loaded fills it.
    */
   textColumns: string | null;
+  /** A table without a key: how a file of deleted rows that carry their twin's hash is read. */
+  withHash?: Pick<TablePlan, 'insert' | 'textColumns'>;
 }
 
 export function tablePlan(
@@ -66,8 +68,9 @@ export function tablePlan(
   );
   const engine = mapping.tableEngine ?? 'ReplacingMergeTree';
   // The hash is over the columns the table is made with: columns added later keep it as it is,
-  // so a row and its deleted version always hash alike (load.ts compares every column besides).
-  const rowHash = `sipHash128(tuple(${columns.map((column) => ident(column.name)).join(', ')}))`;
+  // so a row and its deleted version always hash alike (twins.ts compares every column besides).
+  // xxh3: a sixth of sipHash128's cost, and 64 bits are plenty to narrow a lookup.
+  const rowHash = `xxh3(tuple(${columns.map((column) => ident(column.name)).join(', ')}))`;
   const spec: TableSpec = {
     database: options.database,
     table: mapping.targetTable,
@@ -79,7 +82,7 @@ export function tablePlan(
       ...(keyless
         ? [
             { name: ROW_ID, type: 'String' },
-            { name: ROW_HASH, type: 'FixedString(16)', default: rowHash },
+            { name: ROW_HASH, type: 'UInt64', default: rowHash },
           ]
         : []),
     ],
@@ -87,22 +90,7 @@ export function tablePlan(
     sortingKey: keys,
     ...(mapping.partitionByExpr ? { partitionBy: mapping.partitionByExpr } : {}),
   };
-  // A file of rows holds each kept column's text, the deleted flag, the version and, without a
-  // key, the row's id; the hash the table computes.
-  const fileColumns = [IS_DELETED, VERSION, ...(keyless ? [ROW_ID] : [])];
-  const fileTypes: Record<string, string> = { [IS_DELETED]: 'UInt8', [VERSION]: 'Int64', [ROW_ID]: 'String' };
-  const structure = [
-    ...columns.map((column) => `${ident(column.name)} ${column.read}`),
-    ...fileColumns.map((name) => `${ident(name)} ${fileTypes[name]}`),
-  ].join(', ');
-  const names = [...columns.map((column) => column.name), SYNCED_AT, ...fileColumns];
-  const selects = [...columns.map((column) => column.select), 'now64(9)', ...fileColumns.map(ident)];
-  const insert: InsertPlan = {
-    structure,
-    columnList: `(${names.map(ident).join(', ')})`,
-    selectList: selects.join(', '),
-    namedSelectList: selects.map((select, i) => `${select} AS ${ident(names[i] ?? '')}`).join(', '),
-  };
+  const file = fileLayout(columns, [IS_DELETED, VERSION, ...(keyless ? [ROW_ID] : [])]);
   return {
     mapping,
     source,
@@ -111,16 +99,47 @@ export function tablePlan(
     keysUnique,
     keyless,
     spec,
-    insert,
+    ...file,
     copySelect: [
       ...columns.map((column) => column.copy),
       '0',
       '0',
       // A row of the snapshot is the row at its ctid (of its partition): unique in the snapshot.
-      ...(keyless ? [source.partitioned ? "tableoid::text || ':' || ctid::text" : 'ctid::text'] : []),
+      ...(keyless ? [source.partitioned ? "tableoid::text || ':' || ctid::text" : 'ctid'] : []),
     ].join(', '),
+    ...(keyless ? { withHash: fileLayout(columns, [IS_DELETED, VERSION, ROW_ID, ROW_HASH]) } : {}),
+  };
+}
+
+/** The engine types of the columns a file of rows holds besides the source's. */
+const FILE_TYPES: Record<string, string> = {
+  [IS_DELETED]: 'UInt8',
+  [VERSION]: 'Int64',
+  [ROW_ID]: 'String',
+  [ROW_HASH]: 'UInt64',
+};
+
+/**
+ * How a file of rows is read: each kept column's text, then Sluice's own fields (the deleted flag,
+ * the version and, without a key, the row's id, and for deleted rows its twin's hash); a hash not
+ * in the file the table computes.
+ */
+function fileLayout(columns: ColumnPlan[], own: string[]): Pick<TablePlan, 'insert' | 'textColumns'> {
+  const structure = [
+    ...columns.map((column) => `${ident(column.name)} ${column.read}`),
+    ...own.map((name) => `${ident(name)} ${FILE_TYPES[name]}`),
+  ].join(', ');
+  const names = [...columns.map((column) => column.name), SYNCED_AT, ...own];
+  const selects = [...columns.map((column) => column.select), 'now64(9)', ...own.map(ident)];
+  return {
+    insert: {
+      structure,
+      columnList: `(${names.map(ident).join(', ')})`,
+      selectList: selects.join(', '),
+      namedSelectList: selects.map((select, i) => `${select} AS ${ident(names[i] ?? '')}`).join(', '),
+    },
     textColumns: columns.every((column) => column.textIsTarget)
-      ? `(${[...columns.map((column) => column.name), ...fileColumns].map(ident).join(', ')})`
+      ? `(${[...columns.map((column) => column.name), ...own].map(ident).join(', ')})`
       : null,
   };
 }

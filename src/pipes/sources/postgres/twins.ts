@@ -7,85 +7,126 @@ import {
   settingsClause,
   tableName,
 } from '../../../engine/index.js';
-import { copyTextLine, type TableChanges, type TargetRow } from './changes.js';
+import type { TableChanges, TargetRow } from './changes.js';
 import { IS_DELETED, READ_SETTINGS, ROW_HASH, ROW_ID, SYNCED_AT, type TablePlan, VERSION } from './tables.js';
+import { typedRowsSql } from './typed-rows.js';
 
 /** The columns Sluice adds to a target, which are not the source's. */
 const OWN_COLUMNS = new Set([SYNCED_AT, IS_DELETED, VERSION, ROW_ID, ROW_HASH]);
 
+/** A row of the target a deleted row may take: its id, and its hash as stored. */
+interface Twin {
+  id: string;
+  hash?: string;
+}
+
+/** A deleted row's values and the columns its change did not carry, as one key. */
+const valuesOf = (row: TargetRow) => JSON.stringify([row.fields, row.absent ?? []]);
+
 /**
  * Decides which twin each delete of a table without a key takes (README, "Tables without a key"):
  * a deleted row is one of the rows with its values, in the target or inserted earlier in the
- * batch; the lowest id of those not deleted yet, so a batch read again after a crash (the target
- * as it was, since batches of changes move one at a time) takes the same ones. A delete whose
- * row the target never had (a pipe started `cdc_only` after it was written) deletes nothing.
+ * batch, never one an earlier delete of the batch took; the lowest id first, so a batch read again
+ * after a crash (the target as it was, since batches of changes move one at a time) takes the
+ * same ones. The deleted version carries its twin's stored hash. A delete whose row the target
+ * never had (a pipe started `cdc_only` after it was written) deletes nothing, and is logged.
  */
 export async function takeTwins(engine: Engine, changes: TableChanges, logger: Logger): Promise<void> {
   const { plan } = changes;
   if (!plan.keyless || !changes.rows.some((row) => row.rowId === undefined)) return;
-  const valuesOf = (row: TargetRow) => JSON.stringify(row.fields);
-  const wanted = [...new Set(changes.rows.filter((r) => r.rowId === undefined).map(valuesOf))];
+  const deletes = changes.rows.filter((row) => row.rowId === undefined);
+  const wanted = [...new Map(deletes.map((row) => [valuesOf(row), row])).values()];
   const live = await twinsInTarget(engine, plan, wanted);
+  const taken = new Set<string>();
   const kept: TargetRow[] = [];
   let missing = 0;
   for (const row of changes.rows) {
-    const ids = live.get(valuesOf(row)) ?? [];
-    live.set(valuesOf(row), ids);
+    const twins = live.get(valuesOf(row)) ?? [];
+    live.set(valuesOf(row), twins);
     if (row.rowId !== undefined) {
-      ids.push(row.rowId);
+      twins.push({ id: row.rowId });
       kept.push(row);
       continue;
     }
-    const id = ids.shift();
-    if (id === undefined) missing += 1;
-    else kept.push({ ...row, rowId: id });
+    const twin = twins.find((candidate) => !taken.has(candidate.id));
+    if (!twin) {
+      missing += 1;
+      continue;
+    }
+    taken.add(twin.id);
+    kept.push({ ...row, rowId: twin.id, ...(twin.hash !== undefined ? { rowHash: twin.hash } : {}) });
   }
   changes.rows = kept;
   if (missing > 0) {
     logger.warn(
       { table: plan.mapping.targetTable, rows: missing },
-      'deletes or updates of rows the target does not hold (written before the pipe followed the table): nothing to delete',
+      'deletes or updates of rows the target does not hold (written before the pipe followed the table, or a column added since with a default): nothing to delete',
     );
   }
 }
 
 /**
- * The ids of the rows of the target not deleted whose values are each wanted row's (as PostgreSQL
- * text, JSON), lowest first. Values are compared as the engine holds them, each wanted row read
- * the way its rows are (the plan's `read` and `select`), NULL equal to NULL. The hash leads the
- * sorting key, so the lookup reads only the granules of those hashes; after a source column the
- * hash covers was dropped, a row's hash cannot be made again and every row is compared.
+ * The rows of the target not deleted with each wanted row's values, lowest id first. Values are
+ * compared as the engine holds them (typedRowsSql), NULL equal to NULL, on the columns the change
+ * carried. The hash leads the sorting key, so a lookup reads only the granules of the hashes;
+ * values it finds nothing for are looked up again in every row, so that a row whose stored hash
+ * cannot be made again (a column it covers dropped at the source, an engine that hashes
+ * differently) is still found.
  */
 async function twinsInTarget(
   engine: Engine,
   plan: TablePlan,
-  wanted: string[],
-): Promise<Map<string, string[]>> {
-  const found = new Map<string, string[]>();
-  if (wanted.length === 0) return found;
+  wanted: readonly TargetRow[],
+): Promise<Map<string, Twin[]>> {
   const { database, table } = plan.spec;
   const columns = (await describeTable(engine, database, table)) ?? [];
   const planned = new Set(plan.columns.map((c) => c.name));
   const dropped = columns.some((c) => !OWN_COLUMNS.has(c.name) && !planned.has(c.name));
-  const hash = await hashExpression(engine, plan);
-  const data = wanted
-    .map((value, index) => `${copyTextLine([String(index), ...(JSON.parse(value) as (string | null)[])])}\n`)
-    .join('');
-  const structure = ['_pipe_wanted UInt32', ...plan.columns.map((c) => `${ident(c.name)} ${c.read}`)];
-  const typed = plan.columns.map((c) => `${c.select} AS ${ident(c.name)}`);
-  const rows = `(SELECT _pipe_wanted, ${typed.join(', ')} FROM format(TabSeparated, ${literal(structure.join(', '))}, ${literal(data)}))`;
-  const byHash = dropped || !hash ? '' : ` AND ${ident(ROW_HASH)} IN (SELECT ${hash} FROM ${rows})`;
-  const equal = plan.columns.map((c) => `isNotDistinctFrom(w.${ident(c.name)}, t.${ident(c.name)})`);
+  const hash = dropped ? undefined : await hashExpression(engine, plan);
+  const found = new Map<string, Twin[]>();
+  const groups = new Map<string, TargetRow[]>();
+  for (const row of wanted) {
+    const key = JSON.stringify(row.absent ?? []);
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  for (const rows of groups.values()) {
+    const absent = new Set(rows[0]?.absent ?? []);
+    const byHash = absent.size === 0 && hash ? await lookUp(engine, plan, rows, hash) : new Map();
+    const rest = rows.filter((row) => !byHash.has(valuesOf(row)));
+    const everywhere = rest.length > 0 ? await lookUp(engine, plan, rest, undefined) : new Map();
+    for (const [values, twins] of [...byHash, ...everywhere]) found.set(values, twins);
+  }
+  return found;
+}
+
+/** One lookup of rows alike in the columns they carry, narrowed by their hash when `hash` is given. */
+async function lookUp(
+  engine: Engine,
+  plan: TablePlan,
+  rows: readonly TargetRow[],
+  hash: string | undefined,
+): Promise<Map<string, Twin[]>> {
+  const absent = new Set(rows[0]?.absent ?? []);
+  const carried = plan.columns.flatMap((column, i) => (absent.has(i) ? [] : [{ column, i }]));
+  const wanted = typedRowsSql(
+    carried.map(({ column }) => column),
+    rows.map((row) => carried.map(({ i }) => (row.fields[i] ?? null) as string | null)),
+  );
+  const byHash = hash ? ` AND ${ident(ROW_HASH)} IN (SELECT ${hash} FROM ${wanted})` : '';
+  const equal = carried.map(
+    ({ column }) => `isNotDistinctFrom(w.${ident(column.name)}, t.${ident(column.name)})`,
+  );
   const result = await engine.query(
-    `SELECT w._pipe_wanted AS wanted, t.${ident(ROW_ID)} AS id
-       FROM ${rows} AS w
-       INNER JOIN (SELECT * FROM ${tableName(database, table)} FINAL WHERE ${ident(IS_DELETED)} = 0${byHash}) AS t
+    `SELECT w._pipe_wanted AS wanted, t.${ident(ROW_ID)} AS id, toString(t.${ident(ROW_HASH)}) AS hash
+       FROM ${wanted} AS w
+       INNER JOIN (SELECT * FROM ${tableName(plan.spec.database, plan.spec.table)} FINAL WHERE ${ident(IS_DELETED)} = 0${byHash}) AS t
        ON ${equal.join(' AND ')}
       ORDER BY wanted, id${settingsClause(READ_SETTINGS)}`,
   );
+  const found = new Map<string, Twin[]>();
   for (const row of result.rows) {
-    const value = wanted[Number(row.wanted)] as string;
-    found.set(value, [...(found.get(value) ?? []), String(row.id)]);
+    const values = valuesOf(rows[Number(row.wanted)] as TargetRow);
+    found.set(values, [...(found.get(values) ?? []), { id: String(row.id), hash: String(row.hash) }]);
   }
   return found;
 }
