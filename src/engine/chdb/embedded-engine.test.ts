@@ -74,4 +74,20 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await engine.query('SELECT 7 AS seven')).rows).toEqual([{ seven: 7 }]);
   });
+
+  it('waits while another process holds its data (the engine of a server just killed), then opens it', async () => {
+    const path = join(dir, 'held');
+    const holder = new EmbeddedEngine(path, { confined: false });
+    await holder.query('SELECT 1');
+    const next = new EmbeddedEngine(path, { confined: false });
+    try {
+      const started = Date.now();
+      const answer = next.query('SELECT 8 AS eight');
+      setTimeout(() => void holder.close(), 1_500);
+      expect((await answer).rows).toEqual([{ eight: 8 }]);
+      expect(Date.now() - started).toBeGreaterThan(1_000);
+    } finally {
+      await Promise.all([holder.close(), next.close()]);
+    }
+  });
 });
