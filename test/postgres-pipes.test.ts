@@ -979,7 +979,12 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       "DELETE FROM t WHERE a = 1 AND b IS NULL OR a = 1 AND ctid = (SELECT min(ctid) FROM t WHERE a = 1 AND b = '')",
     );
     await untilEqual(mirrored, await counts());
+    // A row inserted before the drop and deleted after it, and one inserted and deleted after it,
+    // in one batch: each takes its own row.
+    await client.query(`INSERT INTO t VALUES (3, 'z', 'w')`);
     await client.query('ALTER TABLE t DROP COLUMN c');
+    await client.query(`INSERT INTO t VALUES (4, 'z')`);
+    await client.query('DELETE FROM t WHERE a IN (3, 4)');
     await client.query('DELETE FROM t WHERE ctid = (SELECT min(ctid) FROM t WHERE a = 2)');
     await untilEqual(mirrored, await counts());
     const url = `${s.pipesUrl}/${id}/state`;

@@ -30,19 +30,26 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     await s?.close();
   });
 
-  async function batchWith(rowsSaid: (loaded: number) => number) {
-    const { store, engines } = s.sluice;
-    const engine = engines.engineFor({ id: s.serviceId, kind: 'embedded' });
+  const engineOf = () => s.sluice.engines.engineFor({ id: s.serviceId, kind: 'embedded' });
+
+  async function batchWith(rowsSaid: (loaded: number) => number, failpoint?: (step: string) => void) {
+    const { store } = s.sluice;
+    const engine = engineOf();
     const view = await s.sluice.pipes.runtimeView(pipeId);
     const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
     await store.repos.progress.ensure(pipeId, null);
     const claimed = await store.transaction((repos) =>
       repos.progress.claim(pipeId, 0, { range: { n: 1 }, files: 1, bytes: 1, skipped: [], cursor: 'x' }),
     );
-    return completeBatch({ engine, store }, destinations, claimed, async (_batch, into) => {
-      await engine.execute(`INSERT INTO ${into} (id) VALUES (1), (1)`);
-      return { rows: rowsSaid(2), badRecords: [] };
-    });
+    return completeBatch(
+      { engine, store, ...(failpoint ? { failpoint } : {}) },
+      destinations,
+      claimed,
+      async (_batch, into) => {
+        await engine.execute(`INSERT INTO ${into} (id) VALUES (1), (1)`);
+        return { rows: rowsSaid(2), badRecords: [] };
+      },
+    );
   }
 
   it('a count that differs: StagedCountError naming both counts, nothing in the destination, the batch left unstaged', async () => {
@@ -60,5 +67,36 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     expect(done).toMatchObject({ rows: 2, staged: true });
     expect(await sql(s, `SELECT count() AS n FROM ${tableName('counted', 'rows')}`)).toEqual([{ n: 2 }]);
     expect((await s.sluice.store.repos.progress.get(pipeId))?.rowsWritten).toBe(2);
+  });
+
+  it('a batch staged before its destination gained an index moves once its rows are in a stage made anew', async () => {
+    const { store } = s.sluice;
+    await store.transaction((repos) => repos.progress.reset(pipeId, null));
+    await sql(s, 'TRUNCATE TABLE counted.rows');
+    // Stopped right after staging, as a crash there would.
+    await expect(
+      batchWith(
+        (loaded) => loaded,
+        (step) => {
+          if (step === 'staged') throw new Error('stopped after staging');
+        },
+      ),
+    ).rejects.toThrow('stopped after staging');
+    await sql(s, 'ALTER TABLE counted.rows ADD INDEX by_id id TYPE minmax GRANULARITY 1');
+    const [open] = await store.repos.progress.openBatches(pipeId);
+    expect(open).toMatchObject({ staged: true, rows: 2 });
+    const engine = engineOf();
+    const view = await s.sluice.pipes.runtimeView(pipeId);
+    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    const done = await completeBatch(
+      { engine, store },
+      destinations,
+      open as NonNullable<typeof open>,
+      async () => {
+        throw new Error('a staged batch is not read again');
+      },
+    );
+    expect(done).toMatchObject({ rows: 2 });
+    expect(await sql(s, 'SELECT count() AS n FROM counted.rows')).toEqual([{ n: 2 }]);
   });
 });

@@ -15,6 +15,8 @@ const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}
  * seconds while it finishes a statement, and holds the directory until then.
  */
 const OPEN_PATIENCE_MS = 30_000;
+/** What chDB says when another process holds the data directory. */
+const HELD = /Failed to create connection/;
 
 interface Pending {
   resolve: (text: string) => void;
@@ -78,6 +80,7 @@ export class EmbeddedEngine implements Engine {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.starting?.catch(() => {});
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null) return;
@@ -116,12 +119,21 @@ export class EmbeddedEngine implements Engine {
   private async start(): Promise<ChildProcess> {
     const deadline = Date.now() + OPEN_PATIENCE_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+      let child: ChildProcess;
       try {
-        return await this.startOnce();
+        child = await this.startOnce();
       } catch (error) {
-        if (Date.now() + wait > deadline || this.closed) throw error;
+        const held = error instanceof EngineUnavailableError && HELD.test(error.message);
+        if (!held || Date.now() + wait > deadline || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
       }
+      // Closed while it started: the process goes, or it would hold the data on.
+      if (this.closed) {
+        child.kill('SIGKILL');
+        throw new EngineUnavailableError('the engine is closed');
+      }
+      return child;
     }
   }
 

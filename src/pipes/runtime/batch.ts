@@ -39,8 +39,8 @@ export class StagedCountError extends PermanentError {
 }
 
 /**
- * The columns and definitions of the destinations and their error tables, as one string: two
- * queries, whatever the number of tables.
+ * The columns and definitions (indexes, projections, keys, settings) of the destinations and their
+ * error tables, as one string: two queries, whatever the number of tables.
  */
 async function shapeOf(engine: Engine, destinations: readonly Destination[]): Promise<string> {
   const tables = destinations.flatMap((d) => [
@@ -54,7 +54,7 @@ async function shapeOf(engine: Engine, destinations: readonly Destination[]): Pr
         ORDER BY database, table, position`,
     ),
     engine.query(
-      `SELECT database, name, engine_full FROM system.tables
+      `SELECT database, name, create_table_query FROM system.tables
         WHERE (database, name) IN (${tables.join(', ')}) ORDER BY database, name`,
     ),
   ]);
@@ -92,12 +92,12 @@ export async function completeBatch(
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
-  let keptOld = false;
+  let kept = false;
   if (staged.length > 0) {
     const shape = await shapeOf(engine, staged);
     if (stagesChecked?.get(batch.slot) !== shape) {
       for (const destination of staged) {
-        if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) keptOld = true;
+        if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) kept = true;
       }
       stagesChecked?.set(batch.slot, shape);
     }
@@ -139,8 +139,8 @@ export async function completeBatch(
   }
   failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
-  // A stage of an earlier kind was kept for this batch's moves: the next batch makes it anew.
-  if (keptOld) stagesChecked?.delete(batch.slot);
+  // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
+  if (kept) stagesChecked?.delete(batch.slot);
   return batch;
 }
 

@@ -9,6 +9,7 @@ import {
   moveCheckSql,
   OLD_DEDUPLICATION_SETTING,
   stageTableSql,
+  type TableStorage,
   tableName,
   tableStorage,
 } from '../../engine/index.js';
@@ -53,9 +54,10 @@ export function stageTable(name: string): string {
  * emptied before each batch is read, so one that is empty, or whose batch is not staged yet, is
  * dropped and made again from the destination as it is now (its columns, keys and settings may
  * have changed, or an earlier Sluice made it of the destination's engine, deduplicating). Only a
- * stage holding a staged batch is kept, for that batch's moves; an old one loses its
- * deduplication window and is made anew after them (the answer, true, says so). A stage that
- * could not move into its destination fails the pipe before anything is staged.
+ * stage holding a staged batch is kept, for that batch's moves (the answer, true, says so; it is
+ * made anew for the next batch): an old one loses its deduplication window, and one that could no
+ * longer move into its destination has its rows copied into one that can. A new stage that could
+ * not move into its destination fails the pipe before anything is staged.
  */
 export async function ensureStages(
   engine: Engine,
@@ -69,7 +71,7 @@ export async function ensureStages(
     [names.data, destination.table],
     [names.errors, destination.errorTable],
   ] as const;
-  let keptOld = false;
+  let kept = false;
   for (const [stage, target] of pairs) {
     const [stageStorage, targetStorage] = await Promise.all([
       tableStorage(engine, STAGING_DATABASE, stage),
@@ -95,22 +97,75 @@ export async function ensureStages(
         await engine.execute(
           `ALTER TABLE ${stageTable(stage)} MODIFY SETTING ${OLD_DEDUPLICATION_SETTING} = 0`,
         );
-        keptOld = true;
       }
+      // The destination changed after the batch was staged (an index, a projection): its rows go
+      // into a stage made as the destination is now, counted, before they move.
+      if ((await moveProblem(engine, stageTable(stage), into)) !== undefined) {
+        await restage(engine, stage, into, targetStorage);
+      }
+      kept = true;
       continue;
     }
     if (stageStorage) await engine.execute(`DROP TABLE ${stageTable(stage)}`);
     await engine.execute(stageTableSql(stageTable(stage), into, targetStorage));
-    try {
-      await engine.execute(moveCheckSql(stageTable(stage), into));
-    } catch (error) {
-      if (!(error instanceof EngineError)) throw error;
-      throw new PermanentError(
-        `a batch staged for ${destination.database}.${target} could not be moved into it (${error.message}); its definition is one Sluice cannot stage for yet`,
-      );
-    }
+    await checkMove(engine, stageTable(stage), into, `${destination.database}.${target}`);
   }
-  return keptOld;
+  return kept;
+}
+
+/** The engine's codes for two tables whose parts cannot move from one to the other. */
+const CANNOT_MOVE = new Set([
+  36, // BAD_ARGUMENTS: "Tables have different ordering / primary key / indices / projections ..."
+  122, // INCOMPATIBLE_COLUMNS
+]);
+
+/**
+ * Fails the pipe, before anything is staged, when a stage's partitions could not move into its
+ * destination; any other failure (the engine restarting, a limit) may pass and is thrown as it is.
+ */
+async function checkMove(engine: Engine, stage: string, into: string, name: string): Promise<void> {
+  const problem = await moveProblem(engine, stage, into);
+  if (problem === undefined) return;
+  throw new PermanentError(
+    `a batch staged for ${name} could not be moved into it (${problem}); its definition is one Sluice cannot stage for yet`,
+  );
+}
+
+/**
+ * Why a stage's partitions cannot move into `into`, as a move of a partition that does not exist
+ * says; undefined when they can.
+ */
+async function moveProblem(engine: Engine, stage: string, into: string): Promise<string | undefined> {
+  try {
+    await engine.execute(moveCheckSql(stage, into));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof EngineError) || !CANNOT_MOVE.has(error.code ?? 0)) throw error;
+    return error.message;
+  }
+}
+
+/**
+ * Copies a staged batch's rows into a stage made as the destination is now and puts it in the old
+ * one's place (EXCHANGE TABLES, atomic); a copy that does not hold every row fails the pipe.
+ * Done again from the start after a crash: the old stage keeps the rows until the exchange.
+ */
+async function restage(engine: Engine, stage: string, into: string, storage: TableStorage): Promise<void> {
+  const fresh = `${stage}_fresh`;
+  await engine.execute(`DROP TABLE IF EXISTS ${stageTable(fresh)}`);
+  await engine.execute(stageTableSql(stageTable(fresh), into, storage));
+  await engine.execute(`INSERT INTO ${stageTable(fresh)} SELECT * FROM ${stageTable(stage)}`);
+  const [copied, staged] = await Promise.all([
+    countRows(engine, STAGING_DATABASE, fresh),
+    countRows(engine, STAGING_DATABASE, stage),
+  ]);
+  if (copied !== staged) {
+    throw new PermanentError(
+      `the staged rows for ${into} could not be copied into a stage that moves into it (${copied} of ${staged})`,
+    );
+  }
+  await engine.execute(`EXCHANGE TABLES ${stageTable(stage)} AND ${stageTable(fresh)}`);
+  await engine.execute(`DROP TABLE ${stageTable(fresh)}`);
 }
 
 /**

@@ -90,7 +90,8 @@ export async function twinsAsOne(engine: Engine, plan: TablePlan): Promise<boole
   if (!plan.keyless) return false;
   const { database, table } = plan.spec;
   const storage = await tableStorage(engine, database, table);
-  if (!storage || new RegExp(`\\b${ROW_ID}\\b`).test(storage.clauses['ORDER BY'] ?? '')) return false;
+  if (!storage?.engine.endsWith('MergeTree')) return false;
+  if (new RegExp(`\\b${ROW_ID}\\b`).test(storage.clauses['ORDER BY'] ?? '')) return false;
   if ((await countRows(engine, database, table)) > 0) return true;
   await engine.execute(`DROP TABLE ${tableName(database, table)}`);
   return false;

@@ -141,13 +141,16 @@ export async function loadChanges(
   }
   await fillUnchanged(engines.engine, changes, logger);
   await takeTwins(engines.engine, changes, logger);
-  // Deleted rows that carry their twin's stored hash are a file of their own, read with it.
+  // Deleted rows that carry their twin's stored hash are a file of their own, read with it. Two
+  // files into one stage go through the source reader: the engine's own load of a file it cannot
+  // take empties the stage (loadInEngine), which would lose the other file's rows.
   const hashed = changes.rows.filter((row) => row.rowHash !== undefined);
   const rest = changes.rows.filter((row) => row.rowHash === undefined);
+  const two = hashed.length > 0 && rest.length > 0 ? { textColumns: null } : {};
   const reads: RangeRead[] = [];
   for (const [rows, layout, suffix] of [
-    [rest, plan, ''],
-    [hashed, { ...plan, ...plan.withHash }, '-hashed'],
+    [rest, { ...plan, ...two }, ''],
+    [hashed, { ...plan, ...plan.withHash, ...two }, '-hashed'],
   ] as const) {
     if (rows.length === 0) continue;
     const part = { ...file, name: `${file.name}${suffix}`, path: `${file.path}${suffix}` };

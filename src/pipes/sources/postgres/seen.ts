@@ -4,9 +4,10 @@ import { parseLsn } from './lsn.js';
 /**
  * What a snapshot saw, as PostgreSQL's `txid_current_snapshot()` tells it: transactions below
  * `xmin` had ended, those from `xmax` on had not begun, and those in `xip` were running. Each is a
- * 64-bit transaction id (epoch and xid), kept as text in the pipe's cursor. `lsn` is the WAL's
- * position when it was taken (`pg_current_wal_lsn()`): a transaction that commits later cannot
- * be one it saw.
+ * 64-bit transaction id (epoch and xid), kept as text in the pipe's cursor. `lsn` is where WAL
+ * was being inserted when it was taken (`pg_current_wal_insert_lsn()`, not the written position,
+ * which an asynchronous commit may be ahead of): a transaction whose commit record comes later
+ * cannot be one it saw.
  */
 export interface SeenBy {
   xmin: string;
@@ -21,7 +22,7 @@ export interface SeenBy {
  */
 export async function exportSeenSnapshot(holder: pg.Client): Promise<{ name: string; seen: SeenBy }> {
   const result = await holder.query<{ name: string; seen: string; lsn: string }>(
-    'SELECT pg_export_snapshot() AS name, txid_current_snapshot()::text AS seen, pg_current_wal_lsn()::text AS lsn',
+    'SELECT pg_export_snapshot() AS name, txid_current_snapshot()::text AS seen, pg_current_wal_insert_lsn()::text AS lsn',
   );
   const row = result.rows[0];
   const match = /^(\d+):(\d+):([\d,]*)$/.exec(row?.seen ?? '');

@@ -14,10 +14,14 @@ import { typedRowsSql } from './typed-rows.js';
 /** The columns Sluice adds to a target, which are not the source's. */
 const OWN_COLUMNS = new Set([SYNCED_AT, IS_DELETED, VERSION, ROW_ID, ROW_HASH]);
 
-/** A row of the target a deleted row may take: its id, and its hash as stored. */
+/**
+ * A row a deleted row may take: its id, and its hash as stored (a row of the target) or its
+ * fields (a row inserted earlier in the batch, whose hash the table computes from them).
+ */
 interface Twin {
   id: string;
   hash?: string;
+  fields?: TargetRow['fields'];
 }
 
 /** A deleted row's values and the columns its change did not carry, as one key. */
@@ -36,25 +40,31 @@ export async function takeTwins(engine: Engine, changes: TableChanges, logger: L
   if (!plan.keyless || !changes.rows.some((row) => row.rowId === undefined)) return;
   const deletes = changes.rows.filter((row) => row.rowId === undefined);
   const wanted = [...new Map(deletes.map((row) => [valuesOf(row), row])).values()];
-  const live = await twinsInTarget(engine, plan, wanted);
+  const inTarget = await twinsInTarget(engine, plan, wanted);
+  const inserted: TargetRow[] = [];
   const taken = new Set<string>();
   const kept: TargetRow[] = [];
   let missing = 0;
   for (const row of changes.rows) {
-    const twins = live.get(valuesOf(row)) ?? [];
-    live.set(valuesOf(row), twins);
     if (row.rowId !== undefined) {
-      twins.push({ id: row.rowId });
+      inserted.push(row);
       kept.push(row);
       continue;
     }
-    const twin = twins.find((candidate) => !taken.has(candidate.id));
+    const twin = [...(inTarget.get(valuesOf(row)) ?? []), ...insertedTwins(inserted, row)].find(
+      (candidate) => !taken.has(candidate.id),
+    );
     if (!twin) {
       missing += 1;
       continue;
     }
     taken.add(twin.id);
-    kept.push({ ...row, rowId: twin.id, ...(twin.hash !== undefined ? { rowHash: twin.hash } : {}) });
+    kept.push({
+      ...row,
+      rowId: twin.id,
+      ...(twin.hash !== undefined ? { rowHash: twin.hash } : {}),
+      ...(twin.fields ? { fields: twin.fields } : {}),
+    });
   }
   changes.rows = kept;
   if (missing > 0) {
@@ -63,6 +73,18 @@ export async function takeTwins(engine: Engine, changes: TableChanges, logger: L
       'deletes or updates of rows the target does not hold (written before the pipe followed the table, or a column added since with a default): nothing to delete',
     );
   }
+}
+
+/**
+ * The rows inserted earlier in the batch that a deleted row may take: equal in the columns its
+ * change carried, as PostgreSQL wrote them (one source's text of one value is always the same).
+ * The deleted version of such a row takes its fields, so the table hashes both alike.
+ */
+function insertedTwins(inserted: readonly TargetRow[], deleted: TargetRow): Twin[] {
+  const absent = new Set(deleted.absent ?? []);
+  const same = (row: TargetRow) =>
+    deleted.fields.every((field, i) => absent.has(i) || field === row.fields[i]);
+  return inserted.filter(same).map((row) => ({ id: row.rowId as string, fields: row.fields }));
 }
 
 /**
