@@ -1,5 +1,5 @@
 import { Session } from 'chdb';
-import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
+import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
 
 /**
  * The engine process of one embedded service: chDB binds one data directory per process, so each
@@ -77,14 +77,27 @@ async function run(request: EngineRequest): Promise<string> {
   }
 }
 
-process.on('message', async (request: EngineRequest) => {
+process.on('message', async (request: EngineRequest | EngineClose) => {
+  if ('close' in request) {
+    closing = true;
+    return;
+  }
   try {
     reply({ id: request.id, ok: true, text: await run(request) });
   } catch (error) {
     reply({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) });
   }
 });
+/**
+ * The owner closes the engine with a message (EngineClose): the sessions close, then the process
+ * ends. A disconnect without it means the owner died (killed, as a crash or an OOM kill would end
+ * it): the process ends at once, without closing its sessions, which would wait for the statements
+ * in flight, so that a server started again finds the data free. Parts are written whole; nothing
+ * is left half-done.
+ */
+let closing = false;
 process.on('disconnect', () => {
+  if (!closing) process.kill(process.pid, 'SIGKILL');
   for (const session of runtimes) session.close?.();
   process.exit(0);
 });

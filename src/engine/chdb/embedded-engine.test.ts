@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +89,45 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
       expect(Date.now() - started).toBeGreaterThan(1_000);
     } finally {
       await Promise.all([holder.close(), next.close()]);
+    }
+  });
+
+  it('ends at once when its owner is killed mid-statement, so the data is free for the next', async () => {
+    const path = join(dir, 'orphaned');
+    const script = join(dir, 'owner.mts');
+    const engineModule = new URL('./embedded-engine.ts', import.meta.url).pathname;
+    await writeFile(
+      script,
+      `import { EmbeddedEngine } from ${JSON.stringify(engineModule)};
+       const engine = new EmbeddedEngine(${JSON.stringify(path)}, { confined: false });
+       await engine.query('SELECT 1');
+       engine.query('SELECT count() FROM numbers_mt(1e12) WHERE sipHash64(number) = 1').catch(() => {});
+       console.log(engine.processId());`,
+    );
+    const owner = spawn(process.execPath, ['--import', 'tsx', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const pid = Number(
+      await new Promise<string>((resolve) => owner.stdout?.once('data', (d) => resolve(String(d)))),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    owner.kill('SIGKILL');
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const started = Date.now();
+    while (alive() && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(alive()).toBe(false);
+    const next = new EmbeddedEngine(path, { confined: false });
+    try {
+      expect((await next.query('SELECT 9 AS nine')).rows).toEqual([{ nine: 9 }]);
+    } finally {
+      await next.close();
     }
   });
 });

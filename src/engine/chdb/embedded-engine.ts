@@ -6,7 +6,7 @@ import type { Engine, QueryOptions, QueryResult } from '../engine.js';
 import { EngineError, EngineUnavailableError, UnreadableResultError } from '../engine.js';
 import { settingsClause } from '../sql.js';
 import { writeConfinement } from './confinement.js';
-import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
+import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 /**
@@ -86,7 +86,10 @@ export class EmbeddedEngine implements Engine {
     if (!child || child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
-      child.disconnect();
+      // Said first, so the process closes its sessions rather than take the disconnect for a death.
+      child.send({ close: true } satisfies EngineClose, () => {
+        if (child.connected) child.disconnect();
+      });
       setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
     });
   }

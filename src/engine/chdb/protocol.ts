@@ -18,3 +18,9 @@ export type EngineReply = { id: number; ok: true; text: string } | { id: number;
 
 /** The first message of an engine process: ready, or why it could not open its data directory. */
 export type EngineHello = { ready: true } | { ready: false; error: string };
+
+/**
+ * The engine's owner closes it: the process closes its sessions and ends. Without this message
+ * first, a disconnect means the owner died, and the process ends at once (child.ts).
+ */
+export type EngineClose = { close: true };
