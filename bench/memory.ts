@@ -45,7 +45,7 @@ export async function benchMemory(): Promise<void> {
     const scope = { organizationId: organization.id, serviceId: service.id };
     await sluice.query.run(scope, 'admin', { sql: 'SELECT 1' }); // start the engine process
     const engine = sluice.engines.engineFor(service) as EmbeddedEngine;
-    const reader = sluice.engines.sourceReader() as EmbeddedEngine;
+    const reader = sluice.engines.sourceReaderFor(service) as EmbeddedEngine;
     await reader.query('SELECT 1'); // start the source reader's process
     const baseline = {
       sluice: rssOf(process.pid),

@@ -52,7 +52,7 @@ export async function benchObjectStorage(): Promise<void> {
     const run = (sql: string) => writer.execute(sql);
     // The source reader's process starts once per node, on the first object-storage read: started
     // here so every format measures ingestion, as the baselines (on a started engine) do.
-    await sluice.engines.sourceReader().query('SELECT 1');
+    await sluice.engines.sourceReaderFor(service).query('SELECT 1');
     const rows: Record<string, string | number>[] = [];
     for (const [label, file, format] of FORMATS) {
       const path = join(dir, file);

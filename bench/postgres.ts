@@ -9,7 +9,15 @@ import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
 import type { PipeStatus } from '../src/pipes/runtime-port.js';
 import { copyOut, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
-import { benchSluice, defaultScope, printTable, type Scope, timed, warmEngines } from './support.js';
+import {
+  benchSluice,
+  defaultScope,
+  printTable,
+  type Scope,
+  serviceOf,
+  timed,
+  warmEngines,
+} from './support.js';
 
 /** Rows of the snapshot's table. */
 const ROWS = Number(process.env.SLUICE_BENCH_PG_ROWS ?? 5_000_000);
@@ -65,7 +73,11 @@ export async function benchPostgres(): Promise<void> {
     sluice = await benchSluice(dir);
     const scope = await defaultScope(sluice);
     const engine = await warmEngines(sluice, scope);
-    const meter = await CpuMeter.open(client, sluice, engine);
+    const meter = await CpuMeter.open(
+      client,
+      sluice.engines.sourceReaderFor(await serviceOf(sluice, scope)),
+      engine,
+    );
     await benchSnapshot(sluice, scope, engine, server, client, meter);
     await benchChanges(sluice, scope, engine, server, client, meter);
   } finally {
@@ -568,12 +580,12 @@ class CpuMeter {
     private readonly engines: { reader: EmbeddedEngine; engine: EmbeddedEngine },
   ) {}
 
-  static async open(client: pg.Client, sluice: Sluice, engine: Engine): Promise<CpuMeter> {
+  static async open(client: pg.Client, reader: Engine, engine: Engine): Promise<CpuMeter> {
     const found = await client.query<{ dir: string }>(`SELECT current_setting('data_directory') AS dir`);
     const pidFile = join(found.rows[0]?.dir ?? '', 'postmaster.pid');
     const postmaster = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : undefined;
     return new CpuMeter(postmaster, {
-      reader: sluice.engines.sourceReader() as EmbeddedEngine,
+      reader: reader as EmbeddedEngine,
       engine: engine as EmbeddedEngine,
     });
   }

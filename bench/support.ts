@@ -5,6 +5,7 @@ import { createSluice, type Sluice } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { Engine } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
+import type { Service } from '../src/store/index.js';
 
 export interface LoadResult {
   requestsPerSecond: number;
@@ -122,12 +123,16 @@ export function mbps(bytes: number, seconds: number): string {
 }
 
 /** The engine of the scope's service (started on first use). */
-export async function serviceEngine(sluice: Sluice, scope: Scope): Promise<Engine> {
+export async function serviceOf(sluice: Sluice, scope: Scope): Promise<Service> {
   const service = (await sluice.identity.listServices(scope.organizationId)).find(
     (x) => x.id === scope.serviceId,
   );
   if (!service) throw new Error('no service');
-  return sluice.engines.engineFor(service);
+  return service;
+}
+
+export async function serviceEngine(sluice: Sluice, scope: Scope): Promise<Engine> {
+  return sluice.engines.engineFor(await serviceOf(sluice, scope));
 }
 
 /**
@@ -155,6 +160,6 @@ export function benchSluice(dir: string, env: Record<string, string> = {}): Prom
 export async function warmEngines(sluice: Sluice, scope: Scope): Promise<Engine> {
   const engine = await serviceEngine(sluice, scope);
   await engine.query('SELECT 1');
-  await sluice.engines.sourceReader().query('SELECT 1');
+  await sluice.engines.sourceReaderFor(await serviceOf(sluice, scope)).query('SELECT 1');
   return engine;
 }

@@ -13,7 +13,7 @@ import {
 import { type Config, ConfigError } from './config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
 import { DataDirLock } from './data-dir.js';
-import { EngineRegistry } from './engine/index.js';
+import { detectSandbox, EngineRegistry, type SandboxStatus } from './engine/index.js';
 import {
   buildServer,
   createMetricsRegistry,
@@ -41,6 +41,8 @@ export interface Sluice {
   pipes: PipesService;
   query: QueryService;
   engines: EngineRegistry;
+  /** Whether engine processes run in the operating-system sandbox (README, "Security"). */
+  sandbox: SandboxStatus;
   alerts: AlertsService;
   webhooks: WebhooksService;
   sources: SourcesService;
@@ -98,7 +100,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     await checkMasterKey(secretBox, store.repos.identity);
     const identity = new IdentityService(store, masterKey);
     const bootstrap = await identity.bootstrap(config.bootstrap);
-    const engines = new EngineRegistry(config.dataDir);
+    const engines = await openEngines(config, store, logger);
+    const sandbox = engines.sandboxStatus();
     const pipes = new PipesService(store, identity, secretBox, logger);
     const supervisor = new PipeSupervisor({
       store,
@@ -162,6 +165,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       sources,
       dashboards,
       metrics,
+      sandbox,
       rateLimit: config.rateLimit,
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,
@@ -193,6 +197,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       pipes,
       query,
       engines,
+      sandbox,
       alerts,
       webhooks,
       sources,
@@ -232,4 +237,28 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     await lock.release();
     throw error;
   }
+}
+
+/**
+ * The engines, each process in the operating-system sandbox. Where the sandbox cannot start, the
+ * start says so, and only the operator organization's SQL reaches an engine unless the operator
+ * accepted the risk (README, "Security").
+ */
+export async function openEngines(config: Config, store: Store, logger: Logger): Promise<EngineRegistry> {
+  const policy = await detectSandbox(config.sandbox);
+  const options = { dataDir: config.dataDir, localFilesDir: config.localFilesDir, sandbox: policy };
+  if (policy.kind === 'bwrap') return new EngineRegistry(options);
+  if (config.allowUnsandboxedSql) {
+    logger.warn(
+      { sandbox: policy.reason },
+      "engines run WITHOUT a sandbox and SLUICE_ALLOW_UNSANDBOXED_SQL=true: any organization's SQL can read the host's files (the master key among them) and reach its network",
+    );
+    return new EngineRegistry(options);
+  }
+  const operator = (await store.repos.identity.listOrganizations()).find((org) => org.operator);
+  logger.warn(
+    { sandbox: policy.reason },
+    'engines run without a sandbox: only the operator organization\'s SQL reaches them; other organizations\' queries, expressions and pipes are refused (README, "Security")',
+  );
+  return new EngineRegistry({ ...options, onlyOrganization: operator?.id ?? '' });
 }

@@ -38,6 +38,16 @@ export interface Config {
   allowPrivateWebhooks: boolean;
   /** The only directory `file://` pipe URLs may read; default `<dataDir>/files`. */
   localFilesDir: string;
+  /**
+   * `auto`: every engine process runs in bubblewrap's sandbox when it can start here (README,
+   * "Security"); `off`: plain processes, the operator's explicit choice.
+   */
+  sandbox: SandboxSetting;
+  /**
+   * Without a sandbox, only the operator organization's SQL reaches an engine, unless the
+   * operator accepts the risk with this (logged as a warning at every start).
+   */
+  allowUnsandboxedSql: boolean;
   /** Tests only: a batch step at which the process kills itself (SLUICE_TEST_KILL_AT, failpoints.ts). */
   testKillAt: KillAt | undefined;
   bootstrap: {
@@ -50,6 +60,8 @@ export interface Config {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export const SANDBOX_SETTINGS = ['auto', 'off'] as const;
+export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Generous enough that nobody working locally meets it; still stops a runaway script. */
@@ -82,6 +94,8 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'public-url': 'SLUICE_PUBLIC_URL',
   'tls-cert': 'SLUICE_TLS_CERT',
   'tls-key': 'SLUICE_TLS_KEY',
+  sandbox: 'SLUICE_SANDBOX',
+  'allow-unsandboxed-sql': 'SLUICE_ALLOW_UNSANDBOXED_SQL',
 };
 
 export function loadConfig(
@@ -179,6 +193,12 @@ export function loadConfig(
     );
   }
   const tls = tlsCert && tlsKey ? { certFile: resolve(tlsCert), keyFile: resolve(tlsKey) } : undefined;
+  const sandbox = (value('sandbox') ?? 'auto') as SandboxSetting;
+  if (!SANDBOX_SETTINGS.includes(sandbox))
+    problems.push(
+      `SLUICE_SANDBOX (--sandbox) must be one of ${SANDBOX_SETTINGS.join(', ')}, got "${sandbox}"`,
+    );
+  const allowUnsandboxedSql = boolean('allow-unsandboxed-sql');
   const dataDir = resolve(value('data-dir') ?? './data');
   const killAt = env.SLUICE_TEST_KILL_AT ? parseKillAt(env.SLUICE_TEST_KILL_AT) : undefined;
   if (typeof killAt === 'string') problems.push(killAt);
@@ -201,6 +221,8 @@ export function loadConfig(
     logFormat,
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
+    sandbox,
+    allowUnsandboxedSql,
     testKillAt: typeof killAt === 'string' ? undefined : killAt,
     bootstrap,
   };

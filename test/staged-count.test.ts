@@ -30,7 +30,8 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     await s?.close();
   });
 
-  const engineOf = () => s.sluice.engines.engineFor({ id: s.serviceId, kind: 'embedded' });
+  const engineOf = () =>
+    s.sluice.engines.engineFor({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' });
 
   async function batchWith(rowsSaid: (loaded: number) => number, failpoint?: (step: string) => void) {
     const { store } = s.sluice;

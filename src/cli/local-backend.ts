@@ -1,7 +1,8 @@
+import { openEngines } from '../app.js';
 import type { Config } from '../config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from '../crypto/index.js';
 import { DataDirLock } from '../data-dir.js';
-import { EngineRegistry } from '../engine/index.js';
+import type { EngineRegistry } from '../engine/index.js';
 import {
   IdentityService,
   keyView,
@@ -10,6 +11,7 @@ import {
   teamView,
   tokenView,
 } from '../identity/index.js';
+import { createLogger } from '../log.js';
 import { QueryService } from '../query/index.js';
 import { openStore, type Store } from '../store/index.js';
 import type { Backend, Row } from './backend.js';
@@ -28,8 +30,9 @@ export class LocalBackend implements Backend {
     private readonly store: Store,
     private readonly identity: IdentityService,
     private readonly lock: DataDirLock,
+    engines: EngineRegistry,
   ) {
-    this.engines = new EngineRegistry(lock.dataDir);
+    this.engines = engines;
     this.queries = new QueryService(identity, this.engines);
   }
 
@@ -44,7 +47,12 @@ export class LocalBackend implements Backend {
       const bootstrap = await identity.bootstrap(config.bootstrap);
       // The CLI on an empty directory makes the first credentials; they must not vanish unseen.
       if (bootstrap) console.error(bootstrapLines(bootstrap).join('\n'));
-      return new LocalBackend(store, identity, lock);
+      const engines = await openEngines(
+        config,
+        store,
+        createLogger('warn', process.stderr, config.logFormat),
+      );
+      return new LocalBackend(store, identity, lock, engines);
     } catch (error) {
       await store?.close();
       await lock.release();

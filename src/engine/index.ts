@@ -1,6 +1,12 @@
 export { FROZEN_SETTINGS } from './chdb/confinement.js';
 export { EmbeddedEngine } from './chdb/embedded-engine.js';
 export {
+  detectSandbox,
+  type SandboxPolicy,
+  type SandboxStatus,
+  sandboxStatus,
+} from './chdb/sandbox.js';
+export {
   ENGINE_CODES,
   type Engine,
   type EngineColumn,
@@ -13,7 +19,13 @@ export {
   SCHEMA_CODES,
   UnreadableResultError,
 } from './engine.js';
-export { EngineRegistry, type ServiceRef } from './registry.js';
+export {
+  EngineRegistry,
+  type ServiceRef,
+  serviceEngineRoom,
+  sourceReaderRoom,
+  UnsandboxedSqlError,
+} from './registry.js';
 export { expression, ident, literal, settingsClause, tableName } from './sql.js';
 export { fragmentProblem } from './sql-guard.js';
 export {

@@ -63,6 +63,10 @@ export async function statementProblem(engine: Engine, sql: string): Promise<str
   if (/\bINTO\s+OUTFILE\b/i.test(keywords)) return 'INTO OUTFILE writes to the host and is not allowed';
   if (/\bFROM\s+INFILE\b/i.test(keywords)) return 'FROM INFILE reads the host and is not allowed';
   if (/^\s*ATTACH\b/i.test(keywords)) return 'ATTACH is not allowed: create the table instead';
+  // A dynamic disk names a path or an address for a table's storage; the sandbox keeps it inside
+  // the service, but a disk that cannot connect retries for minutes: a table uses the service's own.
+  if (/\bdisk\s*=\s*disk\s*\(/i.test(keywords))
+    return "a table's storage is the service's own: disk = disk(...) is not allowed (leave out the disk setting)";
   // The parser reads an INSERT's inline data as data, but the engine's statement splitter ends it at
   // the first ';': a ';' there would start a second statement.
   const inline = /^\s*INSERT\b/i.test(keywords) && /\bFORMAT\s+\w+\s*$/i.test(keywords);

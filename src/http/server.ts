@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AlertsService, DashboardsService, SourcesService, WebhooksService } from '../alerts/index.js';
+import type { SandboxStatus } from '../engine/index.js';
 import type { IdentityService } from '../identity/index.js';
 import type { PipesService } from '../pipes/index.js';
 import type { QueryService } from '../query/index.js';
@@ -26,6 +27,8 @@ export interface ServerDeps {
   sources: SourcesService;
   dashboards: DashboardsService;
   metrics: Registry;
+  /** Whether engine processes run sandboxed, and whose SQL reaches them (`/health` says). */
+  sandbox: SandboxStatus & { tenantSql: string };
   rateLimit: number;
   bodyLimitBytes: number;
   version: string;
@@ -81,10 +84,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
     try {
       await deps.store.ping();
-      return { status: 'ok', checks: { metadata: 'ok' } };
+      return { status: 'ok', checks: { metadata: 'ok' }, sandbox: deps.sandbox };
     } catch {
       reply.code(503);
-      return { status: 'unavailable', checks: { metadata: 'unreachable' } };
+      return { status: 'unavailable', checks: { metadata: 'unreachable' }, sandbox: deps.sandbox };
     }
   });
   openApiRoute(app);

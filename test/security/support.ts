@@ -1,10 +1,11 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { expect } from 'vitest';
 import { basic, type TestSluice } from '../support/sluice.js';
 
 /**
  * A TCP listener on loopback that counts every connection made to it: an attack that reaches the
- * network from the engine shows up here, whatever the engine answered.
+ * network from the engine shows up here, whatever the engine answered. It answers each with an
+ * HTTP 403 in S3's words, so an HTTP or S3 client gives up at once instead of retrying.
  */
 export async function startListener(): Promise<{
   port: number;
@@ -12,9 +13,16 @@ export async function startListener(): Promise<{
   close(): Promise<void>;
 }> {
   let count = 0;
+  const body = '<Error><Code>AccessDenied</Code><Message>refused by the test</Message></Error>';
+  const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     count += 1;
-    socket.destroy();
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: application/xml\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -22,7 +30,12 @@ export async function startListener(): Promise<{
   return {
     port: address.port,
     connections: () => count,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // A client may keep its connection open after the answer (keep-alive): closed here.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
   };
 }
 

@@ -1,4 +1,5 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,7 @@ import { EngineError, EngineUnavailableError, UnreadableResultError } from '../e
 import { settingsClause } from '../sql.js';
 import { writeConfinement } from './confinement.js';
 import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
+import { type SandboxPolicy, type SandboxRoom, sandboxed } from './sandbox.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 /**
@@ -29,6 +31,11 @@ export interface EmbeddedEngineOptions {
    * the network. Only the source reader, which runs no tenant SQL, and test fixtures are not.
    */
   confined: boolean;
+  /**
+   * The operating-system sandbox the process starts in (sandbox.ts), and what it sees there
+   * besides its own data directory. Absent: a plain process (test fixtures only).
+   */
+  sandbox?: { policy: SandboxPolicy; room: Omit<SandboxRoom, 'writable'> & { writable?: string[] } };
 }
 
 /**
@@ -65,9 +72,18 @@ export class EmbeddedEngine implements Engine {
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
   }
 
-  /** The engine process's id while it runs (for resource measurements). */
+  /**
+   * The engine process's id while it runs (for resource measurements): inside a sandbox, the
+   * innermost process bubblewrap started.
+   */
   processId(): number | undefined {
-    return this.child?.pid;
+    let pid = this.child?.pid;
+    for (let depth = 0; pid !== undefined && depth < 4; depth += 1) {
+      const next = childrenOf(pid)[0];
+      if (next === undefined) break;
+      pid = next;
+    }
+    return pid;
   }
 
   scratchPath(name: string): string {
@@ -141,14 +157,15 @@ export class EmbeddedEngine implements Engine {
   }
 
   private async startOnce(): Promise<ChildProcess> {
-    await mkdir(join(this.path, 'scratch'), { recursive: true });
+    // What the sandbox binds must exist (a service's scratch space, the local files directory).
+    const room = this.options.sandbox?.room;
+    for (const dir of [join(this.path, 'scratch'), ...(room?.writable ?? []), ...(room?.readable ?? [])])
+      await mkdir(dir, { recursive: true });
     const args = [this.path, ...(this.options.confined ? [await writeConfinement(this.path)] : [])];
     const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
-    const child = fork(fileURLToPath(CHILD), args, {
-      execArgv,
-      // The engine gets none of Sluice's environment (master key, database URL, cloud keys):
-      // only what a process needs to run.
-      env: engineEnvironment(),
+    const launch = this.launchCommand([process.execPath, ...execArgv, fileURLToPath(CHILD), ...args]);
+    const child = spawn(launch.command, launch.args, {
+      env: launch.env,
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -175,6 +192,27 @@ export class EmbeddedEngine implements Engine {
     });
     this.child = child;
     return child;
+  }
+
+  /**
+   * The process starts in its sandbox, which sees its own data directory and the room's, or as a
+   * plain process. Either way it gets none of Sluice's environment (master key, database URL,
+   * cloud keys): only what a process needs to run.
+   */
+  private launchCommand(argv: string[]): { command: string; args: string[]; env: Record<string, string> } {
+    const sandbox = this.options.sandbox;
+    if (!sandbox) return { command: argv[0] as string, args: argv.slice(1), env: engineEnvironment() };
+    const room = { ...sandbox.room, writable: [this.path, ...(sandbox.room.writable ?? [])] };
+    const env =
+      sandbox.policy.kind === 'bwrap'
+        ? {
+            ...sandboxEnvironment(),
+            // The IPC channel Node opened for the process on descriptor 3 (stdio above).
+            NODE_CHANNEL_FD: '3',
+            NODE_CHANNEL_SERIALIZATION_MODE: 'advanced',
+          }
+        : engineEnvironment();
+    return sandboxed(sandbox.policy, room, env, argv);
   }
 
   private settle(message: EngineReply): void {
@@ -222,9 +260,35 @@ export function lastJsonDocument(text: string): string {
 }
 
 /** The variables the engine process needs, and nothing secret. */
-function engineEnvironment(): NodeJS.ProcessEnv {
+function engineEnvironment(): Record<string, string> {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
   return Object.fromEntries(
-    keep.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]),
+    keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
   );
+}
+
+/** Inside the sandbox: its own empty /tmp as home, and the locale and time zone of the host. */
+function sandboxEnvironment(): Record<string, string> {
+  const keep = ['LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/tmp',
+    TMPDIR: '/tmp',
+    ...Object.fromEntries(
+      keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
+    ),
+  };
+}
+
+/** The processes a process started (Linux's /proc; none where it cannot be read). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
 }

@@ -134,7 +134,7 @@ export class SourceCleanups {
   /** Staging tables are the engine's: dropping them never waits on the source. */
   private async dropStagesOf(view: RuntimeView): Promise<void> {
     const { engines, logger } = this.deps;
-    await dropStages(engines.engineFor(view.service), view.row.id).catch((error: unknown) =>
+    await dropStages(engines.ownEngineFor(view.service), view.row.id).catch((error: unknown) =>
       logger.warn({ pipeId: view.row.id, err: error }, 'could not drop the staging tables of a deleted pipe'),
     );
   }

@@ -125,7 +125,7 @@ export class PipeSupervisor implements PipeRuntime {
     const problems = await engineAnswering(
       createProblems(config, {
         service: this.deps.engines.engineFor(service),
-        sourceReader: this.deps.engines.sourceReader(),
+        sourceReader: this.deps.engines.sourceReaderFor(service),
         localFilesDir: this.deps.localFilesDir,
         validateSamples: options.validateSamples,
         allowPrivateSources: this.deps.allowPrivateSources,
@@ -308,7 +308,7 @@ export class PipeSupervisor implements PipeRuntime {
         pipeId,
         config: view.config,
         engine: this.deps.engines.engineFor(view.service),
-        sourceReader: this.deps.engines.sourceReader(),
+        sourceReader: this.deps.engines.sourceReaderFor(view.service),
         store,
         localFilesDir: this.deps.localFilesDir,
         allowPrivateSources: this.deps.allowPrivateSources,

@@ -30,7 +30,7 @@ export async function removeOldDeduplication(deps: {
     for (const service of await store.repos.identity.listServices(organization.id)) {
       if (!engines.hasData(service)) continue;
       try {
-        const engine = engines.engineFor(service);
+        const engine = engines.ownEngineFor(service);
         const tables = await tablesWithOldDeduplication(engine);
         for (const { database, table } of tables)
           await engine.execute(resetOldDeduplicationSql(database, table));
