@@ -50,7 +50,7 @@ export async function benchObjectStorage(): Promise<void> {
     // The baselines call the engine's own table functions, which a service's engine is not granted
     // (README, "Security"): they run on an engine process of their own, as the source reader does.
     const run = (sql: string) => writer.execute(sql);
-    // The source reader's process starts once per node, on the first object-storage read: started
+    // The source reader's process starts once per service, on its first read: started
     // here so every format measures ingestion, as the baselines (on a started engine) do.
     await sluice.engines.sourceReaderFor(service).query('SELECT 1');
     const rows: Record<string, string | number>[] = [];
