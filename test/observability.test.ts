@@ -23,7 +23,11 @@ describe('health, metrics, logs and the OpenAPI document', () => {
   it('GET /health answers without credentials', async () => {
     const response = await s.request({ method: 'GET', url: '/health', auth: null });
     expect(response.statusCode).toBe(200);
-    expect(response.json).toEqual({ status: 'ok', checks: { metadata: 'ok' } });
+    expect(response.json).toEqual({
+      status: 'ok',
+      checks: { metadata: 'ok' },
+      sandbox: { sandboxed: true, detail: 'bwrap', tenantSql: 'every organization' },
+    });
   });
 
   it('GET /metrics exposes request counts by route pattern', async () => {
