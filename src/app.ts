@@ -167,6 +167,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       metrics,
       sandbox,
       rateLimit: config.rateLimit,
+      authFailuresPerMinute: config.authFailuresPerMinute,
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,
       tls,

@@ -18,6 +18,8 @@ export interface Config {
   logFormat: LogFormat;
   /** Requests per 10 seconds per API key or token; 0 turns the limit off. */
   rateLimit: number;
+  /** Failed authentications per minute per client address before 429s; 0 turns the limit off. */
+  authFailuresPerMinute: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
@@ -84,6 +86,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'log-level': 'SLUICE_LOG_LEVEL',
   'log-format': 'SLUICE_LOG_FORMAT',
   'rate-limit': 'SLUICE_RATE_LIMIT',
+  'auth-failures': 'SLUICE_AUTH_FAILURES',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
@@ -220,6 +223,7 @@ export function loadConfig(
     logLevel,
     logFormat,
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
+    authFailuresPerMinute: integer('auth-failures', 20, 0, 1_000_000),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,
     allowUnsandboxedSql,

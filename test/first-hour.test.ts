@@ -153,7 +153,7 @@ describe('alerting you can watch: metrics, delivery log lines, absolute links', 
       await s.sluice.notifier.deliverDue();
       const [sent] = receiver.received.map((r) => JSON.parse(r.body));
       expect(sent.link).toBe(`https://sluice.example.com/api/v2/alerts/${alert.id}`);
-      const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+      const metrics = (await s.request({ method: 'GET', url: '/metrics' })).body;
       expect(metrics).toContain('sluice_alert_windows_evaluated_total{outcome="evaluated"} 1');
       expect(metrics).toContain('sluice_alert_decisions_total{state="ALERT"} 1');
       expect(metrics).toContain('sluice_webhook_deliveries_total{outcome="delivered"} 1');

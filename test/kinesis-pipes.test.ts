@@ -132,7 +132,7 @@ describe('a Kinesis pipe', () => {
       });
       expect(shard.recordsPerSecond).toBeGreaterThan(0);
     }
-    const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+    const metrics = (await s.request({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(
       new RegExp(
         `sluice_pipe_shard_millis_behind_latest\\{pipe_id="${id}",shard_id="shardId-000000000000"\\} \\d+`,

@@ -103,7 +103,7 @@ describe('object-storage pipes over file:// (local files directory)', () => {
       'SELECT count() AS n, sum(id) AS ids, uniqExact(file) AS files FROM local.oneoff',
     );
     expect(rows).toEqual([{ n: 250, ids: (249 * 250) / 2, files: 3 }]);
-    const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+    const metrics = (await s.request({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toContain(`sluice_pipe_rows_written{pipe_id="${id}"} 250`);
     expect(metrics).toContain(`sluice_pipe_files_done{pipe_id="${id}"} 3`);
     expect(metrics).toContain(`sluice_pipe_state{pipe_id="${id}",state="Completed"} 1`);

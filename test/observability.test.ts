@@ -32,7 +32,7 @@ describe('health, metrics, logs and the OpenAPI document', () => {
 
   it('GET /metrics exposes request counts by route pattern', async () => {
     await s.request({ method: 'GET', url: s.pipesUrl });
-    const response = await s.request({ method: 'GET', url: '/metrics', auth: null });
+    const response = await s.request({ method: 'GET', url: '/metrics' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain/);
     expect(response.body).toContain(

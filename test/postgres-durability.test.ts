@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
+import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './support/sluice.js';
 import { startTcpTap } from './support/tcp-tap.js';
 import { waitFor } from './support/wait.js';
 
@@ -74,7 +75,11 @@ async function serve(dataDir: string) {
     },
     /** A metric without labels, as /metrics gives it. */
     async metric(name: string): Promise<number> {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const text = await (
+        await fetch(`${server.url}/metrics`, {
+          headers: { authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET) },
+        })
+      ).text();
       const line = text.split('\n').find((l) => l.startsWith(`${name} `));
       if (!line) throw new Error(`no ${name} in /metrics`);
       return Number(line.split(' ')[1]);

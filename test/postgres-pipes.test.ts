@@ -141,7 +141,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       30_000,
     );
     expect(lag).toBeGreaterThanOrEqual(0);
-    const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+    const metrics = (await s.request({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(
       new RegExp(`sluice_pipe_replication_slot_lag_bytes\\{pipe_id="${id}",slot="pipes_\\w+"\\} \\d+`),
     );

@@ -115,7 +115,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     expect(lost.replication.slotLagBytes).toBeGreaterThan(lagAtStop + 1024 * 1024);
     // So does /metrics, where an operator watches a stopped pipe's slot grow.
     const scraped = await waitFor("the metrics to show the stopped pipe's slot", async () => {
-      const metrics = (await s.request({ method: 'GET', url: '/metrics', auth: null })).body;
+      const metrics = (await s.request({ method: 'GET', url: '/metrics' })).body;
       const line = `sluice_pipe_replication_slot_lag_bytes{pipe_id="${id}",slot="${slot}"} `;
       const at = metrics.indexOf(line);
       return at >= 0 ? Number.parseInt(metrics.slice(at + line.length), 10) : undefined;

@@ -34,7 +34,9 @@ export class AuthFailureLimiter {
     const recent = this.recent(address);
     if (recent.length < this.perMinute) return;
     const oldest = recent[0] ?? this.now();
-    throw new TooManyFailuresError(Math.max(1, Math.ceil((oldest + AuthFailureLimiter.WINDOW_MS - this.now()) / 1000)));
+    throw new TooManyFailuresError(
+      Math.max(1, Math.ceil((oldest + AuthFailureLimiter.WINDOW_MS - this.now()) / 1000)),
+    );
   }
 
   /** Counts one failed authentication from `address`. */

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
 import { type IdentityService, isUuid, type KeyPrincipal, roleAtLeast } from '../identity/index.js';
 import type { Role } from '../store/index.js';
+import { type AuthFailureLimiter, TooManyFailuresError } from './auth-failures.js';
 
 /** What a /v1 route asks of its caller, set in the route's `config`. */
 export interface AccessRule {
@@ -39,10 +40,14 @@ export function parseBasic(header: string | undefined): { keyId: string; secret:
  * The onRequest hook of /v1: HTTP Basic with an API key, then the route's role, then the
  * organization in the path, which must be the key's own (another organization's objects are 404).
  */
-export function basicAuth(identity: IdentityService) {
+export function basicAuth(identity: IdentityService, failures: AuthFailureLimiter) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const credentials = parseBasic(request.headers.authorization);
-    const principal = credentials && (await identity.authenticateKey(credentials.keyId, credentials.secret));
+    const principal =
+      credentials &&
+      (await limited(failures, request, reply, () =>
+        identity.authenticateKey(credentials.keyId, credentials.secret),
+      ));
     if (!principal) {
       reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
       throw new UnauthorizedError(
@@ -68,6 +73,27 @@ export function basicAuth(identity: IdentityService) {
       if (!crossing) throw new NotFoundError('organization');
     }
   };
+}
+
+/**
+ * Runs an authentication for the request's client address: refused (429, Retry-After) before it
+ * runs when the address failed too often, and counted when it fails (auth-failures.ts).
+ */
+export async function limited<T>(
+  failures: AuthFailureLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  authenticate: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  try {
+    failures.admit(request.ip);
+  } catch (error) {
+    if (error instanceof TooManyFailuresError) reply.header('Retry-After', String(error.retryAfterSeconds));
+    throw error;
+  }
+  const principal = await authenticate();
+  if (principal === undefined) failures.failed(request.ip);
+  return principal;
 }
 
 /** The caller of a /v1 route; the onRequest hook has set it before any handler runs. */

@@ -1,5 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { UnauthorizedError } from '../errors.js';
+import type { IdentityService } from '../identity/index.js';
+import { limited, parseBasic } from './auth.js';
+import type { AuthFailureLimiter } from './auth-failures.js';
 
 /** The Prometheus registry of one Sluice process; domains add their own metrics to it. */
 export function createMetricsRegistry(): Registry {
@@ -9,7 +13,11 @@ export function createMetricsRegistry(): Registry {
 }
 
 /** Request counts and latencies by route pattern (never the raw URL, which would explode labels). */
-export function installHttpMetrics(app: FastifyInstance, registry: Registry): void {
+export function installHttpMetrics(
+  app: FastifyInstance,
+  registry: Registry,
+  access: { identity: IdentityService; authFailures: AuthFailureLimiter },
+): void {
   const requests = new Counter({
     name: 'sluice_http_requests_total',
     help: 'HTTP requests by method, route and status',
@@ -44,7 +52,21 @@ export function installHttpMetrics(app: FastifyInstance, registry: Registry): vo
     histogram.observe(reply.elapsedTime / 1000);
     done();
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  // Pipe ids and organizations' activity are no one else's: a key of the operator organization
+  // (any role; a read-only key for Prometheus' basic_auth) reads them.
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    const credentials = parseBasic(request.headers.authorization);
+    const principal =
+      credentials &&
+      (await limited(access.authFailures, request, reply, () =>
+        access.identity.authenticateKey(credentials.keyId, credentials.secret),
+      ));
+    if (!principal?.operator) {
+      reply.header('WWW-Authenticate', 'Basic realm="sluice metrics", charset="UTF-8"');
+      throw new UnauthorizedError(
+        'metrics need an API key of the operator organization (any role): send Authorization: Basic base64(<key id>:<key secret>)',
+      );
+    }
     reply.type(registry.contentType);
     return registry.metrics();
   });

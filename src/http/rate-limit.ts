@@ -15,7 +15,7 @@ export async function installRateLimit(app: FastifyInstance, max: number): Promi
     max,
     timeWindow: 10_000,
     keyGenerator: rateLimitKey,
-    allowList: (request) => request.url === '/health' || request.url === '/metrics',
+    allowList: (request) => request.url === '/health',
     errorResponseBuilder: (_request, context) => ({
       statusCode: 429,
       message: `more than ${context.max} requests in 10 s for this key; retry after ${Math.ceil(context.ttl / 1000)} s`,
@@ -26,8 +26,8 @@ export async function installRateLimit(app: FastifyInstance, max: number): Promi
 function rateLimitKey(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const basic = parseBasic(header);
-  if (basic) return `key:${basic.keyId}`;
+  if (basic) return `key:${basic.keyId}@${request.ip}`;
   if (header?.startsWith('Bearer '))
-    return `token:${createHash('sha256').update(header).digest('base64url')}`;
+    return `token:${createHash('sha256').update(header).digest('base64url')}@${request.ip}`;
   return `ip:${request.ip}`;
 }

@@ -8,6 +8,8 @@ import type { IdentityService } from '../identity/index.js';
 import type { PipesService } from '../pipes/index.js';
 import type { QueryService } from '../query/index.js';
 import type { Store } from '../store/index.js';
+import { AuthFailureLimiter } from './auth-failures.js';
+import { BodyTooDeepError, nestsDeeperThan } from './body-depth.js';
 import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
@@ -30,6 +32,8 @@ export interface ServerDeps {
   /** Whether engine processes run sandboxed, and whose SQL reaches them (`/health` says). */
   sandbox: SandboxStatus & { tenantSql: string };
   rateLimit: number;
+  /** Failed authentications per minute per client address before 429s (0: no limit). */
+  authFailuresPerMinute: number;
   bodyLimitBytes: number;
   version: string;
   /** Serve HTTPS with this certificate and key. */
@@ -60,6 +64,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (request.method === 'DELETE' && body === '') return done(null, undefined);
+    if (nestsDeeperThan(body as string)) return done(new BodyTooDeepError(), undefined);
     json(request, body as string, done);
   });
   // Set when the request arrives (a callback hook: no promise per request on the hot path).
@@ -80,7 +85,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   await installRateLimit(app, deps.rateLimit);
   await installOpenApi(app, deps.version);
-  installHttpMetrics(app, deps.metrics);
+  const authFailures = new AuthFailureLimiter(deps.authFailuresPerMinute);
+  installHttpMetrics(app, deps.metrics, { identity: deps.identity, authFailures });
   app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
     try {
       await deps.store.ping();
@@ -91,7 +97,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     }
   });
   openApiRoute(app);
-  await v1Routes(app, deps);
-  await v2Routes(app, deps);
+  await v1Routes(app, { ...deps, authFailures });
+  await v2Routes(app, { ...deps, authFailures });
   return app;
 }

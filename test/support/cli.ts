@@ -65,6 +65,7 @@ export function serveEnv(dataDir: string, extra: Record<string, string> = {}): R
     // SLUICE_TEST_SERVE_LOG_LEVEL=info shows a served node's log when a test of it fails.
     SLUICE_LOG_LEVEL: process.env.SLUICE_TEST_SERVE_LOG_LEVEL ?? 'warn',
     SLUICE_RATE_LIMIT: '0',
+    SLUICE_AUTH_FAILURES: '0',
     SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,
     SLUICE_BOOTSTRAP_KEY_SECRET: BOOTSTRAP_KEY_SECRET,
     ...extra,

@@ -70,6 +70,8 @@ export async function startSluice(
   const config = loadConfig({
     SLUICE_DATA_DIR: dataDir,
     SLUICE_RATE_LIMIT: '0',
+    // Tests send wrong credentials on purpose; the limit on failures has its own test.
+    SLUICE_AUTH_FAILURES: '0',
     // The tests' S3, Azure and HTTP servers listen on loopback.
     SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
     SLUICE_BOOTSTRAP_KEY_ID: BOOTSTRAP_KEY_ID,

@@ -3,6 +3,7 @@ import type { IdentityService } from '../../identity/index.js';
 import type { PipesService } from '../../pipes/index.js';
 import type { QueryService } from '../../query/index.js';
 import { basicAuth } from '../auth.js';
+import type { AuthFailureLimiter } from '../auth-failures.js';
 import { identityRoutes } from './identity-routes.js';
 import { pipeRoutes } from './pipe-routes.js';
 import { queryRoutes } from './query-routes.js';
@@ -10,10 +11,15 @@ import { queryRoutes } from './query-routes.js';
 /** Everything under /v1, behind HTTP Basic with API keys. */
 export async function v1Routes(
   app: FastifyInstance,
-  deps: { identity: IdentityService; pipes: PipesService; query: QueryService },
+  deps: {
+    identity: IdentityService;
+    pipes: PipesService;
+    query: QueryService;
+    authFailures: AuthFailureLimiter;
+  },
 ) {
   await app.register(async (scope) => {
-    scope.addHook('onRequest', basicAuth(deps.identity));
+    scope.addHook('onRequest', basicAuth(deps.identity, deps.authFailures));
     identityRoutes(scope, deps.identity);
     pipeRoutes(scope, deps.pipes);
     queryRoutes(scope, deps.query);

@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TeamScope } from '../../alerts/index.js';
 import { UnauthorizedError } from '../../errors.js';
 import type { IdentityService, TokenPrincipal } from '../../identity/index.js';
+import { limited } from '../auth.js';
+import type { AuthFailureLimiter } from '../auth-failures.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,10 +12,13 @@ declare module 'fastify' {
 }
 
 /** The onRequest hook of /api/v2: `Authorization: Bearer <access token>` of a user of a team. */
-export function bearerAuth(identity: IdentityService) {
+export function bearerAuth(identity: IdentityService, failures: AuthFailureLimiter) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    const user = match?.[1] ? await identity.authenticateToken(match[1]) : undefined;
+    const token = match?.[1];
+    const user = token
+      ? await limited(failures, request, reply, () => identity.authenticateToken(token))
+      : undefined;
     if (!user) {
       reply.header('WWW-Authenticate', 'Bearer realm="sluice"');
       // "Unauthorized" first, as the original API answers, then how to do it right.

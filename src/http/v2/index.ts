@@ -6,6 +6,7 @@ import type {
   WebhooksService,
 } from '../../alerts/index.js';
 import type { IdentityService } from '../../identity/index.js';
+import type { AuthFailureLimiter } from '../auth-failures.js';
 import { bearerAuth } from './auth.js';
 import { alertsAreaRoutes } from './routes.js';
 
@@ -18,10 +19,11 @@ export async function v2Routes(
     webhooks: WebhooksService;
     sources: SourcesService;
     dashboards: DashboardsService;
+    authFailures: AuthFailureLimiter;
   },
 ) {
   await app.register(async (scope) => {
-    scope.addHook('onRequest', bearerAuth(deps.identity));
+    scope.addHook('onRequest', bearerAuth(deps.identity, deps.authFailures));
     alertsAreaRoutes(scope, deps);
   });
 }
