@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { globMatcher, globPrefix } from './listing.js';
-import { LocationError, objectUrl, resolveLocation } from './location.js';
+import { LocationError, locationHost, objectUrl, resolveLocation } from './location.js';
 
 const resolve = (url: string, hasKeys = true) =>
   resolveLocation(url, { localFilesDir: '/srv/files', hasKeys });
@@ -122,5 +122,23 @@ describe('globs', () => {
     expect(globMatcher('a/{x,y}.json')('a/x.json')).toBe(false);
     expect(globMatcher('a/{x,y}.json')('a/{x,y}.json')).toBe(true);
     expect(globPrefix('logs/2026/*/x.json')).toBe('logs/2026/');
+  });
+});
+
+describe('locationHost', () => {
+  const azure = (connectionString: string) =>
+    locationHost({ kind: 'azure', connectionString, container: 'c', pattern: '*' });
+
+  it("names the emulator's address for UseDevelopmentStorage, so the private-address rule judges it", () => {
+    expect(azure('UseDevelopmentStorage=true')).toBe('127.0.0.1');
+    expect(azure('UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://10.1.2.3:8080')).toBe(
+      '10.1.2.3',
+    );
+    expect(azure('usedevelopmentstorage = true;DevelopmentStorageProxyUri=169.254.169.254:80')).toBe(
+      '169.254.169.254',
+    );
+    expect(azure('DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=YQ==')).toBe(
+      'acme.blob.core.windows.net',
+    );
   });
 });

@@ -171,6 +171,11 @@ export function locationHost(location: Location): string | undefined {
     case 's3':
       return new URL(location.endpoint).hostname;
     case 'azure': {
+      // The emulator's shorthand: the SDK reaches 127.0.0.1:10000, or the proxy it names.
+      if (/(?:^|;)\s*UseDevelopmentStorage\s*=\s*true/i.test(location.connectionString)) {
+        const proxy = /(?:^|;)\s*DevelopmentStorageProxyUri=([^;]+)/i.exec(location.connectionString)?.[1];
+        return proxy ? hostOf(proxy) : '127.0.0.1';
+      }
       const endpoint = /(?:^|;)\s*BlobEndpoint=([^;]+)/i.exec(location.connectionString)?.[1];
       if (endpoint) return new URL(endpoint).hostname;
       const account = /(?:^|;)\s*AccountName=([^;]+)/i.exec(location.connectionString)?.[1];
@@ -179,4 +184,11 @@ export function locationHost(location: Location): string | undefined {
       return account ? `${account}.blob.${suffix}` : undefined;
     }
   }
+}
+
+/** The host of an address written with or without a scheme (`host:port` or `http://host:port/`). */
+function hostOf(address: string): string {
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;
+  // Not an address at all: judged as written (a name that resolves nowhere is refused).
+  return URL.canParse(url) ? new URL(url).hostname : address;
 }
