@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oneTileDashboard } from './support/dashboards.js';
 import { Receiver } from './support/receiver.js';
 import { sql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
@@ -11,19 +12,8 @@ describe('alerts that tell you what is wrong', () => {
   const auth = `Bearer ${BOOTSTRAP_TOKEN}`;
   const post = (url: string, body: unknown) =>
     s.request({ method: 'POST', url: `/api/v2${url}`, body, auth });
-  const tile = (select: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-    name: 'd',
-    tiles: [
-      {
-        name: 't',
-        x: 0,
-        y: 0,
-        w: 4,
-        h: 4,
-        config: { displayType: 'number', sourceId, select: [{ aggFn: 'count', ...select }], ...extra },
-      },
-    ],
-  });
+  const tile = (select: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    oneTileDashboard(sourceId, select, extra);
 
   beforeAll(async () => {
     s = await startSluice({

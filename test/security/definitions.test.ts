@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expressionProblem, typeProblem } from '../../src/engine/index.js';
+import { oneTileDashboard } from '../support/dashboards.js';
 import { objectStoragePipe } from '../support/pipes.js';
 import { sql } from '../support/runtime.js';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_TOKEN, basic, startSluice, type TestSluice } from '../support/sluice.js';
@@ -79,19 +80,8 @@ describe('security: definitions are parsed by the engine, not scanned', () => {
   });
 
   it("a tile's where, groupBy and valueExpression must each be one expression", async () => {
-    const tile = (config: Record<string, unknown>, select: Record<string, unknown> = {}) => ({
-      name: 'd',
-      tiles: [
-        {
-          name: 't',
-          x: 0,
-          y: 0,
-          w: 4,
-          h: 4,
-          config: { displayType: 'number', sourceId, select: [{ aggFn: 'count', ...select }], ...config },
-        },
-      ],
-    });
+    const tile = (config: Record<string, unknown>, select: Record<string, unknown> = {}) =>
+      oneTileDashboard(sourceId, select, config);
     for (const injection of INJECTIONS) {
       const text = fill(injection);
       for (const [body, field] of [

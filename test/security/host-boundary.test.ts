@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServedSluice, serveEnv, sluiceServe } from '../support/cli.js';
+import { oneTileDashboard, requestsSource } from '../support/dashboards.js';
 import { basic } from '../support/sluice.js';
 import { startListener } from './support.js';
 
@@ -244,39 +245,18 @@ describe('security: every engine process runs in an operating-system sandbox', (
     const text = fill(expression);
     const v2 = (method: string, path: string, body: unknown) =>
       call(tenant.token, method, `/api/v2${path}`, body);
-    const source = await v2('POST', '/sources', {
-      name: 'stolen',
-      kind: 'log',
-      serviceId: tenant.service,
-      from: { databaseName: 'app', tableName: 'requests' },
-      timestampValueExpression: text,
-    });
+    const source = await v2(
+      'POST',
+      '/sources',
+      requestsSource(tenant.service, { timestampValueExpression: text }),
+    );
     expect(leaked(source.text, text), source.text).toEqual([]);
-    const plain = await v2('POST', '/sources', {
-      name: 'requests',
-      kind: 'log',
-      serviceId: tenant.service,
-      from: { databaseName: 'app', tableName: 'requests' },
-      timestampValueExpression: 'ts',
-    });
+    const plain = await v2('POST', '/sources', requestsSource(tenant.service));
     expect(plain.status, plain.text).toBe(200);
     const sourceId = JSON.parse(plain.text).data.id;
-    const tile = (config: Record<string, unknown>, select: Record<string, unknown> = {}) => ({
-      name: 'd',
-      tiles: [
-        {
-          name: 't',
-          x: 0,
-          y: 0,
-          w: 4,
-          h: 4,
-          config: { displayType: 'number', sourceId, select: [{ aggFn: 'count', ...select }], ...config },
-        },
-      ],
-    });
     for (const body of [
-      tile({}, { where: `${text} != ''`, whereLanguage: 'sql' }),
-      tile({ groupBy: text }),
+      oneTileDashboard(sourceId, { where: `${text} != ''`, whereLanguage: 'sql' }),
+      oneTileDashboard(sourceId, {}, { groupBy: text }),
     ]) {
       const answer = await v2('POST', '/dashboards', body);
       expect(leaked(answer.text, text), answer.text).toEqual([]);
