@@ -20,6 +20,8 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     ]);
     const body = await fixtures.write('served.csv', 'CSVWithNames');
     http = createServer((request, response) => {
+      if (request.url === '/moved.csv')
+        return response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       if (request.url !== '/exports/served.csv') return response.writeHead(404).end();
       response.writeHead(200, { 'content-length': body.length, 'content-type': 'text/csv' });
       response.end(request.method === 'HEAD' ? undefined : body);
@@ -205,6 +207,10 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       [{ url: 'http://no-such-host.invalid/b/*.ndjson' }, 'the host is unknown'],
       [{ accessKey: { accessKeyId: 'NOBODY', secretKey: 'wrong' } }, 'access denied'],
       [{ url: `${s3.endpoint}/missing-bucket/*.ndjson` }, 'the bucket does not exist'],
+      [
+        { url: `${httpUrl}/moved.csv`, authentication: undefined, accessKey: undefined },
+        'redirects (302 to http://169.254.169.254/latest/meta-data/); Sluice follows no redirect',
+      ],
       [{ type: 'azureblobstorage' }, 'cannot list or read the files'],
       [
         { queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/q', isContinuous: true },

@@ -74,7 +74,14 @@ export async function listFiles(location: Location, options: ListOptions): Promi
   switch (location.kind) {
     case 'http': {
       if (options.startAfter !== undefined && options.startAfter >= location.url) return [];
-      const response = await fetch(location.url, { method: 'HEAD', redirect: 'follow' });
+      // Not followed: where a redirect leads was never judged by the private-address rule, and
+      // the engine that reads the file follows none either (max_http_get_redirects is 0).
+      const response = await fetch(location.url, { method: 'HEAD', redirect: 'manual' });
+      if (response.status >= 300 && response.status < 400) {
+        throw new Error(
+          `${location.url} redirects (${response.status} to ${response.headers.get('location') ?? 'an address it does not name'}); Sluice follows no redirect: give the address the file is at`,
+        );
+      }
       if (!response.ok) throw new Error(`HEAD ${location.url} answered ${response.status}`);
       const modified = response.headers.get('last-modified');
       return [
