@@ -98,7 +98,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     });
     const secretBox = new SecretBox(masterKey);
     await checkMasterKey(secretBox, store.repos.identity);
-    const identity = new IdentityService(store, masterKey);
+    const identity = new IdentityService(store, masterKey, config.servicesPerOrganization);
     const bootstrap = await identity.bootstrap(config.bootstrap);
     const engines = await openEngines(config, store, logger);
     const sandbox = engines.sandboxStatus();

@@ -20,6 +20,8 @@ export interface Config {
   rateLimit: number;
   /** Failed authentications per minute per client address before 429s; 0 turns the limit off. */
   authFailuresPerMinute: number;
+  /** The most database services one organization may have. */
+  servicesPerOrganization: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
@@ -87,6 +89,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'log-format': 'SLUICE_LOG_FORMAT',
   'rate-limit': 'SLUICE_RATE_LIMIT',
   'auth-failures': 'SLUICE_AUTH_FAILURES',
+  'services-per-organization': 'SLUICE_SERVICES_PER_ORGANIZATION',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
@@ -224,6 +227,7 @@ export function loadConfig(
     logFormat,
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
     authFailuresPerMinute: integer('auth-failures', 20, 0, 1_000_000),
+    servicesPerOrganization: integer('services-per-organization', 10, 1, 10_000),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,
     allowUnsandboxedSql,

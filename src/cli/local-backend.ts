@@ -43,7 +43,7 @@ export class LocalBackend implements Backend {
       const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
       store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
       await checkMasterKey(new SecretBox(masterKey), store.repos.identity);
-      const identity = new IdentityService(store, masterKey);
+      const identity = new IdentityService(store, masterKey, config.servicesPerOrganization);
       const bootstrap = await identity.bootstrap(config.bootstrap);
       // The CLI on an empty directory makes the first credentials; they must not vanish unseen.
       if (bootstrap) console.error(bootstrapLines(bootstrap).join('\n'));

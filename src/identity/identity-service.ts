@@ -50,6 +50,7 @@ function unknownKeyHash(): Promise<string> {
 /** How long a verified key secret is trusted without running scrypt again. */
 const KEY_CACHE_MS = 60_000;
 const SERVICE_KINDS = ['embedded', 'clickhouse'] as const;
+export const DEFAULT_SERVICES_PER_ORGANIZATION = 10;
 
 /**
  * Organizations, database services, API keys, teams, users and access tokens: who may call Sluice
@@ -68,6 +69,8 @@ export class IdentityService {
   constructor(
     private readonly store: Store,
     private readonly masterKey: Buffer,
+    /** The most database services one organization may have (each runs engine processes). */
+    private readonly servicesPerOrganization = DEFAULT_SERVICES_PER_ORGANIZATION,
   ) {}
 
   /** On an empty store: the default organization, service, admin key, team and user token. */
@@ -229,7 +232,16 @@ export class IdentityService {
       createdAt: new Date(),
     };
     return this.store.transaction(async (repos) => {
-      const taken = (await repos.identity.listServices(organizationId)).some((s) => s.name === service.name);
+      const existing = await repos.identity.listServices(organizationId);
+      if (existing.length >= this.servicesPerOrganization) {
+        throw new ValidationError([
+          {
+            path: '',
+            message: `this organization has ${existing.length} services, the most this server allows (SLUICE_SERVICES_PER_ORGANIZATION = ${this.servicesPerOrganization}); the operator can raise it`,
+          },
+        ]);
+      }
+      const taken = existing.some((s) => s.name === service.name);
       if (taken)
         throw new ConflictError(`a service named "${service.name}" already exists in this organization`);
       await repos.identity.insertService(service);
