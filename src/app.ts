@@ -247,7 +247,12 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
  */
 export async function openEngines(config: Config, store: Store, logger: Logger): Promise<EngineRegistry> {
   const policy = await detectSandbox(config.sandbox);
-  const options = { dataDir: config.dataDir, localFilesDir: config.localFilesDir, sandbox: policy };
+  const options = {
+    dataDir: config.dataDir,
+    localFilesDir: config.localFilesDir,
+    sandbox: policy,
+    engineMemoryBytes: config.engineMemoryMb * 1024 * 1024,
+  };
   if (policy.kind === 'bwrap') return new EngineRegistry(options);
   if (config.allowUnsandboxedSql) {
     logger.warn(

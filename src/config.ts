@@ -22,6 +22,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** The most database services one organization may have. */
   servicesPerOrganization: number;
+  /** Each service engine's memory in all, in MB: no statement lifts it. */
+  engineMemoryMb: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
@@ -90,6 +92,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'rate-limit': 'SLUICE_RATE_LIMIT',
   'auth-failures': 'SLUICE_AUTH_FAILURES',
   'services-per-organization': 'SLUICE_SERVICES_PER_ORGANIZATION',
+  'engine-memory-mb': 'SLUICE_ENGINE_MEMORY_MB',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
@@ -228,6 +231,7 @@ export function loadConfig(
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
     authFailuresPerMinute: integer('auth-failures', 20, 0, 1_000_000),
     servicesPerOrganization: integer('services-per-organization', 10, 1, 10_000),
+    engineMemoryMb: integer('engine-memory-mb', 4096, 256, 1_048_576),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,
     allowUnsandboxedSql,

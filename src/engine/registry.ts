@@ -22,6 +22,8 @@ export interface EngineRegistryOptions {
   localFilesDir: string;
   /** The sandbox every engine process starts in (sandbox.ts). */
   sandbox: SandboxPolicy;
+  /** Each service engine's memory in all (SLUICE_ENGINE_MEMORY_MB); undefined: the engine's default. */
+  engineMemoryBytes?: number | undefined;
   /**
    * Without a sandbox, the one organization whose SQL may still reach its engines (the
    * operator's); undefined when every organization's may (sandboxed, or the risk accepted).
@@ -132,6 +134,7 @@ export class EngineRegistry {
       if (service.kind !== 'embedded') throw new Error(`service kind ${service.kind} is not supported yet`);
       engine = new EmbeddedEngine(this.servicePath(service), {
         confined: true,
+        ...(this.options.engineMemoryBytes ? { memoryLimitBytes: this.options.engineMemoryBytes } : {}),
         sandbox: { policy: this.options.sandbox, room: serviceEngineRoom(this.options) },
       });
       this.engines.set(service.id, engine);

@@ -22,3 +22,28 @@ describe('security: limits per organization', () => {
     expect(listed.json.result.map((x: { name: string }) => x.name).sort()).toEqual(['default', 'second']);
   });
 });
+
+describe('security: an engine’s memory in all', () => {
+  let s: TestSluice;
+  beforeAll(async () => {
+    s = await startSluice({ runtime: false, env: { SLUICE_ENGINE_MEMORY_MB: '300' } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('a statement over SLUICE_ENGINE_MEMORY_MB fails, even with max_memory_usage = 0, and the engine answers on', async () => {
+    const query = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
+    const greedy = await s.request({
+      method: 'POST',
+      url: query,
+      body: {
+        sql: "SELECT length(groupArray(repeat('x', 1000))) AS n FROM numbers(1000000) SETTINGS max_memory_usage = 0",
+      },
+    });
+    expect(greedy.statusCode, greedy.body).toBe(400);
+    expect(greedy.json.error).toContain('memory limit exceeded');
+    const next = await s.request({ method: 'POST', url: query, body: { sql: 'SELECT 1 AS one' } });
+    expect(next.json.result.rows).toEqual([{ one: 1 }]);
+  });
+});

@@ -50,8 +50,12 @@ function xmlText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-function configXml(dir: string): string {
-  return `<clickhouse>
+function configXml(dir: string, memoryLimitBytes: number | undefined): string {
+  // The engine's whole memory, which no statement's settings lift (max_memory_usage = 0 does not).
+  const memory = memoryLimitBytes
+    ? `\n  <max_server_memory_usage>${memoryLimitBytes}</max_server_memory_usage>`
+    : '';
+  return `<clickhouse>${memory}
   <users_config>${xmlText(join(dir, 'users.xml'))}</users_config>
   <user_scripts_path>${xmlText(join(dir, 'no-scripts'))}/</user_scripts_path>
 </clickhouse>
@@ -62,10 +66,10 @@ function configXml(dir: string): string {
  * Writes the confinement of the engine at `path` (again at every start, so an older data directory
  * gets the current rules) and returns the configuration file to start the engine with.
  */
-export async function writeConfinement(path: string): Promise<string> {
+export async function writeConfinement(path: string, memoryLimitBytes?: number): Promise<string> {
   const dir = join(path, 'sluice-engine');
   await mkdir(join(dir, 'no-scripts'), { recursive: true });
   await writeFile(join(dir, 'users.xml'), usersXml(), { mode: 0o600 });
-  await writeFile(join(dir, 'config.xml'), configXml(dir), { mode: 0o600 });
+  await writeFile(join(dir, 'config.xml'), configXml(dir, memoryLimitBytes), { mode: 0o600 });
   return join(dir, 'config.xml');
 }

@@ -31,6 +31,8 @@ export interface EmbeddedEngineOptions {
    * the network. Only the source reader, which runs no tenant SQL, and test fixtures are not.
    */
   confined: boolean;
+  /** A confined engine's memory in all, which no statement lifts (a statement over it fails). */
+  memoryLimitBytes?: number;
   /**
    * The operating-system sandbox the process starts in (sandbox.ts), and what it sees there
    * besides its own data directory. Absent: a plain process (test fixtures only).
@@ -161,7 +163,10 @@ export class EmbeddedEngine implements Engine {
     const room = this.options.sandbox?.room;
     for (const dir of [join(this.path, 'scratch'), ...(room?.writable ?? []), ...(room?.readable ?? [])])
       await mkdir(dir, { recursive: true });
-    const args = [this.path, ...(this.options.confined ? [await writeConfinement(this.path)] : [])];
+    const args = [
+      this.path,
+      ...(this.options.confined ? [await writeConfinement(this.path, this.options.memoryLimitBytes)] : []),
+    ];
     const execArgv = CHILD.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
     const launch = this.launchCommand([process.execPath, ...execArgv, fileURLToPath(CHILD), ...args]);
     const child = spawn(launch.command, launch.args, {
