@@ -120,6 +120,14 @@ describe('security: the sandbox alone holds an engine with no grants to its room
   /** One try, briefly: a refused connection is not retried for minutes. */
   const BRIEF = 'SETTINGS http_max_tries = 1, http_connection_timeout = 2, http_receive_timeout = 2';
 
+  it('the tmpfs that hides the data directory takes no write (it would fill memory)', async () => {
+    const said = await attack(engine, "INSERT INTO FUNCTION file('{DATA}/filler.bin', 'RawBLOB') SELECT 'x'");
+    expect(said).toContain('Read-only file system');
+    // Its own directory, bound inside that tmpfs, stays writable.
+    await attack(engine, 'CREATE TABLE IF NOT EXISTS default.own (a String) ENGINE = MergeTree ORDER BY a');
+    expect(await attack(engine, "INSERT INTO default.own VALUES ('x')")).toBe('[]');
+  });
+
   it.each([
     [`SELECT * FROM url('http://127.0.0.1:{PORT}/', 'RawBLOB') ${BRIEF}`],
     [

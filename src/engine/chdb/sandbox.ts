@@ -134,6 +134,9 @@ function bwrapArgs(room: SandboxRoom, env: Record<string, string>): string[] {
   for (const dir of room.hidden) args.push('--tmpfs', dir);
   for (const dir of room.readable) args.push('--ro-bind', dir, dir);
   for (const dir of room.writable) args.push('--bind', dir, dir);
+  // The tmpfs that hides a directory lives in memory: read-only, so no statement fills it (the
+  // directories bound inside it are mounts of their own and keep their rights).
+  for (const dir of room.hidden) args.push('--remount-ro', dir);
   // Where Node resolves the preloads it is given by name (`--import tsx` under the tests).
   args.push('--chdir', packageRoot(dirname(fileURLToPath(import.meta.url))));
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
