@@ -46,6 +46,17 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
     };
   }
 
+  /** `SELECT 1` by another organization's admin key, on its own service. */
+  async function selectOneAsTenant(sluice: TestSluice, other?: Awaited<ReturnType<typeof tenant>>) {
+    const caller = other ?? (await tenant(sluice));
+    return sluice.request({
+      method: 'POST',
+      url: `${caller.service}/query`,
+      body: { sql: 'SELECT 1 AS one' },
+      auth: caller.auth,
+    });
+  }
+
   it('says so in /health and the log, runs the operator’s SQL and refuses every other organization’s', async () => {
     s = await startSluice({ env: { SLUICE_SANDBOX: 'off' } });
     const health = await s.request({ method: 'GET', url: '/health', auth: null });
@@ -63,12 +74,7 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
     expect(own.statusCode, own.body).toBe(200);
 
     const other = await tenant(s);
-    const query = await s.request({
-      method: 'POST',
-      url: `${other.service}/query`,
-      body: { sql: 'SELECT 1 AS one' },
-      auth: other.auth,
-    });
+    const query = await selectOneAsTenant(s, other);
     expect(query.statusCode, query.body).toBe(403);
     expect(query.json.error).toContain('without a sandbox');
     expect(query.json.error).toContain('bubblewrap');
@@ -105,13 +111,7 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
     const health = await s.request({ method: 'GET', url: '/health', auth: null });
     expect(health.json.sandbox.tenantSql).toBe('every organization');
     expect(s.logs.join('')).toContain('WITHOUT a sandbox and SLUICE_ALLOW_UNSANDBOXED_SQL=true');
-    const other = await tenant(s);
-    const query = await s.request({
-      method: 'POST',
-      url: `${other.service}/query`,
-      body: { sql: 'SELECT 1 AS one' },
-      auth: other.auth,
-    });
+    const query = await selectOneAsTenant(s);
     expect(query.statusCode, query.body).toBe(200);
   });
 
@@ -123,13 +123,7 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
       detail: 'bwrap',
       tenantSql: 'every organization',
     });
-    const other = await tenant(s);
-    const query = await s.request({
-      method: 'POST',
-      url: `${other.service}/query`,
-      body: { sql: 'SELECT 1 AS one' },
-      auth: other.auth,
-    });
+    const query = await selectOneAsTenant(s);
     expect(query.statusCode, query.body).toBe(200);
   });
 });
