@@ -62,7 +62,7 @@ export interface Sluice {
   close(): Promise<void>;
 }
 
-/** The composition root (DESIGN.md): builds store, domains and server; runs nothing yet. */
+/** The composition root (docs/engine-sandbox.md for its engines): builds store, domains and server; runs nothing yet. */
 export interface SluiceOptions {
   logger?: Logger;
   /**

@@ -56,10 +56,8 @@ export async function tableStorage(
  * count is what the batch wrote.
  */
 export function stageTableSql(stage: string, target: string, storage: TableStorage): string {
-  const settings = [
-    ...storage.settings.filter((setting) => !DEDUPLICATION_SETTING.test(settingName(setting))),
-    `${OLD_DEDUPLICATION_SETTING} = 0`,
-  ];
+  // Every deduplication setting left out: a plain MergeTree's window is 0 by default.
+  const settings = storage.settings.filter((setting) => !DEDUPLICATION_SETTING.test(settingName(setting)));
   const { clauses } = storage;
   const clause = (name: Clause) => (clauses[name] ? ` ${name} ${clauses[name]}` : '');
   return [
