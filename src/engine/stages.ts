@@ -13,6 +13,9 @@ const DEDUPLICATION_SETTING = /deduplication/i;
 export const OLD_DEDUPLICATION_SETTING = 'non_replicated_deduplication_window';
 const OLD_DEDUPLICATION_VALUE = '1000';
 
+/** The MergeTree setting that gives every new part of a table a UUID of its own. */
+const PART_UUIDS = 'assign_part_uuids';
+
 /** How a MergeTree-family table stores its rows, as the engine prints its definition. */
 export interface TableStorage {
   /** The engine's name (MergeTree, ReplacingMergeTree, Null, ...). */
@@ -56,8 +59,15 @@ export async function tableStorage(
  * count is what the batch wrote.
  */
 export function stageTableSql(stage: string, target: string, storage: TableStorage): string {
-  // Every deduplication setting left out: a plain MergeTree's window is 0 by default.
-  const settings = storage.settings.filter((setting) => !DEDUPLICATION_SETTING.test(settingName(setting)));
+  // Every deduplication setting left out: a plain MergeTree's window is 0 by default. Each part
+  // gets a UUID, which a move keeps: how a part already moved is told apart after a crash
+  // (src/pipes/runtime/stages.ts, dropMovedParts).
+  const settings = [
+    ...storage.settings.filter(
+      (setting) => !DEDUPLICATION_SETTING.test(settingName(setting)) && settingName(setting) !== PART_UUIDS,
+    ),
+    `${PART_UUIDS} = 1`,
+  ];
   const { clauses } = storage;
   const clause = (name: Clause) => (clauses[name] ? ` ${name} ${clauses[name]}` : '');
   return [
