@@ -25,7 +25,7 @@ import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipesService } from './pipes/index.js';
 import { PipeSupervisor, registerPipeMetrics } from './pipes/runtime/index.js';
-import { QUERY_TIMEOUT_MS, QueryService } from './query/index.js';
+import { QueryService } from './query/index.js';
 import { openStore, type Store } from './store/index.js';
 
 export const VERSION: string = (
@@ -116,7 +116,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       killAt: config.testKillAt,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
-    const query = new QueryService(identity, engines);
+    const query = new QueryService(identity, engines, config.queryTimeoutSeconds * 1000);
     const alerts = new AlertsService(store);
     const webhooks = new WebhooksService(store, secretBox, config.allowPrivateWebhooks);
     const sources = new SourcesService(store, identity, engines);
@@ -139,7 +139,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       alerts,
       logger,
       clock: options.clock ?? (() => new Date()),
-      queryTimeoutMs: QUERY_TIMEOUT_MS,
+      queryTimeoutMs: config.queryTimeoutSeconds * 1000,
       concurrency: 4,
       reminderMs: config.alertReminderMs,
       metrics: alertMetrics,

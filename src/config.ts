@@ -24,6 +24,8 @@ export interface Config {
   servicesPerOrganization: number;
   /** Each service engine's memory in all, in MB: no statement lifts it. */
   engineMemoryMb: number;
+  /** Longest a statement of a user (the query API) runs, in seconds: no setting lifts it. */
+  queryTimeoutSeconds: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
@@ -93,6 +95,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'auth-failures': 'SLUICE_AUTH_FAILURES',
   'services-per-organization': 'SLUICE_SERVICES_PER_ORGANIZATION',
   'engine-memory-mb': 'SLUICE_ENGINE_MEMORY_MB',
+  'query-timeout': 'SLUICE_QUERY_TIMEOUT',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
@@ -232,6 +235,7 @@ export function loadConfig(
     authFailuresPerMinute: integer('auth-failures', 20, 0, 1_000_000),
     servicesPerOrganization: integer('services-per-organization', 10, 1, 10_000),
     engineMemoryMb: integer('engine-memory-mb', 4096, 256, 1_048_576),
+    queryTimeoutSeconds: integer('query-timeout', 30, 1, 86_400),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,
     allowUnsandboxedSql,

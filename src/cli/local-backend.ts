@@ -31,9 +31,10 @@ export class LocalBackend implements Backend {
     private readonly identity: IdentityService,
     private readonly lock: DataDirLock,
     engines: EngineRegistry,
+    queryTimeoutMs: number,
   ) {
     this.engines = engines;
-    this.queries = new QueryService(identity, this.engines);
+    this.queries = new QueryService(identity, this.engines, queryTimeoutMs);
   }
 
   static async open(config: Config): Promise<LocalBackend> {
@@ -52,7 +53,7 @@ export class LocalBackend implements Backend {
         store,
         createLogger('warn', process.stderr, config.logFormat),
       );
-      return new LocalBackend(store, identity, lock, engines);
+      return new LocalBackend(store, identity, lock, engines, config.queryTimeoutSeconds * 1000);
     } catch (error) {
       await store?.close();
       await lock.release();

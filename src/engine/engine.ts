@@ -79,6 +79,23 @@ export class EngineUnavailableError extends EngineError {
   }
 }
 
+/**
+ * The statement ran past its time limit, though it lifted the engine's own (`max_execution_time`):
+ * its engine process was ended to stop it. Carries the engine's TIMEOUT_EXCEEDED code, as the
+ * engine's own stop would.
+ */
+export class StatementTimeLimitError extends EngineError {
+  readonly condition = 'SLUICE_ERR_STATEMENT_TIME_LIMIT';
+
+  constructor(timeoutMs: number) {
+    super(
+      `the statement ran past its time limit of ${Math.ceil(timeoutMs / 1000)} s, which no setting lifts: its engine process was stopped to end it and starts again with the next statement`,
+      ENGINE_CODES.TIMEOUT_EXCEEDED,
+    );
+    this.name = 'StatementTimeLimitError';
+  }
+}
+
 /** The statement ran but its output is not the JSON result asked for (it named its own FORMAT). */
 export class UnreadableResultError extends EngineError {
   constructor() {

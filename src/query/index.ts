@@ -1,1 +1,1 @@
-export { QUERY_TIMEOUT_MS, QueryService } from './query-service.js';
+export { QueryService } from './query-service.js';

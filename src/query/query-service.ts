@@ -10,8 +10,6 @@ import { BadRequestError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import type { Role } from '../store/index.js';
 
-/** Longest a query of the API may run in the engine. */
-export const QUERY_TIMEOUT_MS = 30_000;
 const MAX_SQL_LENGTH = 100_000;
 
 /** The engine refused what the statement reaches for (its grants: confinement.ts). */
@@ -21,12 +19,14 @@ const ACCESS_DENIED = 497;
  * `POST .../services/{id}/query`: one statement, as the engine parses it, on a service. The engine
  * enforces the rest (README, "Security"): every statement runs on a connection of its own under the
  * service's confinement, admin keys' as written, other keys' read-only (`readonly = 1` given at
- * connect, which the statement cannot lift), all with a time limit.
+ * connect, which the statement cannot lift), all with a time limit (SLUICE_QUERY_TIMEOUT) that
+ * no setting lifts either: a statement past it ends with its engine process (embedded-engine.ts).
  */
 export class QueryService {
   constructor(
     private readonly identity: IdentityService,
     private readonly engines: EngineRegistry,
+    private readonly timeoutMs: number,
   ) {}
 
   async run(
@@ -47,7 +47,7 @@ export class QueryService {
     try {
       return await engine.query(sql, {
         caller: role === 'admin' ? 'admin' : 'reader',
-        timeoutMs: QUERY_TIMEOUT_MS,
+        timeoutMs: this.timeoutMs,
       });
     } catch (error) {
       throw asUserError(error, role);

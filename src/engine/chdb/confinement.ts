@@ -34,11 +34,27 @@ export const FROZEN_SETTINGS = [
   'allow_introspection_functions',
 ];
 
-function usersXml(): string {
-  const constraints = FROZEN_SETTINGS.map((name) => `<${name}><readonly/></${name}>`).join('');
+/**
+ * One statement may use this share of its engine's memory (max_memory_usage), so a user's
+ * statement leaves the rest to the pipes' work on the same service.
+ */
+const QUERY_MEMORY_SHARE = 0.5;
+
+/**
+ * The profile every connection runs with: the frozen settings, and the memory of one statement,
+ * which a statement may lower but not raise, nor lift with 0 (hence the minimum of 1 byte).
+ */
+function profileXml(memoryLimitBytes: number | undefined): string {
+  const frozen = FROZEN_SETTINGS.map((name) => `<${name}><readonly/></${name}>`).join('');
+  if (!memoryLimitBytes) return `<default><constraints>${frozen}</constraints></default>`;
+  const perQuery = Math.floor(memoryLimitBytes * QUERY_MEMORY_SHARE);
+  return `<default><max_memory_usage>${perQuery}</max_memory_usage><constraints>${frozen}<max_memory_usage><min>1</min><max>${perQuery}</max></max_memory_usage></constraints></default>`;
+}
+
+function usersXml(memoryLimitBytes: number | undefined): string {
   const grants = GRANTS.map((grant) => `<query>GRANT ${grant}</query>`).join('');
   return `<clickhouse>
-  <profiles><default><constraints>${constraints}</constraints></default></profiles>
+  <profiles>${profileXml(memoryLimitBytes)}</profiles>
   <users><default><password></password><profile>default</profile><quota>default</quota><grants>${grants}</grants></default></users>
   <quotas><default></default></quotas>
 </clickhouse>
@@ -69,7 +85,7 @@ function configXml(dir: string, memoryLimitBytes: number | undefined): string {
 export async function writeConfinement(path: string, memoryLimitBytes?: number): Promise<string> {
   const dir = join(path, 'sluice-engine');
   await mkdir(join(dir, 'no-scripts'), { recursive: true });
-  await writeFile(join(dir, 'users.xml'), usersXml(), { mode: 0o600 });
+  await writeFile(join(dir, 'users.xml'), usersXml(memoryLimitBytes), { mode: 0o600 });
   await writeFile(join(dir, 'config.xml'), configXml(dir, memoryLimitBytes), { mode: 0o600 });
   return join(dir, 'config.xml');
 }

@@ -4,7 +4,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult } from '../engine.js';
-import { EngineError, EngineUnavailableError, UnreadableResultError } from '../engine.js';
+import {
+  EngineError,
+  EngineUnavailableError,
+  StatementTimeLimitError,
+  UnreadableResultError,
+} from '../engine.js';
 import { settingsClause } from '../sql.js';
 import { writeConfinement } from './confinement.js';
 import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
@@ -20,9 +25,20 @@ const OPEN_PATIENCE_MS = 30_000;
 /** What chDB says when another process holds the data directory. */
 const HELD = /Failed to create connection/;
 
+/**
+ * A statement still running this long after its time limit ended with its engine process: a
+ * statement may lift its own `max_execution_time` (an admin's `SETTINGS max_execution_time = 0`),
+ * but not this.
+ */
+const PAST_LIMIT_MS = 5_000;
+
 interface Pending {
+  /** The process the statement was sent to. */
+  child: ChildProcess;
   resolve: (text: string) => void;
   reject: (error: Error) => void;
+  /** Ends the engine process when the statement outlives its time limit. */
+  deadline?: NodeJS.Timeout;
 }
 
 export interface EmbeddedEngineOptions {
@@ -57,11 +73,11 @@ export class EmbeddedEngine implements Engine {
   ) {}
 
   async execute(sql: string, options: QueryOptions = {}): Promise<void> {
-    await this.send(request(sql, options));
+    await this.send(request(sql, options), options.timeoutMs);
   }
 
   async query(sql: string, options: QueryOptions = {}): Promise<QueryResult> {
-    const text = await this.send({ ...request(sql, options), format: 'JSON' });
+    const text = await this.send({ ...request(sql, options), format: 'JSON' }, options.timeoutMs);
     // Statements without a result (DDL, INSERT) print nothing even when JSON is asked for.
     if (text.trim() === '') return { columns: [], rows: [] };
     let parsed: { meta?: { name: string; type: string }[]; data?: Record<string, unknown>[] };
@@ -112,18 +128,45 @@ export class EmbeddedEngine implements Engine {
     });
   }
 
-  private async send(message: Omit<EngineRequest, 'id'>): Promise<string> {
+  private async send(message: Omit<EngineRequest, 'id'>, timeoutMs?: number): Promise<string> {
     const child = await this.ensureChild();
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const pending: Pending = { child, resolve, reject };
+      if (timeoutMs !== undefined) {
+        pending.deadline = setTimeout(() => this.pastLimit(child, id, timeoutMs), timeoutMs + PAST_LIMIT_MS);
+      }
+      this.pending.set(id, pending);
       child.send({ ...message, id } satisfies EngineRequest, (error) => {
         if (error) {
-          this.pending.delete(id);
+          this.forget(id);
           reject(new EngineError(`the engine process is not reachable: ${error.message}`, undefined));
         }
       });
     });
+  }
+
+  /**
+   * The statement outlived its time limit: chDB cannot stop one statement from outside, so the
+   * engine process ends (its other statements fail as after a crash: a pipe's batch is read again)
+   * and starts again on the next one.
+   */
+  private pastLimit(child: ChildProcess, id: number, timeoutMs: number): void {
+    const waiter = this.forget(id);
+    if (!waiter) return;
+    waiter.reject(new StatementTimeLimitError(timeoutMs));
+    // The next statement starts a new process (once this one let go of the data), never this one.
+    if (this.child === child) this.child = undefined;
+    child.kill('SIGKILL');
+  }
+
+  /** Takes a statement off the pending ones (its deadline cleared); undefined when it was not. */
+  private forget(id: number): Pending | undefined {
+    const waiter = this.pending.get(id);
+    if (!waiter) return undefined;
+    this.pending.delete(id);
+    clearTimeout(waiter.deadline);
+    return waiter;
   }
 
   private ensureChild(): Promise<ChildProcess> {
@@ -190,9 +233,8 @@ export class EmbeddedEngine implements Engine {
       const reason = new EngineUnavailableError(
         `the engine process stopped (${signal ?? code}) during the statement`,
       );
-      for (const [id, waiter] of this.pending) {
-        this.pending.delete(id);
-        waiter.reject(reason);
+      for (const [id, waiter] of [...this.pending]) {
+        if (waiter.child === child) this.forget(id)?.reject(reason);
       }
     });
     this.child = child;
@@ -221,9 +263,8 @@ export class EmbeddedEngine implements Engine {
   }
 
   private settle(message: EngineReply): void {
-    const waiter = this.pending.get(message.id);
+    const waiter = this.forget(message.id);
     if (!waiter) return;
-    this.pending.delete(message.id);
     if (message.ok) waiter.resolve(message.text);
     else waiter.reject(EngineError.fromEngineText(message.error));
   }
