@@ -1,4 +1,4 @@
-import type { SecretBox } from '../crypto/index.js';
+import { SEALED_CONTEXT, type SecretBox } from '../crypto/index.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
 import type { Store, WebhookRow } from '../store/index.js';
@@ -68,7 +68,7 @@ export class WebhooksService {
     const secrets = row.secrets
       ? this.secretBox.openJson<{ headers?: Record<string, string>; queryParams?: Record<string, string> }>(
           row.secrets,
-          `webhook:${row.id}`,
+          SEALED_CONTEXT.webhook(row.id),
         )
       : {};
     return { ...toRecord(row), headers: secrets.headers ?? {}, queryParams: secrets.queryParams ?? {} };
@@ -88,7 +88,10 @@ export class WebhooksService {
   private row(scope: TeamScope, id: string, body: WebhookBody, createdAt: Date, updatedAt: Date): WebhookRow {
     const secrets =
       body.headers || body.queryParams
-        ? this.secretBox.sealJson({ headers: body.headers, queryParams: body.queryParams }, `webhook:${id}`)
+        ? this.secretBox.sealJson(
+            { headers: body.headers, queryParams: body.queryParams },
+            SEALED_CONTEXT.webhook(id),
+          )
         : null;
     return {
       id,

@@ -8,6 +8,7 @@ import { CliError, HttpBackend } from './http-backend.js';
 import { LocalBackend } from './local-backend.js';
 import { printRow, printRows } from './output.js';
 import { PIPE_ACTIONS, PIPES_HELP, runPipesCommand } from './pipes-command.js';
+import { rotateMasterKey, rotationLines } from './rotate-master-key.js';
 import { serve } from './serve.js';
 
 const USAGE = `Usage: sluice <command> [options]   (sluice <command> --help explains one command)
@@ -19,6 +20,7 @@ const USAGE = `Usage: sluice <command> [options]   (sluice <command> --help expl
   teams list | create <name>
   tokens list | create --user <name> [--name N] | revoke <token id>
   query [--service <name or id>] "<sql>"   run one statement on a service (default: "default")
+  master-key rotate [--new-key <key>]    seal every stored secret with a new master key (server stopped)
   pipes list | get | status | create <file.json> | stop | start | delete | errors <pipe>
 
 Options:
@@ -59,6 +61,10 @@ const COMMANDS: Record<string, { actions: string[]; help: string }> = {
     help: "sluice tokens list [--team T] [--org O]\nsluice tokens create --user <name> [--name N] [--team T]\nsluice tokens revoke <token id> [--team T]\n\n  Bearer access tokens of a team's users (/api/v2); the token is shown once, at create.",
   },
   pipes: { actions: PIPE_ACTIONS, help: PIPES_HELP },
+  'master-key': {
+    actions: ['rotate'],
+    help: 'sluice master-key rotate [--new-key <32 bytes as hex or base64>]\n\n  With every server of the store stopped: opens every stored secret with the master key in use and seals it with a new one, in one transaction, and revokes every access token (they are digests made with the old key). With the key file, a new random key replaces it (--new-key to choose it); with SLUICE_MASTER_KEY, --new-key is required, and SLUICE_MASTER_KEY must be set to it before the next start.',
+  },
   query: {
     actions: [],
     help: 'sluice query [--service <name or id>] [--org O] "<sql>"\n\n  Runs one statement on a service (default: "default") and prints its rows (--json for JSON).',
@@ -96,6 +102,7 @@ export async function main(argv: string[]): Promise<void> {
         name: { type: 'string' },
         user: { type: 'string' },
         service: { type: 'string' },
+        'new-key': { type: 'string' },
         limit: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -117,6 +124,10 @@ export async function main(argv: string[]): Promise<void> {
       );
     const config = loadConfig(process.env, values as unknown as Record<string, string | undefined>);
     if (command === 'serve') return await serve(config);
+    if (command === 'master-key') {
+      const report = await rotateMasterKey(config, values['new-key'] as string | undefined);
+      return console.log(rotationLines(report).join('\n'));
+    }
     const backend = await openBackend(config.dataDir, values, config, command === 'pipes');
     try {
       await runCommand(backend, {

@@ -1,4 +1,20 @@
+export { SEALED_CONTEXT } from './contexts.js';
 export { hashSecret, randomSecret, tokenDigest, verifySecret } from './hashing.js';
-export { checkMasterKey, MasterKeyMismatchError } from './key-check.js';
-export { loadMasterKey, MASTER_KEY_FILE } from './master-key.js';
+export {
+  checkMasterKey,
+  MASTER_KEY_CHECK,
+  MasterKeyMismatchError,
+  opensMasterKeyCheck,
+  sealedMasterKeyCheck,
+} from './key-check.js';
+export {
+  installNewMasterKey,
+  loadMasterKey,
+  MASTER_KEY_FILE,
+  NEW_MASTER_KEY_FILE,
+  readMasterKey,
+  readNewMasterKey,
+  removeNewMasterKey,
+  writeNewMasterKey,
+} from './master-key.js';
 export { SecretBox } from './secret-box.js';

@@ -1,4 +1,4 @@
-import type { SecretBox } from '../crypto/index.js';
+import { SEALED_CONTEXT, type SecretBox } from '../crypto/index.js';
 import type { PipeRow } from '../store/index.js';
 import type { PipeConfig } from './model.js';
 import { redactAll, secretValues } from './runtime-port.js';
@@ -13,7 +13,8 @@ export class SealedConfigs {
 
   seal(pipeId: string, config: PipeConfig): Pick<PipeRow, 'config' | 'secrets'> {
     const { publicConfig, secrets } = splitSecrets(config as unknown as Record<string, unknown>);
-    const sealed = Object.keys(secrets).length > 0 ? this.box.sealJson(secrets, `pipe:${pipeId}`) : null;
+    const sealed =
+      Object.keys(secrets).length > 0 ? this.box.sealJson(secrets, SEALED_CONTEXT.pipe(pipeId)) : null;
     return { config: publicConfig, secrets: sealed };
   }
 
@@ -26,7 +27,7 @@ export class SealedConfigs {
     redact(text: string): string;
   } {
     const secrets = row.secrets
-      ? this.box.openJson<Record<string, unknown>>(row.secrets, `pipe:${row.id}`)
+      ? this.box.openJson<Record<string, unknown>>(row.secrets, SEALED_CONTEXT.pipe(row.id))
       : {};
     const values = secretValues(secrets);
     return {

@@ -76,6 +76,14 @@ export class IdentityRepo {
     return rows[0]?.value;
   }
 
+  /** Sets a metadata value, whatever was there. */
+  async setMeta(name: string, value: string): Promise<void> {
+    await this.db.query(
+      'insert into sluice_meta (name, value) values ($1, $2) on conflict (name) do update set value = $2',
+      [name, value],
+    );
+  }
+
   /** Sets a metadata value unless one is there already; returns the value that is kept. */
   async putMetaOnce(name: string, value: string): Promise<string> {
     await this.db.query(
@@ -226,6 +234,15 @@ export class IdentityRepo {
       `select ${TOKEN} from ${TOKEN_FROM} where tm.organization_id = $1 and tm.id = $2 order by t.created_at, t.id`,
       [organizationId, teamId],
     );
+  }
+
+  /** Revokes every access token not revoked yet, of every organization; returns how many. */
+  async revokeAllAccessTokens(at: Date): Promise<number> {
+    const rows = await this.db.query<{ id: string }>(
+      'update access_tokens set revoked_at = $1 where revoked_at is null returning id',
+      [at],
+    );
+    return rows.length;
   }
 
   async revokeAccessToken(organizationId: string, teamId: string, id: string, at: Date) {

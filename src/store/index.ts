@@ -7,6 +7,7 @@ import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
+import { SealedRepo } from './sealed-repo.js';
 
 export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
 export { AlertsRepo } from './alerts-repo.js';
@@ -30,6 +31,8 @@ export type { PipeRow, StateTransition } from './pipes-repo.js';
 export { PipesRepo } from './pipes-repo.js';
 export type { Batch, Claim, Json, PipeProgress } from './progress-repo.js';
 export { ProgressRepo } from './progress-repo.js';
+export type { SealedPlace, SealedValue } from './sealed-repo.js';
+export { SealedRepo } from './sealed-repo.js';
 
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
@@ -40,6 +43,7 @@ export interface Repos {
   identity: IdentityRepo;
   pipes: PipesRepo;
   progress: ProgressRepo;
+  sealed: SealedRepo;
 }
 
 export function reposOn(db: Queryable): Repos {
@@ -51,6 +55,7 @@ export function reposOn(db: Queryable): Repos {
     identity: new IdentityRepo(db),
     pipes: new PipesRepo(db),
     progress: new ProgressRepo(db),
+    sealed: new SealedRepo(db),
   };
 }
 
