@@ -34,7 +34,10 @@ describe('the sluice command', () => {
     expect(help.stdout).toContain('sluice keys create --role admin|developer|read-only');
     expect((await sluiceCli(['query', '--help'], fresh)).stdout).toContain('Runs one statement on a service');
     const cases: [string[], string][] = [
-      [['bogus'], 'unknown command "bogus": one of serve, orgs, services, keys, teams, tokens, pipes, query'],
+      [
+        ['bogus'],
+        'unknown command "bogus": one of serve, orgs, services, keys, teams, tokens, pipes, master-key, query',
+      ],
       [['keys', 'frob'], 'keys: unknown action "frob": one of list, create, revoke'],
       [['query'], 'query: give the SQL to run, as in: sluice query "SELECT 1"'],
       [
@@ -104,16 +107,16 @@ describe('the sluice command', () => {
       const orgs = await sluiceCli(['orgs', 'list'], withKey);
       expect(orgs.code, orgs.stderr).toBe(0);
       expect(orgs.stdout).toContain('acme');
-      const key = await sluiceCli(
-        ['keys', 'create', '--org', 'acme', '--role', 'read-only', '--json'],
-        withKey,
+      // The operator's key acts in its own organization only (README, "Security").
+      const inside = await sluiceCli(['keys', 'create', '--org', 'acme', '--role', 'admin'], withKey);
+      expect(inside.code).toBe(1);
+      expect(inside.stderr).toContain(
+        "the operator organization's keys do not act inside other organizations",
       );
+      const key = await sluiceCli(['keys', 'create', '--role', 'read-only', '--json'], withKey);
       expect(key.code, key.stderr).toBe(0);
       expect(JSON.parse(key.stdout).role).toBe('read-only');
-      const revoked = await sluiceCli(
-        ['keys', 'revoke', JSON.parse(key.stdout).id, '--org', 'acme', '--json'],
-        withKey,
-      );
+      const revoked = await sluiceCli(['keys', 'revoke', JSON.parse(key.stdout).id, '--json'], withKey);
       expect(JSON.parse(revoked.stdout).revokedAt).toEqual(expect.any(String));
       const query = await sluiceCli(
         ['query', '--service', 'default', '--json', 'SELECT 6 * 7 AS answer'],

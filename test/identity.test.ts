@@ -72,17 +72,33 @@ describe('organizations, services, keys, teams and tokens', () => {
     expect((await s.request({ method: 'GET', url: pipeUrl })).statusCode).toBe(200);
   });
 
-  it('the operator admin may manage other organizations but never sees their pipes', async () => {
-    const services = await s.request({
-      method: 'GET',
-      url: `/v1/organizations/${other.organizationId}/services`,
-    });
+  it('the operator admin creates organizations and reads their names, but acts inside none of them', async () => {
+    const org = await s.request({ method: 'GET', url: `/v1/organizations/${other.organizationId}` });
+    expect(org.json.result).toMatchObject({ id: other.organizationId, name: 'acme' });
+    const base = `/v1/organizations/${other.organizationId}`;
+    const inside: [string, 'GET' | 'POST', unknown?][] = [
+      [`${base}/services`, 'GET'],
+      [`${base}/services`, 'POST', { name: 'mine-now' }],
+      [`${base}/services/${other.serviceId}`, 'GET'],
+      [`${base}/keys`, 'GET'],
+      [`${base}/keys`, 'POST', { role: 'admin', name: 'backdoor' }],
+      [`${base}/teams`, 'GET'],
+      [`${base}/teams`, 'POST', { name: 'backdoor' }],
+      [`${base}/services/${other.serviceId}/pipes`, 'GET'],
+      [`${base}/services/${other.serviceId}/query`, 'POST', { sql: 'SELECT 1' }],
+    ];
+    for (const [url, method, body] of inside) {
+      const response = await s.request({ method, url, ...(body ? { body } : {}) });
+      expect(response.statusCode, `${method} ${url}`).toBe(403);
+      expect(response.json.error).toContain(
+        "the operator organization's keys do not act inside other organizations",
+      );
+    }
+    // Nothing was made: the organization's own admin sees one service and its own key only.
+    const services = await s.request({ method: 'GET', url: `${base}/services`, auth: other.admin });
     expect(services.json.result.map((x: any) => x.name)).toEqual(['warehouse']);
-    const pipes = await s.request({
-      method: 'GET',
-      url: `/v1/organizations/${other.organizationId}/services/${other.serviceId}/pipes`,
-    });
-    expect(pipes.statusCode).toBe(404);
+    const keys = await s.request({ method: 'GET', url: `${base}/keys`, auth: other.admin });
+    expect(keys.json.result.map((x: any) => x.name)).not.toContain('backdoor');
     const refused = await s.request({
       method: 'POST',
       url: '/v1/organizations',

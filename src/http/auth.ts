@@ -9,8 +9,9 @@ export interface AccessRule {
   /** The weakest role that may call the route. */
   role: Role;
   /**
-   * An admin key of the operator organization may address another organization (identity admin
-   * routes only; never pipes, so pipe data stays inside its organization).
+   * An admin key of the operator organization may read another organization itself (its name);
+   * nothing inside it (README, "Security": the operator creates an organization and hands its
+   * first admin key over).
    */
   operatorMayCross?: boolean;
   /** Only admin keys of the operator organization may call the route. */
@@ -25,6 +26,9 @@ declare module 'fastify' {
     access?: AccessRule;
   }
 }
+
+const OPERATOR_STAYS_OUT =
+  'the operator organization\'s keys do not act inside other organizations (README, "Security"): use that organization\'s own admin key, shown once when it was created, or, with the server stopped, the CLI on the data directory';
 
 /** Parses `Authorization: Basic base64(keyId:secret)`; undefined when absent or malformed. */
 export function parseBasic(header: string | undefined): { keyId: string; secret: string } | undefined {
@@ -69,8 +73,12 @@ export function basicAuth(identity: IdentityService, failures: AuthFailureLimite
     const organizationId = (request.params as { organizationId?: string }).organizationId;
     if (organizationId !== undefined && !isUuid(organizationId)) throw new NotFoundError('organization');
     if (organizationId !== undefined && organizationId !== principal.organizationId) {
-      const crossing = rule.operatorMayCross && principal.operator && principal.role === 'admin';
-      if (!crossing) throw new NotFoundError('organization');
+      const operatorAdmin = principal.operator && principal.role === 'admin';
+      if (operatorAdmin && rule.operatorMayCross) return;
+      // An organization that does not exist is a 404 for the operator too.
+      if (operatorAdmin) await identity.getOrganization(organizationId);
+      if (operatorAdmin) throw new ForbiddenError(OPERATOR_STAYS_OUT);
+      throw new NotFoundError('organization');
     }
   };
 }

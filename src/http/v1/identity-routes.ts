@@ -86,7 +86,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.get<{ Params: OrgParams }>(
     '/v1/organizations/:organizationId/services',
     {
-      config: { access: { role: 'read-only', operatorMayCross: true } },
+      config: { access: { role: 'read-only' } },
       schema: {
         tags: serviceTags,
         summary: 'List database services',
@@ -103,7 +103,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.post<{ Params: OrgParams; Body: { name?: unknown; kind?: unknown } }>(
     '/v1/organizations/:organizationId/services',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: serviceTags,
         summary: 'Create a database service (kind embedded; clickhouse is not supported yet)',
@@ -124,7 +124,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.get<{ Params: ServiceParams }>(
     '/v1/organizations/:organizationId/services/:serviceId',
     {
-      config: { access: { role: 'read-only', operatorMayCross: true } },
+      config: { access: { role: 'read-only' } },
       schema: {
         tags: serviceTags,
         summary: 'Get a database service',
@@ -143,7 +143,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.get<{ Params: OrgParams }>(
     '/v1/organizations/:organizationId/keys',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: keyTags,
         summary: 'List API keys (never their secrets)',
@@ -160,7 +160,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.post<{ Params: OrgParams; Body: { name?: unknown; role?: unknown } }>(
     '/v1/organizations/:organizationId/keys',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: keyTags,
         summary: 'Create an API key; its secret is in this response only',
@@ -183,7 +183,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.delete<{ Params: KeyParams }>(
     '/v1/organizations/:organizationId/keys/:keyId',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: { tags: keyTags, summary: 'Revoke an API key', params: KeyParams, response: response(KeyView) },
     },
     async (request) =>
@@ -194,7 +194,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.get<{ Params: OrgParams }>(
     '/v1/organizations/:organizationId/teams',
     {
-      config: { access: { role: 'read-only', operatorMayCross: true } },
+      config: { access: { role: 'read-only' } },
       schema: {
         tags: teamTags,
         summary: 'List teams (the owners of alerts)',
@@ -211,7 +211,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.post<{ Params: OrgParams; Body: { name?: unknown } }>(
     '/v1/organizations/:organizationId/teams',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: teamTags,
         summary: 'Create a team',
@@ -229,7 +229,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.get<{ Params: TeamParams }>(
     '/v1/organizations/:organizationId/teams/:teamId/tokens',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: teamTags,
         summary: 'List the access tokens of a team (never their values)',
@@ -247,7 +247,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.post<{ Params: TeamParams; Body: { user?: unknown; name?: unknown } }>(
     '/v1/organizations/:organizationId/teams/:teamId/tokens',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: teamTags,
         summary: 'Create a bearer access token for a user of the team (the user is created on first use)',
@@ -271,7 +271,7 @@ export function identityRoutes(app: FastifyInstance, identity: IdentityService):
   app.delete<{ Params: TokenParams }>(
     '/v1/organizations/:organizationId/teams/:teamId/tokens/:tokenId',
     {
-      config: { access: { role: 'admin', operatorMayCross: true } },
+      config: { access: { role: 'admin' } },
       schema: {
         tags: teamTags,
         summary: 'Revoke an access token',
