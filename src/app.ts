@@ -116,7 +116,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       killAt: config.testKillAt,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
-    const query = new QueryService(identity, engines, config.queryTimeoutSeconds * 1000);
+    const query = new QueryService(identity, engines, queryLimits(config));
     const alerts = new AlertsService(store);
     const webhooks = new WebhooksService(store, secretBox, config.allowPrivateWebhooks);
     const sources = new SourcesService(store, identity, engines);
@@ -238,6 +238,11 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     await lock.release();
     throw error;
   }
+}
+
+/** What a user's statement may take (SLUICE_QUERY_TIMEOUT, SLUICE_QUERY_RESULT_MB). */
+export function queryLimits(config: Config): { timeoutMs: number; resultBytes: number } {
+  return { timeoutMs: config.queryTimeoutSeconds * 1000, resultBytes: config.queryResultMb * 1024 * 1024 };
 }
 
 /**

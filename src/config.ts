@@ -26,6 +26,8 @@ export interface Config {
   engineMemoryMb: number;
   /** Longest a statement of a user (the query API) runs, in seconds: no setting lifts it. */
   queryTimeoutSeconds: number;
+  /** Largest result of a user's statement (the query API), in MB: no setting lifts it. */
+  queryResultMb: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
@@ -96,6 +98,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'services-per-organization': 'SLUICE_SERVICES_PER_ORGANIZATION',
   'engine-memory-mb': 'SLUICE_ENGINE_MEMORY_MB',
   'query-timeout': 'SLUICE_QUERY_TIMEOUT',
+  'query-result-mb': 'SLUICE_QUERY_RESULT_MB',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
@@ -236,6 +239,7 @@ export function loadConfig(
     servicesPerOrganization: integer('services-per-organization', 10, 1, 10_000),
     engineMemoryMb: integer('engine-memory-mb', 4096, 256, 1_048_576),
     queryTimeoutSeconds: integer('query-timeout', 30, 1, 86_400),
+    queryResultMb: integer('query-result-mb', 1024, 1, 1_048_576),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,
     allowUnsandboxedSql,

@@ -1,8 +1,8 @@
-import { openEngines } from '../app.js';
+import { openEngines, queryLimits } from '../app.js';
 import type { Config } from '../config.js';
 import { checkMasterKey, loadMasterKey, SecretBox } from '../crypto/index.js';
 import { DataDirLock } from '../data-dir.js';
-import type { EngineRegistry } from '../engine/index.js';
+import { type EngineRegistry, readAllRows } from '../engine/index.js';
 import {
   IdentityService,
   keyView,
@@ -31,10 +31,10 @@ export class LocalBackend implements Backend {
     private readonly identity: IdentityService,
     private readonly lock: DataDirLock,
     engines: EngineRegistry,
-    queryTimeoutMs: number,
+    queryLimits: { timeoutMs: number; resultBytes: number },
   ) {
     this.engines = engines;
-    this.queries = new QueryService(identity, this.engines, queryTimeoutMs);
+    this.queries = new QueryService(identity, this.engines, queryLimits);
   }
 
   static async open(config: Config): Promise<LocalBackend> {
@@ -53,7 +53,7 @@ export class LocalBackend implements Backend {
         store,
         createLogger('warn', process.stderr, config.logFormat),
       );
-      return new LocalBackend(store, identity, lock, engines, config.queryTimeoutSeconds * 1000);
+      return new LocalBackend(store, identity, lock, engines, queryLimits(config));
     } catch (error) {
       await store?.close();
       await lock.release();
@@ -88,8 +88,8 @@ export class LocalBackend implements Backend {
     return { ...tokenView(created.token), token: created.value };
   };
   revokeToken = (org: string, team: string, tokenId: string) => this.identity.revokeToken(org, team, tokenId);
-  query = (org: string, service: string, sql: string) =>
-    this.queries.run({ organizationId: org, serviceId: service }, 'admin', { sql });
+  query = async (org: string, service: string, sql: string) =>
+    readAllRows(await this.queries.run({ organizationId: org, serviceId: service }, 'admin', { sql }));
   close = async () => {
     await this.engines.closeAll();
     await this.store.close();

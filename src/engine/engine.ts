@@ -9,6 +9,24 @@ export interface QueryResult {
   rows: Record<string, unknown>[];
 }
 
+/**
+ * A statement's rows read back one at a time, never all held at once (a user's statement, whose
+ * result may be as large as the engine allows). `close` frees what holds them; `rows` closes at
+ * its end.
+ */
+export interface RowStream {
+  columns: EngineColumn[];
+  rows: AsyncIterable<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** Every row of a stream, held at once: for a command's table on a terminal, never for the API. */
+export async function readAllRows(stream: RowStream): Promise<QueryResult> {
+  const rows: Record<string, unknown>[] = [];
+  for await (const row of stream.rows) rows.push(row);
+  return { columns: stream.columns, rows };
+}
+
 export interface QueryOptions {
   /**
    * Refuse anything that writes or changes a setting (the engine's `readonly = 1`, given when the
@@ -36,6 +54,11 @@ export interface Engine {
   execute(sql: string, options?: QueryOptions): Promise<void>;
   /** Runs a statement and returns its columns and rows. */
   query(sql: string, options?: QueryOptions): Promise<QueryResult>;
+  /**
+   * Runs a caller's statement (options.caller) to its end, then gives its rows to read one at a
+   * time: a result of any size (up to `maxBytes`) passes without being held whole.
+   */
+  queryRows(sql: string, options: QueryOptions & { maxBytes: number }): Promise<RowStream>;
   /** A path the engine itself may write and read (for files the engine writes, like error logs). */
   scratchPath(name: string): string;
   removeScratch(name: string): Promise<void>;

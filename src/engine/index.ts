@@ -16,6 +16,8 @@ export {
   isTransientEngineError,
   type QueryOptions,
   type QueryResult,
+  type RowStream,
+  readAllRows,
   SCHEMA_CODES,
   UnreadableResultError,
 } from './engine.js';

@@ -2,7 +2,7 @@ import {
   ENGINE_CODES,
   EngineError,
   type EngineRegistry,
-  type QueryResult,
+  type RowStream,
   statementProblem,
   UnreadableResultError,
 } from '../engine/index.js';
@@ -21,19 +21,20 @@ const ACCESS_DENIED = 497;
  * service's confinement, admin keys' as written, other keys' read-only (`readonly = 1` given at
  * connect, which the statement cannot lift), all with a time limit (SLUICE_QUERY_TIMEOUT) that
  * no setting lifts either: a statement past it ends with its engine process (embedded-engine.ts).
+ * Its rows come back as a stream (SLUICE_QUERY_RESULT_MB at most), never held whole.
  */
 export class QueryService {
   constructor(
     private readonly identity: IdentityService,
     private readonly engines: EngineRegistry,
-    private readonly timeoutMs: number,
+    private readonly limits: { timeoutMs: number; resultBytes: number },
   ) {}
 
   async run(
     scope: { organizationId: string; serviceId: string },
     role: Role,
     body: unknown,
-  ): Promise<QueryResult> {
+  ): Promise<RowStream> {
     const sql = (body as { sql?: unknown } | undefined)?.sql;
     if (typeof sql !== 'string' || sql.trim() === '') {
       throw new BadRequestError('sql: Required: give one SQL statement as a string');
@@ -45,9 +46,10 @@ export class QueryService {
     const refused = await statementProblem(engine, sql);
     if (refused) throw new BadRequestError(`sql: ${refused}`);
     try {
-      return await engine.query(sql, {
+      return await engine.queryRows(sql, {
         caller: role === 'admin' ? 'admin' : 'reader',
-        timeoutMs: this.timeoutMs,
+        timeoutMs: this.limits.timeoutMs,
+        maxBytes: this.limits.resultBytes,
       });
     } catch (error) {
       throw asUserError(error, role);

@@ -1,5 +1,15 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSluice, type TestSluice } from '../support/sluice.js';
+import { callApi, type ServedSluice, serveEnv, sluiceServe } from '../support/cli.js';
+import {
+  BOOTSTRAP_KEY_ID,
+  BOOTSTRAP_KEY_SECRET,
+  basic,
+  startSluice,
+  type TestSluice,
+} from '../support/sluice.js';
 
 /** Limits a tenant cannot lift: services per organization (each service runs engine processes). */
 describe('security: limits per organization', () => {
@@ -74,4 +84,72 @@ describe('security: memory and time that no statement lifts', () => {
     expect(slow.statusCode, slow.body).toBe(400);
     expect(slow.json.error).toContain('TIMEOUT_EXCEEDED');
   });
+});
+
+describe('security: a large result passes through the server without being held (a real server process)', () => {
+  let server: ServedSluice | undefined;
+  let dataDir: string;
+  let query: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'sluice-large-result-'));
+    server = await sluiceServe(serveEnv(dataDir, { SLUICE_QUERY_RESULT_MB: '500' }));
+    const org = (await callApi(`${server.url}/v1/organizations`)).result[0].id;
+    const service = (await callApi(`${server.url}/v1/organizations/${org}/services`)).result[0].id;
+    query = `${server.url}/v1/organizations/${org}/services/${service}/query`;
+    expect((await callApi(query, 'POST', { sql: 'SELECT 1 AS one' })).result.rows).toEqual([{ one: 1 }]);
+  }, 120_000);
+  afterAll(async () => {
+    server?.child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** VmRSS or VmHWM (the peak) of the server process, in MB. */
+  const memoryMb = async (field: 'VmRSS' | 'VmHWM') => {
+    const status = await readFile(`/proc/${server?.child.pid}/status`, 'utf8');
+    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]) / 1024;
+  };
+
+  it('a 450 MB result reaches the client whole while the server grows by less than 200 MB', async () => {
+    const before = await memoryMb('VmRSS');
+    // The peak so far is forgotten: VmHWM now measures from here (proc(5), clear_refs).
+    await writeFile(`/proc/${server?.child.pid}/clear_refs`, '5');
+    const response = await fetch(query, {
+      method: 'POST',
+      headers: {
+        authorization: basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ sql: "SELECT repeat('x', 1000000) AS big FROM numbers(450)" }),
+    });
+    expect(response.status).toBe(200);
+    let bytes = 0;
+    let head = '';
+    let tail = '';
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length;
+      if (head.length < 200) head += Buffer.from(chunk).toString('utf8', 0, 200);
+      tail = (tail + Buffer.from(chunk.subarray(-20)).toString('utf8')).slice(-20);
+    }
+    const peak = await memoryMb('VmHWM');
+    expect(bytes).toBeGreaterThan(450_000_000);
+    expect(head).toMatch(
+      /^\{"status":200,"requestId":"[^"]+","result":\{"columns":\[\{"name":"big","type":"String"\}\],"rows":\[\{"big":"xxx/,
+    );
+    expect(tail).toMatch(/xxx"\}\]\}\}$/);
+    console.log(
+      `server RSS ${before.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB during a ${(bytes / 1e6).toFixed(0)} MB result`,
+    );
+    expect(peak - before).toBeLessThan(200);
+  }, 180_000);
+
+  it('a result over SLUICE_QUERY_RESULT_MB is a 400 that says so, and the engine answers on', async () => {
+    const over = await callApi(query, 'POST', {
+      sql: "SELECT repeat('x', 10000) AS big FROM numbers(60000) SETTINGS max_block_size = 1000",
+    });
+    expect(over.status).toBe(400);
+    expect(over.error).toContain(
+      'the result is larger than 500 MB, the most a statement may return (SLUICE_QUERY_RESULT_MB)',
+    );
+    expect((await callApi(query, 'POST', { sql: 'SELECT 2 AS two' })).result.rows).toEqual([{ two: 2 }]);
+  }, 180_000);
 });

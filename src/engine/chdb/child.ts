@@ -1,5 +1,12 @@
+import { open } from 'node:fs/promises';
 import { Session } from 'chdb';
-import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
+import {
+  type EngineClose,
+  type EngineHello,
+  type EngineReply,
+  type EngineRequest,
+  RESULT_FILE_FORMAT,
+} from './protocol.js';
 
 /**
  * The engine process of one embedded service: chDB binds one data directory per process, so each
@@ -70,10 +77,57 @@ async function run(request: EngineRequest): Promise<string> {
     connectionArgs: Object.entries(settings).map(([name, value]) => `--${name}=${value}`),
   });
   try {
+    if (request.resultFile) {
+      await streamToFile(session, request.sql, request.resultFile);
+      return '';
+    }
     const result = await session.queryAsync(request.sql, { format });
     return request.format ? result.text() : '';
   } finally {
     session.close();
+  }
+}
+
+/** A result over the most a statement may return, said as the engine says its own limits. */
+const tooLarge = (maxBytes: number) =>
+  new Error(
+    `Code: 396. DB::Exception: the result is larger than ${Math.round(maxBytes / 1024 / 1024)} MB, the most a statement may return (SLUICE_QUERY_RESULT_MB): add a LIMIT, or aggregate. (TOO_MANY_ROWS_OR_BYTES)`,
+  );
+
+/** The engine's answer to a statement that has no rows to stream (DDL, INSERT, SET ...). */
+const NOT_STREAMED = /Streaming query is not supported/;
+
+/**
+ * Writes a caller's rows to `file.path` chunk by chunk, each written before the next is asked
+ * for; past `file.maxBytes` the stream is cancelled and the statement fails. A statement the
+ * engine cannot stream runs whole.
+ */
+async function streamToFile(session: Session, sql: string, file: { path: string; maxBytes: number }) {
+  const out = await open(file.path, 'w', 0o600);
+  try {
+    let written = 0;
+    try {
+      const stream = session.queryStream(sql, { format: RESULT_FILE_FORMAT });
+      for await (const chunk of stream) {
+        const bytes = chunk.raw();
+        written += bytes.length;
+        if (written > file.maxBytes) {
+          stream.cancel();
+          throw tooLarge(file.maxBytes);
+        }
+        await out.write(bytes);
+      }
+    } catch (error) {
+      if (!NOT_STREAMED.test(String((error as Error)?.message ?? error))) throw error;
+      // DDL, INSERT, and statements that answer without a query pipeline (EXISTS, SHOW, DESCRIBE):
+      // run whole, their few rows written as a stream's would be.
+      const result = await session.queryAsync(sql, { format: RESULT_FILE_FORMAT });
+      const bytes = result.bytes();
+      if (bytes.length > file.maxBytes) throw tooLarge(file.maxBytes);
+      await out.write(bytes);
+    }
+  } finally {
+    await out.close();
   }
 }
 

@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { Engine, QueryOptions, QueryResult } from '../engine.js';
+import type { Engine, QueryOptions, QueryResult, RowStream } from '../engine.js';
 import {
   EngineError,
   EngineUnavailableError,
@@ -88,6 +90,28 @@ export class EmbeddedEngine implements Engine {
     }
     if (!Array.isArray(parsed.meta) || !Array.isArray(parsed.data)) throw new UnreadableResultError();
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
+  }
+
+  /**
+   * The statement's rows go to a file of the service's scratch space as the engine makes them
+   * (child.ts); once it ended, they are read back a line at a time (protocol.ts, RESULT_FILE_FORMAT).
+   */
+  async queryRows(sql: string, options: QueryOptions & { maxBytes: number }): Promise<RowStream> {
+    const name = `result-${randomUUID()}.json`;
+    const remove = () => this.removeScratch(name);
+    try {
+      await this.send(
+        {
+          ...request(sql, options),
+          resultFile: { path: this.scratchPath(name), maxBytes: options.maxBytes },
+        },
+        options.timeoutMs,
+      );
+      return await readResultFile(this.scratchPath(name), remove);
+    } catch (error) {
+      await remove();
+      throw error;
+    }
   }
 
   /**
@@ -294,6 +318,57 @@ function connectionSettings(settings: Record<string, string | number | boolean>)
       return [name, text];
     }),
   );
+}
+
+/**
+ * A result file's columns (its first two lines) and its rows after them, each parsed alone. A
+ * file that is empty (a statement without rows) has no columns; one in another format (the
+ * statement named its own FORMAT) is an UnreadableResultError.
+ */
+async function readResultFile(path: string, remove: () => Promise<void>): Promise<RowStream> {
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+  const iterator = lines[Symbol.asyncIterator]();
+  const close = async () => {
+    lines.close();
+    await remove();
+  };
+  const header = async () => {
+    const next = await iterator.next();
+    if (next.done) return undefined;
+    const parsed = parseLine(next.value);
+    if (!parsed.every((value) => typeof value === 'string')) throw new UnreadableResultError();
+    return parsed as string[];
+  };
+  try {
+    const names = await header();
+    const types = names && (await header());
+    if (names && types?.length !== names.length) throw new UnreadableResultError();
+    const columns = (names ?? []).map((name, i) => ({ name, type: (types as string[])[i] as string }));
+    async function* rows() {
+      try {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+          const values = parseLine(next.value);
+          yield Object.fromEntries(columns.map((column, i) => [column.name, values[i]]));
+        }
+      } finally {
+        await close();
+      }
+    }
+    return { columns, rows: rows(), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function parseLine(line: string): unknown[] {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (Array.isArray(parsed)) return parsed;
+  } catch {
+    // Not JSON: the statement printed its rows in a format of its own.
+  }
+  throw new UnreadableResultError();
 }
 
 /**

@@ -12,7 +12,16 @@ export interface EngineRequest {
   caller?: 'admin' | 'reader';
   /** Settings of a caller's connection, given when it opens (a read-only one cannot change them later). */
   settings?: Record<string, string>;
+  /**
+   * A caller's rows go to this file (of the service's scratch space) as they come, in
+   * RESULT_FILE_FORMAT, instead of the reply: the API process reads them back a row at a time, so
+   * no whole result is held by it. Statements without rows (DDL, INSERT) leave an empty file.
+   */
+  resultFile?: { path: string; maxBytes: number };
 }
+
+/** A result file's format: a line of column names, a line of types, then a JSON array per row. */
+export const RESULT_FILE_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
 
 export type EngineReply = { id: number; ok: true; text: string } | { id: number; ok: false; error: string };
 

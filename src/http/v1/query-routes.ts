@@ -1,8 +1,10 @@
+import { Readable } from 'node:stream';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { RowStream } from '../../engine/index.js';
 import type { QueryService } from '../../query/index.js';
 import { principalOf } from '../auth.js';
-import { Envelope, ok, V1_ERRORS } from '../envelope.js';
+import { Envelope, V1_ERRORS } from '../envelope.js';
 
 const Params = T.Object({ organizationId: T.String(), serviceId: T.String() });
 type Params = { organizationId: string; serviceId: string };
@@ -26,6 +28,33 @@ export function queryRoutes(app: FastifyInstance, query: QueryService): void {
         response: { 200: Envelope(QueryResultSchema), ...V1_ERRORS },
       },
     },
-    async (request) => ok(request, await query.run(request.params, principalOf(request).role, request.body)),
+    async (request, reply) => {
+      const result = await query.run(request.params, principalOf(request).role, request.body);
+      // The statement has ended: its status is known, and its rows follow as they are read.
+      const body = Readable.from(envelopeOf(request.id, result));
+      body.on('close', () => void result.close());
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
   );
+}
+
+/** Rows are sent in pieces of about this many characters (one write per row would be slow). */
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * The success envelope `{status, requestId, result: {columns, rows}}` as text, a row at a time, so
+ * a result of any size passes through the server without being held whole.
+ */
+async function* envelopeOf(requestId: string, result: RowStream): AsyncGenerator<string> {
+  yield `{"status":200,"requestId":${JSON.stringify(requestId)},"result":{"columns":${JSON.stringify(result.columns)},"rows":[`;
+  let pending = '';
+  let first = true;
+  for await (const row of result.rows) {
+    pending += `${first ? '' : ','}${JSON.stringify(row)}`;
+    first = false;
+    if (pending.length < CHUNK_CHARS) continue;
+    yield pending;
+    pending = '';
+  }
+  yield `${pending}]}}`;
 }
