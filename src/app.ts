@@ -257,6 +257,7 @@ export async function openEngines(config: Config, store: Store, logger: Logger):
     localFilesDir: config.localFilesDir,
     sandbox: policy,
     engineMemoryBytes: config.engineMemoryMb * 1024 * 1024,
+    engineIdleMs: config.engineIdleSeconds * 1000,
   };
   if (policy.kind === 'bwrap') return new EngineRegistry(options);
   if (config.allowUnsandboxedSql) {

@@ -28,6 +28,8 @@ export interface Config {
   queryTimeoutSeconds: number;
   /** Largest result of a user's statement (the query API), in MB: no setting lifts it. */
   queryResultMb: number;
+  /** An engine process without a statement for this long stops (it starts again on the next); 0: never. */
+  engineIdleSeconds: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Pipes may read from private, loopback and link-local addresses (off by default). */
@@ -99,6 +101,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'engine-memory-mb': 'SLUICE_ENGINE_MEMORY_MB',
   'query-timeout': 'SLUICE_QUERY_TIMEOUT',
   'query-result-mb': 'SLUICE_QUERY_RESULT_MB',
+  'engine-idle-seconds': 'SLUICE_ENGINE_IDLE_SECONDS',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
   'allow-private-webhooks': 'SLUICE_ALLOW_PRIVATE_WEBHOOKS',
@@ -240,6 +243,7 @@ export function loadConfig(
     engineMemoryMb: integer('engine-memory-mb', 4096, 256, 1_048_576),
     queryTimeoutSeconds: integer('query-timeout', 30, 1, 86_400),
     queryResultMb: integer('query-result-mb', 1024, 1, 1_048_576),
+    engineIdleSeconds: integer('engine-idle-seconds', 300, 0, 86_400 * 365),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,
     allowUnsandboxedSql,

@@ -10,21 +10,23 @@ export interface QueryResult {
 }
 
 /**
- * A statement's rows read back one at a time, never all held at once (a user's statement, whose
- * result may be as large as the engine allows). `close` frees what holds them; `rows` closes at
- * its end.
+ * A statement's rows as they are read back, never all held at once (a user's statement, whose
+ * result may be as large as the engine allows): `rowsJson` is the rows as JSON objects separated
+ * by commas, without the brackets around them, in pieces. `close` frees what holds them;
+ * `rowsJson` closes at its end.
  */
 export interface RowStream {
   columns: EngineColumn[];
-  rows: AsyncIterable<Record<string, unknown>>;
+  rowsJson: AsyncIterable<Buffer>;
   close(): Promise<void>;
 }
 
 /** Every row of a stream, held at once: for a command's table on a terminal, never for the API. */
 export async function readAllRows(stream: RowStream): Promise<QueryResult> {
-  const rows: Record<string, unknown>[] = [];
-  for await (const row of stream.rows) rows.push(row);
-  return { columns: stream.columns, rows };
+  const pieces: Buffer[] = [Buffer.from('[')];
+  for await (const piece of stream.rowsJson) pieces.push(piece);
+  pieces.push(Buffer.from(']'));
+  return { columns: stream.columns, rows: JSON.parse(Buffer.concat(pieces).toString('utf8')) };
 }
 
 export interface QueryOptions {

@@ -24,6 +24,8 @@ export interface EngineRegistryOptions {
   sandbox: SandboxPolicy;
   /** Each service engine's memory in all (SLUICE_ENGINE_MEMORY_MB); undefined: the engine's default. */
   engineMemoryBytes?: number | undefined;
+  /** An engine process idle this long stops, and starts again on the next statement; 0: never. */
+  engineIdleMs?: number | undefined;
   /**
    * Without a sandbox, the one organization whose SQL may still reach its engines (the
    * operator's); undefined when every organization's may (sandboxed, or the risk accepted).
@@ -100,6 +102,7 @@ export class EngineRegistry {
       const scratch = join(this.servicePath(service), 'scratch');
       reader = new EmbeddedEngine(join(this.dataDir, 'readers', service.id), {
         confined: false,
+        idleStopMs: this.options.engineIdleMs ?? 0,
         sandbox: { policy: this.options.sandbox, room: sourceReaderRoom(this.options, scratch) },
       });
       this.readers.set(service.id, reader);
@@ -134,6 +137,7 @@ export class EngineRegistry {
       if (service.kind !== 'embedded') throw new Error(`service kind ${service.kind} is not supported yet`);
       engine = new EmbeddedEngine(this.servicePath(service), {
         confined: true,
+        idleStopMs: this.options.engineIdleMs ?? 0,
         ...(this.options.engineMemoryBytes ? { memoryLimitBytes: this.options.engineMemoryBytes } : {}),
         sandbox: { policy: this.options.sandbox, room: serviceEngineRoom(this.options) },
       });

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmbeddedEngine } from '../../src/engine/index.js';
 import { callApi, type ServedSluice, serveEnv, sluiceServe } from '../support/cli.js';
 import {
   BOOTSTRAP_KEY_ID,
@@ -10,6 +11,7 @@ import {
   startSluice,
   type TestSluice,
 } from '../support/sluice.js';
+import { waitFor } from '../support/wait.js';
 
 /** Limits a tenant cannot lift: services per organization (each service runs engine processes). */
 describe('security: limits per organization', () => {
@@ -152,4 +154,39 @@ describe('security: a large result passes through the server without being held 
     );
     expect((await callApi(query, 'POST', { sql: 'SELECT 2 AS two' })).result.rows).toEqual([{ two: 2 }]);
   }, 180_000);
+});
+
+describe('security: an idle engine process stops, and starts again on the next statement', () => {
+  let s: TestSluice;
+  beforeAll(async () => {
+    s = await startSluice({ runtime: false, env: { SLUICE_ENGINE_IDLE_SECONDS: '1' } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('after SLUICE_ENGINE_IDLE_SECONDS without a statement the process is gone; the next statement answers', async () => {
+    const query = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
+    const run = (sql: string) => s.request({ method: 'POST', url: query, body: { sql } });
+    expect((await run('SELECT 1 AS one')).json.result.rows).toEqual([{ one: 1 }]);
+    const engine = s.sluice.engines.ownEngineFor({
+      id: s.serviceId,
+      kind: 'embedded',
+      organizationId: s.organizationId,
+    }) as EmbeddedEngine;
+    const first = engine.processId() as number;
+    expect(alive(first)).toBe(true);
+    await waitFor('the idle engine to stop', async () => !alive(first) || undefined, 15_000, 100);
+    expect(engine.processId()).toBeUndefined();
+    expect((await run('SELECT 2 AS two')).json.result.rows).toEqual([{ two: 2 }]);
+    expect(engine.processId()).not.toBe(first);
+  }, 60_000);
 });

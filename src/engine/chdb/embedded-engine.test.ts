@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -70,9 +71,10 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
 
   it('starts a new engine process after a crash', async () => {
     await engine.query('SELECT 1');
-    const child = (engine as unknown as { child: { kill(signal: string): void } }).child;
+    const child = (engine as unknown as { child: ChildProcess }).child;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await exited;
     expect((await engine.query('SELECT 7 AS seven')).rows).toEqual([{ seven: 7 }]);
   });
 

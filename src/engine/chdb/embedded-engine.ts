@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult, RowStream } from '../engine.js';
 import {
@@ -15,6 +14,7 @@ import {
 import { settingsClause } from '../sql.js';
 import { writeConfinement } from './confinement.js';
 import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
+import { readResultFile } from './result-file.js';
 import { type SandboxPolicy, type SandboxRoom, sandboxed } from './sandbox.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
@@ -34,6 +34,28 @@ const HELD = /Failed to create connection/;
  */
 const PAST_LIMIT_MS = 5_000;
 
+/** How often an engine looks whether it has been idle long enough to stop (at most). */
+const IDLE_CHECK_MS = 30_000;
+
+/**
+ * Ends an engine process the way its owner closes it: told first, so it closes its sessions rather
+ * than take the disconnect for its owner's death; killed if it has not ended 10 s later.
+ */
+async function endProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.send({ close: true } satisfies EngineClose, () => {
+      if (child.connected) child.disconnect();
+    });
+    setTimeout(() => {
+      child.kill('SIGKILL');
+      // A process that was already gone has no 'exit' left to give.
+      setTimeout(resolve, 1_000).unref();
+    }, 10_000).unref();
+  });
+}
+
 interface Pending {
   /** The process the statement was sent to. */
   child: ChildProcess;
@@ -52,6 +74,11 @@ export interface EmbeddedEngineOptions {
   /** A confined engine's memory in all, which no statement lifts (a statement over it fails). */
   memoryLimitBytes?: number;
   /**
+   * The process ends after this long without a statement (its memory goes back to the host) and
+   * starts again on the next one; 0 or absent: it runs until closed.
+   */
+  idleStopMs?: number;
+  /**
    * The operating-system sandbox the process starts in (sandbox.ts), and what it sees there
    * besides its own data directory. Absent: a plain process (test fixtures only).
    */
@@ -68,6 +95,11 @@ export class EmbeddedEngine implements Engine {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  /** When the last statement was sent or answered. */
+  private lastUsed = 0;
+  private idleCheck: NodeJS.Timeout | undefined;
+  /** An idle process ending: the next start waits for it to let go of the data. */
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly path: string,
@@ -138,21 +170,27 @@ export class EmbeddedEngine implements Engine {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.idleCheck);
     await this.starting?.catch(() => {});
+    await this.stopping;
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      // Said first, so the process closes its sessions rather than take the disconnect for a death.
-      child.send({ close: true } satisfies EngineClose, () => {
-        if (child.connected) child.disconnect();
-      });
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    if (child) await endProcess(child);
+  }
+
+  /** Ends the process when it ran no statement for idleStopMs; the next statement starts another. */
+  private stopIfIdle(): void {
+    const child = this.child;
+    const idleFor = Date.now() - this.lastUsed;
+    if (!child || this.pending.size > 0 || this.stopping || idleFor < (this.options.idleStopMs ?? 0)) return;
+    this.child = undefined;
+    this.stopping = endProcess(child).finally(() => {
+      this.stopping = undefined;
     });
   }
 
   private async send(message: Omit<EngineRequest, 'id'>, timeoutMs?: number): Promise<string> {
+    this.lastUsed = Date.now();
     const child = await this.ensureChild();
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
@@ -189,6 +227,7 @@ export class EmbeddedEngine implements Engine {
     const waiter = this.pending.get(id);
     if (!waiter) return undefined;
     this.pending.delete(id);
+    this.lastUsed = Date.now();
     clearTimeout(waiter.deadline);
     return waiter;
   }
@@ -197,7 +236,10 @@ export class EmbeddedEngine implements Engine {
     if (this.closed) return Promise.reject(new EngineUnavailableError('the engine is closed'));
     if (this.child && this.child.exitCode === null && this.child.connected)
       return Promise.resolve(this.child);
-    this.starting ??= this.start().finally(() => {
+    this.starting ??= (async () => {
+      await this.stopping;
+      return this.start();
+    })().finally(() => {
       this.starting = undefined;
     });
     return this.starting;
@@ -262,6 +304,11 @@ export class EmbeddedEngine implements Engine {
       }
     });
     this.child = child;
+    const idleStopMs = this.options.idleStopMs ?? 0;
+    if (idleStopMs > 0) {
+      this.idleCheck ??= setInterval(() => this.stopIfIdle(), Math.min(idleStopMs, IDLE_CHECK_MS));
+      this.idleCheck.unref();
+    }
     return child;
   }
 
@@ -318,57 +365,6 @@ function connectionSettings(settings: Record<string, string | number | boolean>)
       return [name, text];
     }),
   );
-}
-
-/**
- * A result file's columns (its first two lines) and its rows after them, each parsed alone. A
- * file that is empty (a statement without rows) has no columns; one in another format (the
- * statement named its own FORMAT) is an UnreadableResultError.
- */
-async function readResultFile(path: string, remove: () => Promise<void>): Promise<RowStream> {
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
-  const iterator = lines[Symbol.asyncIterator]();
-  const close = async () => {
-    lines.close();
-    await remove();
-  };
-  const header = async () => {
-    const next = await iterator.next();
-    if (next.done) return undefined;
-    const parsed = parseLine(next.value);
-    if (!parsed.every((value) => typeof value === 'string')) throw new UnreadableResultError();
-    return parsed as string[];
-  };
-  try {
-    const names = await header();
-    const types = names && (await header());
-    if (names && types?.length !== names.length) throw new UnreadableResultError();
-    const columns = (names ?? []).map((name, i) => ({ name, type: (types as string[])[i] as string }));
-    async function* rows() {
-      try {
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-          const values = parseLine(next.value);
-          yield Object.fromEntries(columns.map((column, i) => [column.name, values[i]]));
-        }
-      } finally {
-        await close();
-      }
-    }
-    return { columns, rows: rows(), close };
-  } catch (error) {
-    await close();
-    throw error;
-  }
-}
-
-function parseLine(line: string): unknown[] {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    if (Array.isArray(parsed)) return parsed;
-  } catch {
-    // Not JSON: the statement printed its rows in a format of its own.
-  }
-  throw new UnreadableResultError();
 }
 
 /**

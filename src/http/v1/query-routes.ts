@@ -38,23 +38,12 @@ export function queryRoutes(app: FastifyInstance, query: QueryService): void {
   );
 }
 
-/** Rows are sent in pieces of about this many characters (one write per row would be slow). */
-const CHUNK_CHARS = 64 * 1024;
-
 /**
- * The success envelope `{status, requestId, result: {columns, rows}}` as text, a row at a time, so
- * a result of any size passes through the server without being held whole.
+ * The success envelope `{status, requestId, result: {columns, rows}}` around the rows as they are
+ * read, so a result of any size passes through the server without being held whole.
  */
-async function* envelopeOf(requestId: string, result: RowStream): AsyncGenerator<string> {
+async function* envelopeOf(requestId: string, result: RowStream): AsyncGenerator<Buffer | string> {
   yield `{"status":200,"requestId":${JSON.stringify(requestId)},"result":{"columns":${JSON.stringify(result.columns)},"rows":[`;
-  let pending = '';
-  let first = true;
-  for await (const row of result.rows) {
-    pending += `${first ? '' : ','}${JSON.stringify(row)}`;
-    first = false;
-    if (pending.length < CHUNK_CHARS) continue;
-    yield pending;
-    pending = '';
-  }
-  yield `${pending}]}}`;
+  yield* result.rowsJson;
+  yield ']}}';
 }
