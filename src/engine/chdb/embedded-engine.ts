@@ -270,7 +270,14 @@ export class EmbeddedEngine implements Engine {
   private async startOnce(): Promise<ChildProcess> {
     // What the sandbox binds must exist (a service's scratch space, the local files directory).
     const room = this.options.sandbox?.room;
-    for (const dir of [join(this.path, 'scratch'), ...(room?.writable ?? []), ...(room?.readable ?? [])])
+    // The process's /tmp starts empty: what a killed one left there goes.
+    await rm(join(this.path, 'tmp'), { recursive: true, force: true });
+    for (const dir of [
+      join(this.path, 'scratch'),
+      join(this.path, 'tmp'),
+      ...(room?.writable ?? []),
+      ...(room?.readable ?? []),
+    ])
       await mkdir(dir, { recursive: true });
     const args = [
       this.path,
@@ -320,7 +327,11 @@ export class EmbeddedEngine implements Engine {
   private launchCommand(argv: string[]): { command: string; args: string[]; env: Record<string, string> } {
     const sandbox = this.options.sandbox;
     if (!sandbox) return { command: argv[0] as string, args: argv.slice(1), env: engineEnvironment() };
-    const room = { ...sandbox.room, writable: [this.path, ...(sandbox.room.writable ?? [])] };
+    const room = {
+      ...sandbox.room,
+      writable: [this.path, ...(sandbox.room.writable ?? [])],
+      tmp: join(this.path, 'tmp'),
+    };
     const env =
       sandbox.policy.kind === 'bwrap'
         ? {

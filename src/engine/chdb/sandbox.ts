@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 /**
  * The operating-system boundary of every engine process (README, "Security"): bubblewrap (the
  * sandbox Flatpak uses, Debian's `bubblewrap`) starts the process in new namespaces where it sees
- * only its room, the files it needs to run (read-only), its own `/proc`, an empty `/tmp`, an empty
+ * only its room, the files it needs to run (read-only), its own `/proc`, its own `/tmp`, an empty
  * environment and no capabilities; a service's engine has no network at all, and the process dies
  * with Sluice. Grants and text checks (confinement.ts, statement.ts) stay as friendly first errors.
  *
@@ -26,6 +26,11 @@ export interface SandboxRoom {
   network: boolean;
   /** Directories hidden even where a bound directory holds them (the data directory's root). */
   hidden: string[];
+  /**
+   * A directory of its own on disk seen as `/tmp` (what the engine spills there stays on the
+   * service's disk, not in memory); absent: an empty `/tmp` in memory.
+   */
+  tmp?: string;
 }
 
 /** How engine processes start: inside bubblewrap, or (where it cannot run) as plain processes. */
@@ -120,8 +125,7 @@ function bwrapArgs(room: SandboxRoom, env: Record<string, string>): string[] {
     '/proc',
     '--dev',
     '/dev',
-    '--tmpfs',
-    '/tmp',
+    ...(room.tmp ? ['--bind', room.tmp, '/tmp'] : ['--tmpfs', '/tmp']),
   ];
   for (const dir of SYSTEM_DIRS) {
     if (!existsSync(dir)) continue;
