@@ -51,7 +51,11 @@ function keywordsOf(text: string): string {
  * engine's grants: INTO OUTFILE (writes a host file), FROM INFILE (reads one), ATTACH ... FROM
  * (adopts a directory of the host as a table).
  */
-export async function statementProblem(engine: Engine, sql: string): Promise<string | undefined> {
+export async function statementProblem(
+  engine: Engine,
+  sql: string,
+  caller: 'admin' | 'reader',
+): Promise<string | undefined> {
   let text: string;
   try {
     text = await canonical(engine, sql);
@@ -63,6 +67,10 @@ export async function statementProblem(engine: Engine, sql: string): Promise<str
   if (/\bINTO\s+OUTFILE\b/i.test(keywords)) return 'INTO OUTFILE writes to the host and is not allowed';
   if (/\bFROM\s+INFILE\b/i.test(keywords)) return 'FROM INFILE reads the host and is not allowed';
   if (/^\s*ATTACH\b/i.test(keywords)) return 'ATTACH is not allowed: create the table instead';
+  // The engine's read-only mode lets a SET to the value a setting has pass; a key that may change
+  // no setting is told so for every SET (each statement has a connection of its own anyway).
+  if (caller === 'reader' && /^\s*SET\b/i.test(keywords))
+    return 'this key may change no setting: SET is for admin keys (and lasts for its one statement)';
   // A dynamic disk names a path or an address for a table's storage; the sandbox keeps it inside
   // the service, but a disk that cannot connect retries for minutes: a table uses the service's own.
   if (/\bdisk\s*=\s*disk\s*\(/i.test(keywords))

@@ -43,11 +43,12 @@ export class QueryService {
       throw new BadRequestError(`sql: Must be at most ${MAX_SQL_LENGTH} characters`);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     const engine = this.engines.engineFor(service);
-    const refused = await statementProblem(engine, sql);
+    const caller = role === 'admin' ? 'admin' : 'reader';
+    const refused = await statementProblem(engine, sql, caller);
     if (refused) throw new BadRequestError(`sql: ${refused}`);
     try {
       return await engine.queryRows(sql, {
-        caller: role === 'admin' ? 'admin' : 'reader',
+        caller,
         timeoutMs: this.limits.timeoutMs,
         maxBytes: this.limits.resultBytes,
       });
