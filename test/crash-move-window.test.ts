@@ -6,8 +6,8 @@ import type { ServedSluice } from './support/cli.js';
 import { undoStageCovers } from './support/engine-window.js';
 import { dieAt, serve, statusUntil, stop } from './support/kill-steps.js';
 
-// A move into the destination is two renames in the engine (src/pipes/runtime/stages.ts,
-// dropMovedParts): the part into the destination, then the empty part that covers it in the stage.
+// A move into the destination is two renames in the engine (src/engine/stages.ts,
+// dropMovedStageParts): the part into the destination, then the empty part that covers it in the stage.
 // An engine killed between the two has the batch in both tables when it starts again. The window is
 // a fraction of a millisecond, so the test makes it: the server is killed (SIGKILL) after the first
 // of its batch's two moves, and that move's covering parts are taken out of the stopped engine's

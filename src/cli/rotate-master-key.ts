@@ -4,6 +4,7 @@ import {
   installNewMasterKey,
   MASTER_KEY_CHECK,
   MasterKeyMismatchError,
+  NEW_MASTER_KEY_FILE,
   opensMasterKeyCheck,
   readMasterKey,
   readNewMasterKey,
@@ -95,6 +96,31 @@ export async function rotateMasterKey(
   }
 }
 
+/**
+ * A transaction that failed may still have committed (its answer lost on the way): the new key
+ * goes only when the store's check shows the old key still in use, and is put in place when it
+ * shows the new one. When the store cannot say, the new key stays beside the old, for the command
+ * run again to finish or start over.
+ */
+async function afterFailedTransaction(
+  store: Store,
+  dataDir: string,
+  boxes: { from: SecretBox; to: SecretBox },
+  error: unknown,
+): Promise<void> {
+  const check = await store.repos.identity.getMeta(MASTER_KEY_CHECK).catch(() => undefined);
+  if (check !== undefined && opensMasterKeyCheck(boxes.from, check)) return removeNewMasterKey(dataDir);
+  if (check !== undefined && opensMasterKeyCheck(boxes.to, check)) {
+    await installNewMasterKey(dataDir);
+    throw new CliError(
+      `the store answered the rotation with an error (${String(error)}), but it is sealed with the new key, which is now the key file: run the command again only to rotate once more`,
+    );
+  }
+  throw new CliError(
+    `the rotation failed (${String(error)}) and the store cannot say which key it is sealed with now: ${NEW_MASTER_KEY_FILE} is kept beside the key file; run the command again once the store answers, and it finishes or starts over`,
+  );
+}
+
 async function rotate(
   store: Store,
   config: Config,
@@ -127,8 +153,7 @@ async function rotate(
       return { resealed, tokensRevoked, keyIn, finishedEarlier: false };
     });
   } catch (error) {
-    // Nothing was sealed with the new key: it goes, and the old one stays in use.
-    if (keyIn === 'file') await removeNewMasterKey(config.dataDir);
+    if (keyIn === 'file') await afterFailedTransaction(store, config.dataDir, { from, to }, error);
     throw error;
   }
   if (keyIn === 'file') await installNewMasterKey(config.dataDir);

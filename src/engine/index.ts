@@ -31,10 +31,12 @@ export {
 export { expression, ident, literal, settingsClause, tableName } from './sql.js';
 export { fragmentProblem } from './sql-guard.js';
 export {
+  dropMovedStageParts,
   isOldStage,
   moveCheckSql,
   OLD_DEDUPLICATION_SETTING,
   resetOldDeduplicationSql,
+  STAGING_DATABASE,
   stageTableSql,
   type TableStorage,
   tableStorage,

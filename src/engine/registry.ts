@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { SluiceError } from '../errors.js';
 import type { EmbeddedEngineOptions } from './chdb/embedded-engine.js';
 import { EmbeddedEngine } from './chdb/embedded-engine.js';
@@ -8,6 +9,7 @@ import { type SandboxPolicy, type SandboxStatus, sandboxStatus } from './chdb/sa
 type EngineRoom = NonNullable<EmbeddedEngineOptions['sandbox']>['room'];
 
 import type { Engine } from './engine.js';
+import { dropMovedStageParts } from './stages.js';
 
 /** What the registry needs to know of a database service. */
 export interface ServiceRef {
@@ -26,6 +28,8 @@ export interface EngineRegistryOptions {
   engineMemoryBytes?: number | undefined;
   /** An engine process idle this long stops, and starts again on the next statement; 0: never. */
   engineIdleMs?: number | undefined;
+  /** Where a service engine's start says what it put right (parts a cut-short move left behind). */
+  logger?: Logger | undefined;
   /**
    * Without a sandbox, the one organization whose SQL may still reach its engines (the
    * operator's); undefined when every organization's may (sandboxed, or the risk accepted).
@@ -135,8 +139,18 @@ export class EngineRegistry {
     let engine = this.engines.get(service.id);
     if (!engine) {
       if (service.kind !== 'embedded') throw new Error(`service kind ${service.kind} is not supported yet`);
+      const logger = this.options.logger;
       engine = new EmbeddedEngine(this.servicePath(service), {
         confined: true,
+        // Before any other statement: a move an engine kill cut short must not land twice.
+        onStart: async (started) => {
+          const dropped = await dropMovedStageParts(started);
+          if (dropped.length === 0) return;
+          logger?.warn(
+            { serviceId: service.id, parts: dropped },
+            'parts moved into their destination just before the engine was killed were still in their stage: dropped from the stage, so they land once',
+          );
+        },
         idleStopMs: this.options.engineIdleMs ?? 0,
         ...(this.options.engineMemoryBytes ? { memoryLimitBytes: this.options.engineMemoryBytes } : {}),
         sandbox: { policy: this.options.sandbox, room: serviceEngineRoom(this.options) },

@@ -13,8 +13,20 @@ const DEDUPLICATION_SETTING = /deduplication/i;
 export const OLD_DEDUPLICATION_SETTING = 'non_replicated_deduplication_window';
 const OLD_DEDUPLICATION_VALUE = '1000';
 
-/** The MergeTree setting that gives every new part of a table a UUID of its own. */
-const PART_UUIDS = 'assign_part_uuids';
+/** Staging tables live apart from the user's databases (src/pipes/runtime/stages.ts). */
+export const STAGING_DATABASE = '_sluice_staging';
+
+/**
+ * Settings every stage has, whatever its destination's: each part gets a UUID of its own, which a
+ * move keeps (how a part already moved is told apart after a crash: dropMovedStageParts), and no
+ * part is ever merged (a merge would give the parts of a partition cut short in its move a new
+ * UUID, hiding them; a stage lives one batch).
+ */
+const STAGE_SETTINGS: Record<string, string> = {
+  assign_part_uuids: '1',
+  max_bytes_to_merge_at_max_space_in_pool: '1',
+  max_bytes_to_merge_at_min_space_in_pool: '1',
+};
 
 /** How a MergeTree-family table stores its rows, as the engine prints its definition. */
 export interface TableStorage {
@@ -59,14 +71,14 @@ export async function tableStorage(
  * count is what the batch wrote.
  */
 export function stageTableSql(stage: string, target: string, storage: TableStorage): string {
-  // Every deduplication setting left out: a plain MergeTree's window is 0 by default. Each part
-  // gets a UUID, which a move keeps: how a part already moved is told apart after a crash
-  // (src/pipes/runtime/stages.ts, dropMovedParts).
+  // Every deduplication setting left out (a plain MergeTree's window is 0 by default), and the
+  // stage's own settings in place of the destination's of the same name.
   const settings = [
     ...storage.settings.filter(
-      (setting) => !DEDUPLICATION_SETTING.test(settingName(setting)) && settingName(setting) !== PART_UUIDS,
+      (setting) =>
+        !DEDUPLICATION_SETTING.test(settingName(setting)) && !(settingName(setting) in STAGE_SETTINGS),
     ),
-    `${PART_UUIDS} = 1`,
+    ...Object.entries(STAGE_SETTINGS).map(([name, value]) => `${name} = ${value}`),
   ];
   const { clauses } = storage;
   const clause = (name: Clause) => (clauses[name] ? ` ${name} ${clauses[name]}` : '');
@@ -78,6 +90,34 @@ export function stageTableSql(stage: string, target: string, storage: TableStora
     clause('SAMPLE BY'),
     ` SETTINGS ${settings.join(', ')}`,
   ].join('');
+}
+
+/**
+ * Drops from every stage of the engine each part the engine had already moved into a destination;
+ * returns the parts dropped (`<stage>/<part>`). A move (MOVE PARTITION) renames a part into its
+ * destination first and then writes the empty part that covers it in the stage (seen with strace,
+ * half a millisecond apart): an engine killed between the two finds the part in both tables when it
+ * starts again, and the batch, staged and not committed, would move it twice. A stage's part keeps
+ * its UUID in the destination (STAGE_SETTINGS), so a stage part whose UUID a table outside the
+ * stages holds has moved. The destination shows it while the part is active and, once merged away,
+ * for its old_parts_lifetime (8 minutes by default): the engine runs this first at every start
+ * (src/engine/registry.ts), before any merge of a table it loaded could have counted those minutes.
+ */
+export async function dropMovedStageParts(engine: Engine): Promise<string[]> {
+  const nil = literal('00000000-0000-0000-0000-000000000000');
+  const moved = await engine.query(
+    `SELECT table, name FROM system.parts
+      WHERE database = ${literal(STAGING_DATABASE)} AND active AND uuid != toUUID(${nil})
+        AND uuid IN (SELECT uuid FROM system.parts WHERE database != ${literal(STAGING_DATABASE)} AND uuid != toUUID(${nil}))`,
+  );
+  const dropped: string[] = [];
+  for (const row of moved.rows) {
+    await engine.execute(
+      `ALTER TABLE ${tableName(STAGING_DATABASE, String(row.table))} DROP PART ${literal(String(row.name))}`,
+    );
+    dropped.push(`${row.table}/${row.name}`);
+  }
+  return dropped;
 }
 
 /**

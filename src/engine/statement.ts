@@ -70,14 +70,17 @@ export async function statementProblem(
   // The engine's read-only mode lets a SET to the value a setting has pass; a key that may change
   // no setting is told so for every SET (each statement has a connection of its own anyway).
   if (caller === 'reader' && /^\s*SET\b/i.test(keywords))
-    return 'this key may change no setting: SET is for admin keys (and lasts for its one statement)';
+    return 'this key may only read and change no setting: SET is for admin keys (and lasts for its one statement)';
   // A dynamic disk names a path or an address for a table's storage; the sandbox keeps it inside
   // the service, but a disk that cannot connect retries for minutes: a table uses the service's own.
   if (/\bdisk\s*=\s*disk\s*\(/i.test(keywords))
     return "a table's storage is the service's own: disk = disk(...) is not allowed (leave out the disk setting)";
   // The parser reads an INSERT's inline data as data, but the engine's statement splitter ends it at
   // the first ';': a ';' there would start a second statement.
-  const inline = /^\s*INSERT\b/i.test(keywords) && /\bFORMAT\s+\w+\s*$/i.test(keywords);
+  const insert = /^\s*INSERT\b/i.test(keywords);
+  const inline = insert && /\bFORMAT\s+\w+\s*$/i.test(keywords);
+  if (!insert && /\bFORMAT\s+\w+\s*$/i.test(keywords))
+    return 'leave the FORMAT clause out: results come back as JSON rows';
   if (inline && sql.trim().replace(/;\s*$/, '').includes(';'))
     return "an INSERT with inline data may not contain ';' (it would start another statement): send one statement";
   return undefined;

@@ -144,6 +144,19 @@ describe('security: a large result passes through the server without being held 
     expect(peak - before).toBeLessThan(200);
   }, 180_000);
 
+  it('a result of many chunks is one table (each chunk repeats the header in the engine), and an empty one keeps its columns', async () => {
+    const many = await callApi(query, 'POST', {
+      sql: 'SELECT number AS n, toString(number) AS s FROM numbers(10) SETTINGS max_block_size = 3',
+    });
+    expect(many.result.columns).toEqual([
+      { name: 'n', type: 'UInt64' },
+      { name: 's', type: 'String' },
+    ]);
+    expect(many.result.rows).toEqual(Array.from({ length: 10 }, (_, n) => ({ n, s: String(n) })));
+    const none = await callApi(query, 'POST', { sql: 'SELECT number AS n FROM numbers(10) WHERE n > 100' });
+    expect(none.result).toEqual({ columns: [{ name: 'n', type: 'UInt64' }], rows: [] });
+  });
+
   it('a result over SLUICE_QUERY_RESULT_MB is a 400 that says so, and the engine answers on', async () => {
     const over = await callApi(query, 'POST', {
       sql: "SELECT repeat('x', 10000) AS big FROM numbers(60000) SETTINGS max_block_size = 1000",

@@ -30,7 +30,7 @@ const covers = (outer: Part, inner: Part) =>
 /**
  * Leaves a stopped service engine's stages as an engine killed inside a move leaves them: the move
  * (MOVE PARTITION) renamed each part into its destination, and the kill came before it wrote the
- * empty part that covers the moved one in the stage (src/pipes/runtime/stages.ts, dropMovedParts).
+ * empty part that covers the moved one in the stage (src/engine/stages.ts, dropMovedStageParts).
  * Removes each empty covering part whose moved part is still on disk, so that part is back in its
  * stage when the engine starts; returns how many parts come back. The engine must not be running.
  */

@@ -72,10 +72,16 @@ async function run(request: EngineRequest): Promise<string> {
       return request.format ? result.text() : '';
     });
   }
-  const settings = { ...request.settings, ...(request.caller === 'reader' ? { readonly: '1' } : {}) };
+  const settings = {
+    ...request.settings,
+    ...(request.caller === 'reader' ? { readonly: '1' } : {}),
+    // Rows written as JSON carry valid UTF-8 only (a String may hold any bytes).
+    ...(request.resultFile ? { output_format_json_validate_utf8: '1' } : {}),
+  };
   const session = new Session(path as string, {
     connectionArgs: Object.entries(settings).map(([name, value]) => `--${name}=${value}`),
   });
+  process.send?.({ id: request.id, started: true } satisfies EngineReply);
   try {
     if (request.resultFile) {
       await streamToFile(session, request.sql, request.resultFile);
@@ -94,6 +100,13 @@ const tooLarge = (maxBytes: number) =>
     `Code: 396. DB::Exception: the result is larger than ${Math.round(maxBytes / 1024 / 1024)} MB, the most a statement may return (SLUICE_QUERY_RESULT_MB): add a LIMIT, or aggregate. (TOO_MANY_ROWS_OR_BYTES)`,
   );
 
+/** A chunk's first two lines (the column names and types), newlines included. */
+function headerOf(chunk: Buffer): Buffer {
+  const names = chunk.indexOf(0x0a);
+  const types = names < 0 ? -1 : chunk.indexOf(0x0a, names + 1);
+  return chunk.subarray(0, types < 0 ? chunk.length : types + 1);
+}
+
 /** The engine's answer to a statement that has no rows to stream (DDL, INSERT, SET ...). */
 const NOT_STREAMED = /Streaming query is not supported/;
 
@@ -106,10 +119,15 @@ async function streamToFile(session: Session, sql: string, file: { path: string;
   const out = await open(file.path, 'w', 0o600);
   try {
     let written = 0;
+    let header: Buffer | undefined;
     try {
       const stream = session.queryStream(sql, { format: RESULT_FILE_FORMAT });
       for await (const chunk of stream) {
-        const bytes = chunk.raw();
+        const raw = chunk.raw();
+        let bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+        // Every chunk starts with the names and types again: the file keeps the first chunk's.
+        if (header === undefined) header = Buffer.from(headerOf(bytes));
+        else if (bytes.subarray(0, header.length).equals(header)) bytes = bytes.subarray(header.length);
         written += bytes.length;
         if (written > file.maxBytes) {
           stream.cancel();

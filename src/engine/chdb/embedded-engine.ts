@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult, RowStream } from '../engine.js';
@@ -34,6 +34,15 @@ const HELD = /Failed to create connection/;
  */
 const PAST_LIMIT_MS = 5_000;
 
+/** The names of result files in a service's scratch space (queryRows). */
+const RESULT_PREFIX = 'result-';
+
+/** Removes the files of `dir` whose names `matches` says (none when the directory is missing). */
+async function removeFiles(dir: string, matches: (name: string) => boolean): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  await Promise.all(names.filter(matches).map((name) => rm(join(dir, name), { force: true })));
+}
+
 /** How often an engine looks whether it has been idle long enough to stop (at most). */
 const IDLE_CHECK_MS = 30_000;
 
@@ -59,6 +68,8 @@ async function endProcess(child: ChildProcess): Promise<void> {
 interface Pending {
   /** The process the statement was sent to. */
   child: ChildProcess;
+  /** The statement's time limit, counted from when the process says it started it. */
+  timeoutMs?: number;
   resolve: (text: string) => void;
   reject: (error: Error) => void;
   /** Ends the engine process when the statement outlives its time limit. */
@@ -73,6 +84,11 @@ export interface EmbeddedEngineOptions {
   confined: boolean;
   /** A confined engine's memory in all, which no statement lifts (a statement over it fails). */
   memoryLimitBytes?: number;
+  /**
+   * Runs when a process has started, before any other statement reaches it (a failure fails the
+   * start: the next statement tries again).
+   */
+  onStart?: (engine: Engine) => Promise<void>;
   /**
    * The process ends after this long without a statement (its memory goes back to the host) and
    * starts again on the next one; 0 or absent: it runs until closed.
@@ -129,7 +145,7 @@ export class EmbeddedEngine implements Engine {
    * (child.ts); once it ended, they are read back a line at a time (protocol.ts, RESULT_FILE_FORMAT).
    */
   async queryRows(sql: string, options: QueryOptions & { maxBytes: number }): Promise<RowStream> {
-    const name = `result-${randomUUID()}.json`;
+    const name = `${RESULT_PREFIX}${randomUUID()}.json`;
     const remove = () => this.removeScratch(name);
     try {
       await this.send(
@@ -184,9 +200,17 @@ export class EmbeddedEngine implements Engine {
     const idleFor = Date.now() - this.lastUsed;
     if (!child || this.pending.size > 0 || this.stopping || idleFor < (this.options.idleStopMs ?? 0)) return;
     this.child = undefined;
-    this.stopping = endProcess(child).finally(() => {
-      this.stopping = undefined;
-    });
+    this.waitForEnd(endProcess(child));
+  }
+
+  /** A process is ending: the next start waits for it (and any other ending) to let go of the data. */
+  private waitForEnd(ending: Promise<void>): void {
+    const stopping: Promise<void> = (this.stopping ?? Promise.resolve())
+      .then(() => ending)
+      .finally(() => {
+        if (this.stopping === stopping) this.stopping = undefined;
+      });
+    this.stopping = stopping;
   }
 
   private async send(message: Omit<EngineRequest, 'id'>, timeoutMs?: number): Promise<string> {
@@ -194,10 +218,7 @@ export class EmbeddedEngine implements Engine {
     const child = await this.ensureChild();
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
-      const pending: Pending = { child, resolve, reject };
-      if (timeoutMs !== undefined) {
-        pending.deadline = setTimeout(() => this.pastLimit(child, id, timeoutMs), timeoutMs + PAST_LIMIT_MS);
-      }
+      const pending: Pending = { child, resolve, reject, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
       this.pending.set(id, pending);
       child.send({ ...message, id } satisfies EngineRequest, (error) => {
         if (error) {
@@ -217,8 +238,14 @@ export class EmbeddedEngine implements Engine {
     const waiter = this.forget(id);
     if (!waiter) return;
     waiter.reject(new StatementTimeLimitError(timeoutMs));
-    // The next statement starts a new process (once this one let go of the data), never this one.
+    // The next statement starts a new process once this one let go of the data, never this one.
     if (this.child === child) this.child = undefined;
+    this.waitForEnd(
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) resolve();
+        else child.once('exit', () => resolve());
+      }),
+    );
     child.kill('SIGKILL');
   }
 
@@ -270,8 +297,10 @@ export class EmbeddedEngine implements Engine {
   private async startOnce(): Promise<ChildProcess> {
     // What the sandbox binds must exist (a service's scratch space, the local files directory).
     const room = this.options.sandbox?.room;
-    // The process's /tmp starts empty: what a killed one left there goes.
+    // The process's /tmp starts empty, and results a killed server never sent go: what a killed
+    // one left behind would fill the disk. (A result being sent now is open, and reads on.)
     await rm(join(this.path, 'tmp'), { recursive: true, force: true });
+    await removeFiles(join(this.path, 'scratch'), (name) => name.startsWith(RESULT_PREFIX));
     for (const dir of [
       join(this.path, 'scratch'),
       join(this.path, 'tmp'),
@@ -311,6 +340,16 @@ export class EmbeddedEngine implements Engine {
       }
     });
     this.child = child;
+    try {
+      // Statements of the hook reach this process (it is the engine's now); others wait for the start.
+      await this.options.onStart?.(this);
+    } catch (error) {
+      if (this.child === child) this.child = undefined;
+      child.kill('SIGKILL');
+      throw new EngineUnavailableError(
+        `the engine process started, but its start could not finish: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     const idleStopMs = this.options.idleStopMs ?? 0;
     if (idleStopMs > 0) {
       this.idleCheck ??= setInterval(() => this.stopIfIdle(), Math.min(idleStopMs, IDLE_CHECK_MS));
@@ -345,6 +384,18 @@ export class EmbeddedEngine implements Engine {
   }
 
   private settle(message: EngineReply): void {
+    if ('started' in message) {
+      const waiter = this.pending.get(message.id);
+      const timeoutMs = waiter?.timeoutMs;
+      if (waiter && timeoutMs !== undefined && !waiter.deadline) {
+        const child = waiter.child;
+        waiter.deadline = setTimeout(
+          () => this.pastLimit(child, message.id, timeoutMs),
+          timeoutMs + PAST_LIMIT_MS,
+        );
+      }
+      return;
+    }
     const waiter = this.forget(message.id);
     if (!waiter) return;
     if (message.ok) waiter.resolve(message.text);
@@ -390,10 +441,19 @@ export function lastJsonDocument(text: string): string {
 /** The variables the engine process needs, and nothing secret. */
 function engineEnvironment(): Record<string, string> {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
-  return Object.fromEntries(
-    keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
-  );
+  return {
+    ...Object.fromEntries(
+      keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
+    ),
+    ...THREAD_POOL,
+  };
 }
+
+/**
+ * chDB runs each statement on a thread of Node's pool (4 by default), where it waits for the
+ * engine: users' statements beside the pipes' four connections must not wait for a thread.
+ */
+const THREAD_POOL = { UV_THREADPOOL_SIZE: '16' };
 
 /** Inside the sandbox: its own empty /tmp as home, and the locale and time zone of the host. */
 function sandboxEnvironment(): Record<string, string> {
@@ -402,6 +462,7 @@ function sandboxEnvironment(): Record<string, string> {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: '/tmp',
     TMPDIR: '/tmp',
+    ...THREAD_POOL,
     ...Object.fromEntries(
       keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
     ),

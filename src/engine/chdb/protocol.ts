@@ -23,7 +23,11 @@ export interface EngineRequest {
 /** A result file's format: a line of column names, a line of types, then a JSON array per row. */
 export const RESULT_FILE_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
 
-export type EngineReply = { id: number; ok: true; text: string } | { id: number; ok: false; error: string };
+export type EngineReply =
+  | { id: number; ok: true; text: string }
+  | { id: number; ok: false; error: string }
+  /** A caller's statement starts running now (its time limit counts from here, not from its send). */
+  | { id: number; started: true };
 
 /** The first message of an engine process: ready, or why it could not open its data directory. */
 export type EngineHello = { ready: true } | { ready: false; error: string };

@@ -125,6 +125,7 @@ async function* objectRows(
           }
         } else if (CLOSE.has(byte)) {
           depth -= 1;
+          if (depth < 0 || (depth === 0 && value !== keys.length - 1)) throw new UnreadableResultError();
           if (depth === 0) replace(at, rowEnd);
         } else if (byte === COMMA && depth === 1) {
           value += 1;

@@ -4,7 +4,6 @@ import type { Batch } from '../../store/index.js';
 import type { RunContext, SourceConnector, SourceRun } from '../sources/index.js';
 import { completeBatch } from './batch.js';
 import { prepareDestinations } from './destination.js';
-import { dropMovedParts } from './stages.js';
 
 /** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
@@ -26,15 +25,6 @@ export interface RunnerContext extends RunContext {
  */
 export async function runPipe(connector: SourceConnector, context: RunnerContext): Promise<void> {
   const { config, engine, store, pipeId, signal } = context;
-  // First of all, source or not: a part the engine moved just before it was killed stays in its
-  // stage too, and its batch must not move it again (stages.ts).
-  const dropped = await dropMovedParts(engine, pipeId);
-  if (dropped > 0) {
-    context.logger.warn(
-      { pipeId, parts: dropped },
-      'parts moved into the destination just before a crash were still in their stage: dropped from the stage, so they land once',
-    );
-  }
   const source = await connector.open(context);
   context.opened?.(source);
   try {

@@ -8,6 +8,7 @@ import {
   literal,
   moveCheckSql,
   OLD_DEDUPLICATION_SETTING,
+  STAGING_DATABASE,
   stageTableSql,
   type TableStorage,
   tableName,
@@ -15,8 +16,7 @@ import {
 } from '../../engine/index.js';
 import { PermanentError } from '../records/index.js';
 
-/** Staging tables live apart from the user's databases. */
-export const STAGING_DATABASE = '_sluice_staging';
+export { STAGING_DATABASE };
 
 /** A table a pipe writes, beside its error table (runtime/destination.ts makes them). */
 export interface Destination {
@@ -193,32 +193,6 @@ export async function movePartitions(
 function stagesOfPipe(pipeId: string, column: string): string {
   const id = stageId(pipeId);
   return `(${column} LIKE ${literal(`stage_${id}_%`)} OR ${column} LIKE ${literal(`stage_errors_${id}_%`)})`;
-}
-
-/**
- * Drops from a pipe's stages every part the engine had already moved into a destination; returns
- * how many. A move (MOVE PARTITION) renames the part into its destination first and then writes
- * the empty part that covers it in the stage: an engine killed between the two (the server's
- * SIGKILL reaching it, an OOM kill) finds the part in both tables when it starts again, and the
- * batch, staged and not committed, would move it twice. A stage gives each part a UUID that the
- * move keeps (stageTableSql), so a stage's part whose UUID a table outside the stages holds
- * (active, or merged away and not yet removed, for old_parts_lifetime) has moved. Run when a
- * pipe's run starts, before its open batches are taken up, while the destination still shows it.
- */
-export async function dropMovedParts(engine: Engine, pipeId: string): Promise<number> {
-  const nil = literal('00000000-0000-0000-0000-000000000000');
-  const moved = await engine.query(
-    `SELECT table, name FROM system.parts
-      WHERE database = ${literal(STAGING_DATABASE)} AND active AND ${stagesOfPipe(pipeId, 'table')}
-        AND uuid != toUUID(${nil})
-        AND uuid IN (SELECT uuid FROM system.parts WHERE database != ${literal(STAGING_DATABASE)} AND uuid != toUUID(${nil}))`,
-  );
-  for (const row of moved.rows) {
-    await engine.execute(
-      `ALTER TABLE ${stageTable(String(row.table))} DROP PART ${literal(String(row.name))}`,
-    );
-  }
-  return moved.rows.length;
 }
 
 /** Drops every staging table of a pipe (all its slots). */
