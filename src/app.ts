@@ -258,6 +258,7 @@ export async function openEngines(config: Config, store: Store, logger: Logger):
     sandbox: policy,
     engineMemoryBytes: config.engineMemoryMb * 1024 * 1024,
     engineIdleMs: config.engineIdleSeconds * 1000,
+    serviceDiskBytes: config.serviceDiskMb * 1024 * 1024,
     logger,
   };
   if (policy.kind === 'bwrap') return new EngineRegistry(options);

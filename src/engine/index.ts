@@ -6,6 +6,7 @@ export {
   type SandboxStatus,
   sandboxStatus,
 } from './chdb/sandbox.js';
+export { DiskQuotaError } from './disk-usage.js';
 export {
   ENGINE_CODES,
   type Engine,

@@ -8,6 +8,7 @@ import { type SandboxPolicy, type SandboxStatus, sandboxStatus } from './chdb/sa
 
 type EngineRoom = NonNullable<EmbeddedEngineOptions['sandbox']>['room'];
 
+import { DiskUsage } from './disk-usage.js';
 import type { Engine } from './engine.js';
 import { dropMovedStageParts } from './stages.js';
 
@@ -30,6 +31,8 @@ export interface EngineRegistryOptions {
   engineIdleMs?: number | undefined;
   /** Where a service engine's start says what it put right (parts a cut-short move left behind). */
   logger?: Logger | undefined;
+  /** Each service's disk quota in bytes (SLUICE_SERVICE_DISK_MB); 0 or absent: none. */
+  serviceDiskBytes?: number | undefined;
   /**
    * Without a sandbox, the one organization whose SQL may still reach its engines (the
    * operator's); undefined when every organization's may (sandboxed, or the risk accepted).
@@ -81,7 +84,19 @@ export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
   private readonly readers = new Map<string, Engine>();
 
-  constructor(private readonly options: EngineRegistryOptions) {}
+  private readonly disk: DiskUsage;
+
+  constructor(private readonly options: EngineRegistryOptions) {
+    this.disk = new DiskUsage(options.serviceDiskBytes ?? 0);
+  }
+
+  /**
+   * Throws DiskQuotaError while the service's directory is over its quota (disk-usage.ts): pipes
+   * wait and statements may only read or free space.
+   */
+  checkDisk(service: ServiceRef): Promise<void> {
+    return this.disk.check(this.servicePath(service));
+  }
 
   sandboxStatus(): SandboxStatus & { tenantSql: 'every organization' | 'operator only' } {
     return {

@@ -55,6 +55,8 @@ export async function statementProblem(
   engine: Engine,
   sql: string,
   caller: 'admin' | 'reader',
+  /** The service is over its disk quota: what it says when the statement neither reads nor frees space. */
+  overQuota?: string,
 ): Promise<string | undefined> {
   let text: string;
   try {
@@ -69,6 +71,7 @@ export async function statementProblem(
   if (/^\s*ATTACH\b/i.test(keywords)) return 'ATTACH is not allowed: create the table instead';
   // The engine's read-only mode lets a SET to the value a setting has pass; a key that may change
   // no setting is told so for every SET (each statement has a connection of its own anyway).
+  if (overQuota !== undefined && !readsOrFrees(keywords)) return overQuota;
   if (caller === 'reader' && /^\s*SET\b/i.test(keywords))
     return 'this key may only read and change no setting: SET is for admin keys (and lasts for its one statement)';
   // A dynamic disk names a path or an address for a table's storage; the sandbox keeps it inside
@@ -84,6 +87,17 @@ export async function statementProblem(
   if (inline && sql.trim().replace(/;\s*$/, '').includes(';'))
     return "an INSERT with inline data may not contain ';' (it would start another statement): send one statement";
   return undefined;
+}
+
+/**
+ * Whether a statement (its keywords) only reads, or frees space: what a service over its disk
+ * quota still runs (DROP, TRUNCATE, ALTER TABLE ... DELETE or DROP PARTITION/PART, and reads).
+ */
+function readsOrFrees(keywords: string): boolean {
+  if (/^\s*(SELECT|WITH|SHOW|DESCRIBE|DESC|EXISTS|EXPLAIN|DROP|TRUNCATE|DELETE)\b/i.test(keywords))
+    return true;
+  const alter = /^\s*ALTER\s+TABLE\s+\S+(?:\s+ON\s+CLUSTER\s+\S+)?\s+(.*)$/is.exec(keywords);
+  return alter !== null && /^(?:DELETE\s+WHERE|DROP\s+(?:PARTITION|PART)\b)/i.test((alter[1] ?? '').trim());
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  DiskQuotaError,
   ENGINE_CODES,
   EngineError,
   type EngineRegistry,
@@ -44,7 +45,14 @@ export class QueryService {
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     const engine = this.engines.engineFor(service);
     const caller = role === 'admin' ? 'admin' : 'reader';
-    const refused = await statementProblem(engine, sql, caller);
+    const overQuota = await this.engines.checkDisk(service).then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof DiskQuotaError) return error.message;
+        throw error;
+      },
+    );
+    const refused = await statementProblem(engine, sql, caller, overQuota);
     if (refused) throw new BadRequestError(`sql: ${refused}`);
     try {
       return await engine.queryRows(sql, {

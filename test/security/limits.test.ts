@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,4 +202,90 @@ describe('security: an idle engine process stops, and starts again on the next s
     expect((await run('SELECT 2 AS two')).json.result.rows).toEqual([{ two: 2 }]);
     expect(engine.processId()).not.toBe(first);
   }, 60_000);
+});
+
+describe('security: a service over its disk quota only reads and frees space, and its pipes wait', () => {
+  let s: TestSluice;
+  beforeAll(async () => {
+    s = await startSluice({ env: { SLUICE_SERVICE_DISK_MB: '40' } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('past SLUICE_SERVICE_DISK_MB writes are 400s and a pipe is Degraded, nothing lost; once space is freed all lands', async () => {
+    const query = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/query`;
+    const run = (sql: string) => s.request({ method: 'POST', url: query, body: { sql } });
+    expect(
+      (await run('CREATE TABLE default.big (s String) ENGINE = MergeTree ORDER BY tuple()')).statusCode,
+    ).toBe(200);
+    // 60 MB that does not compress.
+    const filled = await run('INSERT INTO default.big SELECT randomString(1000) FROM numbers(60000)');
+    expect(filled.statusCode, filled.body).toBe(200);
+    // The service's directory is measured at most every 5 s: inserts until then still land.
+    let landed = 0;
+    const refused = await waitFor(
+      'the quota to be seen',
+      async () => {
+        const answer = await run("INSERT INTO default.big VALUES ('one more')");
+        if (answer.statusCode === 200) landed += 1;
+        return answer.statusCode === 400 ? answer : undefined;
+      },
+      30_000,
+      500,
+    );
+    expect(refused.json.error).toContain('over its quota of 40 MB (SLUICE_SERVICE_DISK_MB)');
+    expect((await run('SELECT count() AS n FROM default.big')).json.result.rows).toEqual([
+      { n: 60000 + landed },
+    ]);
+
+    await mkdir(join(s.dataDir, 'files', 'quota'), { recursive: true });
+    await writeFile(join(s.dataDir, 'files', 'quota', 'rows.ndjson'), '{"k": 1}\n{"k": 2}\n{"k": 3}\n');
+    const created = await s.request({
+      method: 'POST',
+      url: s.pipesUrl,
+      body: {
+        name: 'waits',
+        source: { objectStorage: { format: 'JSONEachRow', url: 'file:///quota/*.ndjson' } },
+        destination: {
+          database: 'default',
+          table: 'waited',
+          managedTable: true,
+          tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['k'] },
+          columns: [{ name: 'k', type: 'UInt8' }],
+        },
+      },
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const status = `${s.pipesUrl}/${created.json.result.id}/status`;
+    const degraded = await waitFor(
+      'the pipe to wait for space',
+      async () => {
+        const answer = (await s.request({ method: 'GET', url: status })).json.result;
+        return answer.state === 'Degraded' ? answer : undefined;
+      },
+      60_000,
+      250,
+    );
+    expect(degraded.lastError).toContain('over its quota of 40 MB');
+    expect(degraded.rowsWritten).toBe(0);
+
+    // SYNC: a plain DROP frees the disk only minutes later (the engine keeps a dropped table 8 minutes).
+    expect((await run('DROP TABLE default.big SYNC')).statusCode).toBe(200);
+    const done = await waitFor(
+      'the pipe to land its rows once space is free',
+      async () => {
+        const answer = (await s.request({ method: 'GET', url: status })).json.result;
+        return answer.state === 'Completed' ? answer : undefined;
+      },
+      120_000,
+      250,
+    );
+    expect(done.rowsWritten).toBe(3);
+    expect((await run('SELECT k FROM default.waited ORDER BY k')).json.result.rows).toEqual([
+      { k: 1 },
+      { k: 2 },
+      { k: 3 },
+    ]);
+  }, 240_000);
 });

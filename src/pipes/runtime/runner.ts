@@ -15,6 +15,11 @@ export interface RunnerContext extends RunContext {
   committed?(batch: Batch): void;
   /** A test's failpoint (src/failpoints.ts): told of each step a batch passes. */
   failpoint?: Failpoint;
+  /**
+   * Throws while the service is over its disk quota (DiskQuotaError): the run ends before it claims
+   * anything more, and the pipe waits, Degraded, for space.
+   */
+  checkDisk?(): Promise<void>;
 }
 
 /**
@@ -62,6 +67,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         if (!(await store.repos.pipes.getById(pipeId))) return;
         let answer: 'claimed' | 'idle' | 'complete' = 'idle';
         for (let slot = slots.free(inFlight()); slot !== undefined; slot = slots.free(inFlight())) {
+          await context.checkDisk?.();
           const cursor = (await store.repos.progress.get(pipeId))?.cursor ?? null;
           const next = await source.next(cursor);
           if (next === 'idle' || next === 'complete') {

@@ -331,6 +331,7 @@ export class PipeSupervisor implements PipeRuntime {
         },
         committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
         failpoint: failpointFor(this.deps.killAt, view.row.name),
+        checkDisk: () => this.deps.engines.checkDisk(view.service),
       });
       return 'done';
     } catch (error) {
