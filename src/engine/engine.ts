@@ -47,7 +47,7 @@ export interface QueryOptions {
 }
 
 /**
- * A database service's engine (DESIGN.md, "Contracts"). Embedded services run chDB; a ClickHouse
+ * A database service's engine (docs/engine-sandbox.md). Embedded services run chDB; a ClickHouse
  * server will speak the same SQL over HTTP. Statements are ClickHouse SQL; callers quote every
  * identifier and literal with `sql.ts`.
  */
