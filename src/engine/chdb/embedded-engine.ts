@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine, QueryOptions, QueryResult, RowStream } from '../engine.js';
@@ -11,11 +10,18 @@ import {
   StatementTimeLimitError,
   UnreadableResultError,
 } from '../engine.js';
-import { settingsClause } from '../sql.js';
 import { writeConfinement } from './confinement.js';
-import type { EngineClose, EngineHello, EngineReply, EngineRequest } from './protocol.js';
+import {
+  childrenOf,
+  endProcess,
+  engineEnvironment,
+  removeFiles,
+  sandboxEnvironment,
+} from './engine-process.js';
+import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
 import { readResultFile } from './result-file.js';
 import { type SandboxPolicy, type SandboxRoom, sandboxed } from './sandbox.js';
+import { lastJsonDocument, request } from './statement-request.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 /**
@@ -37,33 +43,8 @@ const PAST_LIMIT_MS = 5_000;
 /** The names of result files in a service's scratch space (queryRows). */
 const RESULT_PREFIX = 'result-';
 
-/** Removes the files of `dir` whose names `matches` says (none when the directory is missing). */
-async function removeFiles(dir: string, matches: (name: string) => boolean): Promise<void> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  await Promise.all(names.filter(matches).map((name) => rm(join(dir, name), { force: true })));
-}
-
 /** How often an engine looks whether it has been idle long enough to stop (at most). */
 const IDLE_CHECK_MS = 30_000;
-
-/**
- * Ends an engine process the way its owner closes it: told first, so it closes its sessions rather
- * than take the disconnect for its owner's death; killed if it has not ended 10 s later.
- */
-async function endProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.send({ close: true } satisfies EngineClose, () => {
-      if (child.connected) child.disconnect();
-    });
-    setTimeout(() => {
-      child.kill('SIGKILL');
-      // A process that was already gone has no 'exit' left to give.
-      setTimeout(resolve, 1_000).unref();
-    }, 10_000).unref();
-  });
-}
 
 interface Pending {
   /** The process the statement was sent to. */
@@ -400,84 +381,5 @@ export class EmbeddedEngine implements Engine {
     if (!waiter) return;
     if (message.ok) waiter.resolve(message.text);
     else waiter.reject(EngineError.fromEngineText(message.error));
-  }
-}
-
-/**
- * Sluice's own statements carry their settings in a SETTINGS clause on a line of its own. A
- * caller's statement is sent as written; its settings are given when its connection opens.
- */
-function request(sql: string, options: QueryOptions): Omit<EngineRequest, 'id'> {
-  const settings: Record<string, string | number | boolean> = { ...options.settings };
-  if (options.timeoutMs !== undefined)
-    settings.max_execution_time = Math.max(1, Math.ceil(options.timeoutMs / 1000));
-  const caller = options.caller ?? (options.readonly ? 'reader' : undefined);
-  if (caller) return { sql, caller, settings: connectionSettings(settings) };
-  const clause = settingsClause(settings);
-  return { sql: `${sql.trim().replace(/;\s*$/, '')}${clause ? `\n${clause.trim()}` : ''}` };
-}
-
-/** Settings as `--name=value` arguments take them: names are the engine's, values plain. */
-function connectionSettings(settings: Record<string, string | number | boolean>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(settings).map(([name, value]) => {
-      const text = typeof value === 'boolean' ? (value ? '1' : '0') : String(value);
-      if (!/^[a-z_][a-z0-9_]*$/i.test(name) || text.includes('\0'))
-        throw new EngineError(`not a setting the engine can be given: ${name}`, undefined);
-      return [name, text];
-    }),
-  );
-}
-
-/**
- * chDB (3.4) leaves the partial output of a failed query in the session and prepends it to the
- * next result; the result asked for is always the last JSON document of the text.
- */
-export function lastJsonDocument(text: string): string {
-  const start = text.lastIndexOf('{\n\t"meta":');
-  return start > 0 ? text.slice(start) : text;
-}
-
-/** The variables the engine process needs, and nothing secret. */
-function engineEnvironment(): Record<string, string> {
-  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
-  return {
-    ...Object.fromEntries(
-      keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
-    ),
-    ...THREAD_POOL,
-  };
-}
-
-/**
- * chDB runs each statement on a thread of Node's pool (4 by default), where it waits for the
- * engine: users' statements beside the pipes' four connections must not wait for a thread.
- */
-const THREAD_POOL = { UV_THREADPOOL_SIZE: '16' };
-
-/** Inside the sandbox: its own empty /tmp as home, and the locale and time zone of the host. */
-function sandboxEnvironment(): Record<string, string> {
-  const keep = ['LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
-  return {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: '/tmp',
-    TMPDIR: '/tmp',
-    ...THREAD_POOL,
-    ...Object.fromEntries(
-      keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
-    ),
-  };
-}
-
-/** The processes a process started (Linux's /proc; none where it cannot be read). */
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
   }
 }

@@ -7,7 +7,7 @@ import {
   isOldStage,
   literal,
   moveCheckSql,
-  OLD_DEDUPLICATION_SETTING,
+  resetOldDeduplicationSql,
   STAGING_DATABASE,
   stageTableSql,
   type TableStorage,
@@ -94,9 +94,7 @@ export async function ensureStages(
         );
       }
       if (isOldStage(stageStorage)) {
-        await engine.execute(
-          `ALTER TABLE ${stageTable(stage)} MODIFY SETTING ${OLD_DEDUPLICATION_SETTING} = 0`,
-        );
+        await engine.execute(resetOldDeduplicationSql(STAGING_DATABASE, stage));
       }
       // The destination changed after the batch was staged (an index, a projection): its rows go
       // into a stage made as the destination is now, counted, before they move.
