@@ -23,8 +23,8 @@ import {
 } from './http/index.js';
 import { type BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
-import { PipesService } from './pipes/index.js';
-import { PipeSupervisor, registerPipeMetrics } from './pipes/runtime/index.js';
+import { CdcScalingService, PipeDiscovery, PipesService } from './pipes/index.js';
+import { CdcCapacity, PipeSupervisor, registerPipeMetrics, SourceDiscovery } from './pipes/runtime/index.js';
 import { QueryService } from './query/index.js';
 import { openStore, type Store } from './store/index.js';
 
@@ -103,6 +103,11 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     const engines = await openEngines(config, store, logger);
     const sandbox = engines.sandboxStatus();
     const pipes = new PipesService(store, identity, secretBox, logger);
+    const { discovery, cdcScaling, cdcCapacity } = discoveryServices(
+      config,
+      { store, identity, engines, logger },
+      options,
+    );
     const supervisor = new PipeSupervisor({
       store,
       pipes,
@@ -114,6 +119,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       awsRegion: config.awsRegion,
       logger,
       killAt: config.testKillAt,
+      cdcCapacity,
     });
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
     const query = new QueryService(identity, engines, queryLimits(config));
@@ -159,6 +165,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       store,
       identity,
       pipes,
+      discovery,
+      cdcScaling,
       query,
       alerts,
       webhooks,
@@ -238,6 +246,39 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     await lock.release();
     throw error;
   }
+}
+
+/**
+ * Reading sources before a pipe does (schema discovery, PostgreSQL tables) and the resources of a
+ * service's database pipes (pipesCdcScaling), which bound its PostgreSQL pipes' batches in flight.
+ * Sources are reached, and scaling applied, through the pipe runtime: only where it runs.
+ */
+function discoveryServices(
+  config: Config,
+  deps: { store: Store; identity: IdentityService; engines: EngineRegistry; logger: Logger },
+  options: SluiceOptions,
+) {
+  const discovery = new PipeDiscovery(deps.identity);
+  const cdcScaling = new CdcScalingService(deps.store, deps.identity);
+  const { store } = deps;
+  const cdcCapacity = new CdcCapacity(
+    async (serviceId) => (await store.repos.cdcScaling.get(serviceId))?.replicaCpuMillicores,
+  );
+  if (options.runtime !== false) {
+    cdcScaling.attach(cdcCapacity);
+    discovery.attach(
+      new SourceDiscovery({
+        engines: deps.engines,
+        localFilesDir: config.localFilesDir,
+        dataDir: config.dataDir,
+        allowPrivateSources: config.allowPrivateSources,
+        allowPlaintextKafka: config.allowPlaintextKafka,
+        awsRegion: config.awsRegion,
+        logger: deps.logger,
+      }),
+    );
+  }
+  return { discovery, cdcScaling, cdcCapacity };
 }
 
 /** What a user's statement may take (SLUICE_QUERY_TIMEOUT, SLUICE_QUERY_RESULT_MB). */

@@ -106,6 +106,10 @@ describe('health, metrics, logs and the OpenAPI document', () => {
         `GET ${pipes}/{pipeId}/status`,
         `POST ${org}/services/{serviceId}/query`,
         `PUT ${pipes}/{pipeId}/settings`,
+        `POST ${pipes}/schemaDiscovery`,
+        `POST ${pipes}/postgresTables`,
+        `GET ${org}/services/{serviceId}/pipesCdcScaling`,
+        `PATCH ${org}/services/{serviceId}/pipesCdcScaling`,
       ].sort(),
     );
     const create = doc.paths[pipes].post;

@@ -1,3 +1,4 @@
+export * from './discovery/index.js';
 export type { PipeConfig } from './model.js';
 export { toRecord } from './model.js';
 export { PipesService, type ServiceScope, validateCreateBody } from './pipes-service.js';

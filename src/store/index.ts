@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { AlertsRepo } from './alerts-repo.js';
+import { CdcScalingRepo } from './cdc-scaling-repo.js';
 import { CleanupsRepo } from './cleanups-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
@@ -11,6 +12,7 @@ import { SealedRepo } from './sealed-repo.js';
 
 export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
 export { AlertsRepo } from './alerts-repo.js';
+export { CdcScalingRepo, type CdcScalingRow } from './cdc-scaling-repo.js';
 export type { SourceCleanup } from './cleanups-repo.js';
 export { CleanupsRepo } from './cleanups-repo.js';
 export type { Db, Queryable } from './db.js';
@@ -37,6 +39,7 @@ export { SealedRepo } from './sealed-repo.js';
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
   alerts: AlertsRepo;
+  cdcScaling: CdcScalingRepo;
   cleanups: CleanupsRepo;
   evaluation: EvaluationRepo;
   outbox: OutboxRepo;
@@ -49,6 +52,7 @@ export interface Repos {
 export function reposOn(db: Queryable): Repos {
   return {
     alerts: new AlertsRepo(db),
+    cdcScaling: new CdcScalingRepo(db),
     cleanups: new CleanupsRepo(db),
     evaluation: new EvaluationRepo(db),
     outbox: new OutboxRepo(db),

@@ -265,6 +265,18 @@ export const MIGRATIONS: Migration[] = [
       create index source_cleanups_due on source_cleanups (next_attempt_at);
     `,
   },
+  {
+    version: 10,
+    name: 'the resources given to the database pipes of a service (pipesCdcScaling)',
+    sql: `
+      create table cdc_scaling (
+        service_id uuid primary key references services(id) on delete cascade,
+        replica_cpu_millicores integer not null,
+        replica_memory_gb double precision not null,
+        updated_at timestamptz not null
+      );
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { IdentityService } from '../../identity/index.js';
-import type { PipesService } from '../../pipes/index.js';
+import type { CdcScalingService, PipeDiscovery, PipesService } from '../../pipes/index.js';
 import type { QueryService } from '../../query/index.js';
 import { basicAuth } from '../auth.js';
 import type { AuthFailureLimiter } from '../auth-failures.js';
+import { discoveryRoutes } from './discovery-routes.js';
 import { identityRoutes } from './identity-routes.js';
 import { pipeRoutes } from './pipe-routes.js';
 import { queryRoutes } from './query-routes.js';
@@ -14,6 +15,8 @@ export async function v1Routes(
   deps: {
     identity: IdentityService;
     pipes: PipesService;
+    discovery: PipeDiscovery;
+    cdcScaling: CdcScalingService;
     query: QueryService;
     authFailures: AuthFailureLimiter;
   },
@@ -22,6 +25,7 @@ export async function v1Routes(
     scope.addHook('onRequest', basicAuth(deps.identity, deps.authFailures));
     identityRoutes(scope, deps.identity);
     pipeRoutes(scope, deps.pipes);
+    discoveryRoutes(scope, deps);
     queryRoutes(scope, deps.query);
   });
 }

@@ -20,6 +20,11 @@ export interface RunnerContext extends RunContext {
    * anything more, and the pipe waits, Degraded, for space.
    */
   checkDisk?(): Promise<void>;
+  /**
+   * What the pipe's batches share with other pipes (a service's PostgreSQL pipes: one batch per core
+   * of its pipesCdcScaling, cdc-capacity.ts): a permit is held from before a claim to the commit.
+   */
+  permits?: { acquire(signal: AbortSignal): Promise<() => void> };
 }
 
 /**
@@ -47,19 +52,24 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     const inFlight = () => source.inFlight ?? config.scaling.replicas ?? 1;
     const slots = new Slots();
     const stagesChecked = new Map<number, string>();
-    const run = (batch: Batch) =>
+    const run = (batch: Batch, release?: () => void) =>
       slots.run(batch.slot, async () => {
-        const done = await completeBatch(
-          { engine, store, stagesChecked, failpoint: context.failpoint },
-          destinations,
-          batch,
-          (b, into, of, staged) => source.read(b, into, of, staged),
-        );
-        context.committed?.(done);
-        await source.committed?.(done);
+        try {
+          const done = await completeBatch(
+            { engine, store, stagesChecked, failpoint: context.failpoint },
+            destinations,
+            batch,
+            (b, into, of, staged) => source.read(b, into, of, staged),
+          );
+          context.committed?.(done);
+          await source.committed?.(done);
+        } finally {
+          release?.();
+        }
       });
     try {
-      for (const batch of await store.repos.progress.openBatches(pipeId)) run(batch);
+      for (const batch of await store.repos.progress.openBatches(pipeId))
+        run(batch, await context.permits?.acquire(signal));
       // A source with phases of its own (a database pipe's snapshot) moves the pipe itself.
       if (!source.ownsState) await context.setState('Running', 'ingesting', STARTING);
       while (!signal.aborted) {
@@ -68,16 +78,23 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         let answer: 'claimed' | 'idle' | 'complete' = 'idle';
         for (let slot = slots.free(inFlight()); slot !== undefined; slot = slots.free(inFlight())) {
           await context.checkDisk?.();
-          const cursor = (await store.repos.progress.get(pipeId))?.cursor ?? null;
-          const next = await source.next(cursor);
-          if (next === 'idle' || next === 'complete') {
-            if (answer !== 'claimed') answer = next;
-            break;
+          const release = await context.permits?.acquire(signal);
+          let batch: Batch | undefined;
+          try {
+            const cursor = (await store.repos.progress.get(pipeId))?.cursor ?? null;
+            const next = await source.next(cursor);
+            if (next === 'idle' || next === 'complete') {
+              if (answer !== 'claimed') answer = next;
+              break;
+            }
+            await prepareIfChanged();
+            batch = await store.transaction((repos) => repos.progress.claim(pipeId, slot, next));
+          } finally {
+            // Nothing claimed: the permit goes back at once; a claimed batch keeps it to its commit.
+            if (!batch) release?.();
           }
-          await prepareIfChanged();
-          const batch = await store.transaction((repos) => repos.progress.claim(pipeId, slot, next));
           context.failpoint?.('claimed', batch);
-          run(batch);
+          run(batch, release);
           answer = 'claimed';
         }
         if (slots.busy()) {

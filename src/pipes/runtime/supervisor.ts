@@ -17,6 +17,7 @@ import {
   type SourceStatus,
 } from '../sources/index.js';
 import { IDLE_STATES } from '../state.js';
+import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
 import { SourceCleanups } from './source-cleanups.js';
@@ -87,6 +88,8 @@ export class PipeSupervisor implements PipeRuntime {
       awsRegion: string | undefined;
       logger: Logger;
       retry?: { firstMs: number; maxMs: number };
+      /** The batches a service's PostgreSQL pipes may have in flight together (pipesCdcScaling). */
+      cdcCapacity?: CdcCapacity;
       /** Tests only: where a batch kills the process (SLUICE_TEST_KILL_AT, src/failpoints.ts). */
       killAt?: KillAt | undefined;
     },
@@ -332,6 +335,9 @@ export class PipeSupervisor implements PipeRuntime {
         committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
         failpoint: failpointFor(this.deps.killAt, view.row.name),
         checkDisk: () => this.deps.engines.checkDisk(view.service),
+        ...(view.row.sourceKind === 'postgres' && this.deps.cdcCapacity
+          ? { permits: await this.deps.cdcCapacity.forService(view.service.id) }
+          : {}),
       });
       return 'done';
     } catch (error) {

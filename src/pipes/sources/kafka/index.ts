@@ -10,3 +10,5 @@ export const kafkaConnector: SourceConnector = {
   createProblems: kafkaProblems,
   open: openKafka,
 };
+
+export { discoverKafka } from './discover.js';

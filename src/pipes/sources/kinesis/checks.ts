@@ -138,11 +138,16 @@ async function samplesProblems(
   ];
 }
 
-async function firstRecords(connection: KinesisConnection, source: KinesisSource): Promise<KinesisMessage[]> {
+/** The records at the start of the stream's shards (TRIM_HORIZON), up to `limit` (schema discovery reads them too). */
+export async function firstRecords(
+  connection: KinesisConnection,
+  source: KinesisSource,
+  limit = SAMPLE_RECORDS,
+): Promise<KinesisMessage[]> {
   const { client, sdk } = connection;
   const samples: KinesisMessage[] = [];
   for (const shard of await listShards(connection, source.streamName)) {
-    if (samples.length >= SAMPLE_RECORDS) break;
+    if (samples.length >= limit) break;
     const { ShardIterator } = await client.send(
       new sdk.GetShardIteratorCommand({
         StreamName: source.streamName,
@@ -152,7 +157,7 @@ async function firstRecords(connection: KinesisConnection, source: KinesisSource
     );
     if (!ShardIterator) continue;
     const page = await client.send(
-      new sdk.GetRecordsCommand({ ShardIterator, Limit: SAMPLE_RECORDS - samples.length }),
+      new sdk.GetRecordsCommand({ ShardIterator, Limit: limit - samples.length }),
     );
     for (const record of page.Records ?? [])
       samples.push(kinesisMessage(record, source.streamName, shard.id));

@@ -23,3 +23,5 @@ export const kinesisConnector: SourceConnector = {
     }
   },
 };
+
+export { discoverKinesis } from './discover.js';

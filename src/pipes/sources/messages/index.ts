@@ -1,5 +1,12 @@
 export { ClaimedMessages } from './claimed.js';
 export { flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
+export {
+  describe,
+  type InferredMessages,
+  inferenceReason,
+  inferMessages,
+  unreadableRecords,
+} from './infer.js';
 export { loadMessages, sampleProblem } from './load.js';
 export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './plan.js';
 export { RegistryError, type SchemaAnswer, SchemaRegistryClient } from './schema-registry.js';

@@ -10,4 +10,5 @@ export const objectStorageConnector: SourceConnector = {
   open: openObjectStorage,
 };
 
+export { discoverObjectStorage } from './discover.js';
 export { LocationError } from './location.js';

@@ -57,11 +57,15 @@ export interface SourceTable extends ReplicaIdentity {
   unreadableColumns: string[];
 }
 
-/** The table, or undefined when it does not exist (or is not a table). */
+/**
+ * The table, or undefined when it does not exist (or is not a table). `countUnanalyzed: false`
+ * leaves a never-analyzed table's estimate at -1 rather than count its rows (a listing of tables).
+ */
 export async function readTable(
   client: pg.Client,
   schema: string,
   table: string,
+  options: { countUnanalyzed?: boolean } = {},
 ): Promise<SourceTable | undefined> {
   const found = await client.query<{
     oid: number;
@@ -108,7 +112,7 @@ export async function readTable(
   // may not read at all (a count needs one column), or one with foreign partitions (on another
   // server), is refused (table-rules.ts): it is not counted.
   const foreignPartitions = row.kind === 'p' && tree.some((t) => t.kind === 'f');
-  if (estimatedRows < 0 && row.readable && !foreignPartitions) {
+  if (estimatedRows < 0 && row.readable && !foreignPartitions && options.countUnanalyzed !== false) {
     // pg takes a query's own query_timeout over the session's; its types do not list it.
     const counted = await client.query<{ n: string }>({
       text: `SELECT count(*)::text AS n FROM ${row.kind === 'p' ? '' : 'ONLY '}${pgTable(schema, table)}`,

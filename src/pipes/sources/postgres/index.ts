@@ -7,9 +7,17 @@ import { dropOwned } from './setup.js';
 
 /** The COPY relay and the socket the snapshot reads with; the benchmark's baseline uses them too. */
 export { copyOut } from './copy-out.js';
+export { discoverPostgres } from './discover.js';
 /** LSN text (`16/B374D848`) as a number, as `/status` prints positions. */
 export { parseLsn } from './lsn.js';
 export { sharedReadSocket } from './socket.js';
+export {
+  type ListedTable,
+  listPostgresTables,
+  type PostgresConnection,
+  type PostgresTables,
+  type TableProblem,
+} from './table-list.js';
 
 /** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
 export const postgresConnector: SourceConnector = {

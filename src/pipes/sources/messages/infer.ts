@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type Engine, EngineError, literal } from '../../../engine/index.js';
+import { type DiscoveredField, DiscoveryProblem, inferredField } from '../discovery.js';
+import { type AvroFormat, avroFiles, confluentIds } from './avro-file.js';
+import { recordsText } from './json-file.js';
+import type { MessagePlan } from './plan.js';
+
+type Engines = { engine: Engine; sourceReader: Engine };
+
+/**
+ * How the engine infers a schema from records: a column is Nullable only where a value was null
+ * (so a field's type is what a column of it holds), every sampled record is read, and what reads
+ * as a date or a number is typed so.
+ */
+const INFERENCE_SETTINGS = {
+  schema_inference_make_columns_nullable: 'auto',
+  input_format_max_rows_to_read_for_schema_inference: 100_000,
+  input_format_max_bytes_to_read_for_schema_inference: 64 * 1024 * 1024,
+  max_threads: 1,
+};
+
+/** What the engine inferred of a stream's first messages, and those it could not read. */
+export interface InferredMessages {
+  fields: DiscoveredField[];
+  /** The messages that could not be read in the format, with why (the first few). */
+  refused: string[];
+}
+
+/**
+ * The fields of a stream's first messages as the engine's own schema inference types them, in
+ * the pipe's format: the messages are written to the service's scratch space as the pipe would
+ * hand them to the engine (json-file.ts, avro-file.ts) and the source reader describes the file.
+ * No JavaScript object is made of a record. Throws EngineError when the engine cannot read them.
+ */
+export async function inferMessages<M>(
+  engines: Engines,
+  how: MessagePlan<M>,
+  messages: readonly M[],
+  /** The source's `format` field, named when no message reads in it. */
+  formatPath: string,
+): Promise<InferredMessages> {
+  let inferred: InferredMessages;
+  try {
+    inferred =
+      how.format === 'JSONEachRow'
+        ? await inferJson(engines, how, messages)
+        : await inferAvro(engines, how, messages, how.format);
+  } catch (error) {
+    throw unreadableRecords(error, formatPath, how.format);
+  }
+  const [first] = inferred.refused;
+  if (inferred.fields.length === 0 && first !== undefined) {
+    throw new DiscoveryProblem({
+      path: formatPath,
+      message: `the first records do not read as ${how.format}: ${first}`,
+    });
+  }
+  return inferred;
+}
+
+async function inferJson<M>(engines: Engines, how: MessagePlan<M>, messages: readonly M[]) {
+  const text = recordsText(how, messages);
+  const refused = text.refused.map((r) => `${how.source.describe(messages[r.index] as M)}: ${r.error}`);
+  if (text.lines.length === 0) return { fields: [], refused };
+  return withScratch(engines.engine, 'json', text.chunks, async (path) => {
+    const described = await describe(engines.sourceReader, `file(${literal(path)}, 'JSONEachRow')`);
+    // A key in fewer records than were read is missing from some: optional, whatever its type.
+    const counts = await engines.sourceReader.query(
+      `SELECT key, count() AS n FROM (SELECT arrayJoin(JSONExtractKeys(line)) AS key FROM file(${literal(path)}, 'LineAsString', 'line String')) GROUP BY key`,
+      { settings: { max_threads: 1 } },
+    );
+    const present = new Map(counts.rows.map((row) => [String(row.key), Number(row.n)]));
+    const fields = described.map((column) =>
+      inferredField(column.name, column.type, (present.get(column.name) ?? 0) < text.lines.length),
+    );
+    return { fields, refused };
+  });
+}
+
+async function inferAvro<M>(
+  engines: Engines,
+  how: MessagePlan<M>,
+  messages: readonly M[],
+  format: AvroFormat,
+) {
+  const answers =
+    format === 'AvroConfluent' && how.registry
+      ? await how.registry.schemas(confluentIds(messages.map((message) => how.source.value(message))))
+      : new Map();
+  const files = avroFiles(how, messages, format, answers);
+  const refused = files.refused.map((r) => `${how.source.describe(messages[r.index] as M)}: ${r.error}`);
+  // Each writer schema is described apart: a field some schemas lack is optional.
+  const bySchema: DiscoveredField[][] = [];
+  for (const group of files.groups) {
+    const pieces = [group.header, ...group.entries.flatMap((entry) => entry.pieces)];
+    const described = await withScratch(engines.engine, 'avro', pieces, (path) =>
+      describe(engines.sourceReader, `file(${literal(path)}, 'Avro')`),
+    );
+    bySchema.push(described.map((column) => inferredField(column.name, column.type, false)));
+  }
+  return { fields: mergeSchemas(bySchema), refused };
+}
+
+/** Fields of several writer schemas, in order of first appearance; one missing from a schema is optional. */
+function mergeSchemas(schemas: DiscoveredField[][]): DiscoveredField[] {
+  const merged = new Map<string, DiscoveredField>();
+  for (const fields of schemas) {
+    for (const field of fields) {
+      const known = merged.get(field.name);
+      merged.set(field.name, known ? { ...known, optional: known.optional || field.optional } : field);
+    }
+  }
+  for (const [name, field] of merged) {
+    if (schemas.some((fields) => !fields.some((f) => f.name === name))) field.optional = true;
+  }
+  return [...merged.values()];
+}
+
+/** The engine's DESCRIBE of a table function, its schema inferred from the data. */
+export async function describe(
+  engine: Engine,
+  from: string,
+  settings: Record<string, string | number | boolean> = {},
+): Promise<{ name: string; type: string }[]> {
+  const result = await engine.query(`DESCRIBE TABLE ${from}`, {
+    settings: { ...INFERENCE_SETTINGS, ...settings },
+  });
+  return result.rows.map((row) => ({ name: String(row.name), type: String(row.type) }));
+}
+
+async function withScratch<T>(
+  engine: Engine,
+  extension: string,
+  pieces: Buffer[],
+  use: (path: string) => Promise<T>,
+): Promise<T> {
+  const file = `discovery-${randomUUID()}.${extension}`;
+  const path = engine.scratchPath(file);
+  try {
+    // The scratch space is made when the service's engine first starts, which may not be yet.
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, pieces);
+    return await use(path);
+  } finally {
+    await engine.removeScratch(file);
+  }
+}
+
+/** The engine's reason, without its code, the file it read or the stack of operators. */
+export function inferenceReason(error: unknown): string {
+  const message = error instanceof EngineError || error instanceof Error ? error.message : String(error);
+  return message
+    .replace(/^Code: \d+\. DB::Exception: /, '')
+    .replace(/\s*:?\s*\(in file\/uri[^)]*\)/g, '')
+    .replace(/\s*:?\s*While executing[\s\S]*$/, '')
+    .replace(/\s*You can specify the structure manually[\s\S]*$/, '')
+    .trim();
+}
+
+/**
+ * Records the engine cannot read in the declared format are the request's fault (a 400 naming
+ * `format`, with the engine's reason); anything else (an engine that cannot answer now) is not.
+ */
+export function unreadableRecords(error: unknown, path: string, format: string): unknown {
+  if (!(error instanceof EngineError) || error.code === undefined) return error;
+  return new DiscoveryProblem({
+    path,
+    message: `the first records do not read as ${format}: ${inferenceReason(error)}`,
+  });
+}
