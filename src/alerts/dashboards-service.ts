@@ -4,10 +4,11 @@ import { checker } from '../schema/index.js';
 import type { DashboardRow, SourceRow, Store } from '../store/index.js';
 import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
 import { checkQueries } from './evaluation/index.js';
-import { isId, newId } from './ids.js';
+import { isId, isObjectId, newId } from './ids.js';
 import { LuceneError, luceneToSql } from './lucene.js';
 import { DashboardBody, type DashboardRecord, type TileConfig } from './schemas.js';
 import type { SourcesService } from './sources-service.js';
+import { asConfigTile, inSentTerms, type StoredTile, tileRecord } from './tile-series.js';
 
 const checkBody = checker(DashboardBody);
 
@@ -16,9 +17,17 @@ export interface DashboardEvents {
   alertsDeleted(ids: string[]): void;
 }
 
+/** A dashboard body once checked: tiles as configs, tags without repeats. */
+interface ValidDashboard {
+  name: string;
+  tags: string[];
+  tiles: StoredTile[];
+}
+
 /**
  * Dashboards and their tiles. Tile ids are kept across updates; a tile dropped by an update, or a
- * deleted dashboard, takes its alerts with it (reference/alerts.md).
+ * deleted dashboard, takes its alerts with it (README "Alerts area"). A tile comes as `config` or
+ * as `series` (the original API's earlier form); it is stored as config and answered in its form.
  */
 export class DashboardsService {
   private events: DashboardEvents | undefined;
@@ -47,6 +56,7 @@ export class DashboardsService {
   }
 
   async require(scope: TeamScope, id: string): Promise<DashboardRow> {
+    requireObjectId(id);
     const row = isId(id) ? await this.store.repos.alerts.getDashboard(scope.teamId, id) : undefined;
     if (!row) throw new AreaNotFoundError('Dashboard');
     return row;
@@ -59,8 +69,8 @@ export class DashboardsService {
       id: newId(),
       teamId: scope.teamId,
       name: valid.name,
-      tags: valid.tags ?? [],
-      tiles: withIds(valid.tiles ?? [], new Set()),
+      tags: valid.tags,
+      tiles: withIds(valid.tiles, new Set()),
       createdAt: now,
       updatedAt: now,
     };
@@ -70,6 +80,7 @@ export class DashboardsService {
 
   /** A full replace; tiles keep the ids they are sent with, and new tiles get new ones. */
   async replace(scope: TeamScope, id: string, body: unknown): Promise<DashboardRecord> {
+    requireObjectId(id);
     const valid = await this.validate(scope, body);
     const { row, deleted } = await this.store.transaction(async (repos) => {
       const existing = await repos.alerts.getDashboard(scope.teamId, isId(id) ? id : '');
@@ -78,8 +89,8 @@ export class DashboardsService {
       const next: DashboardRow = {
         ...existing,
         name: valid.name,
-        tags: valid.tags ?? [],
-        tiles: withIds(valid.tiles ?? [], known),
+        tags: valid.tags,
+        tiles: withIds(valid.tiles, known),
         updatedAt: new Date(),
       };
       await repos.alerts.putDashboard(next);
@@ -90,10 +101,15 @@ export class DashboardsService {
     return toRecord(row);
   }
 
+  /**
+   * Idempotent, as the original API: a dashboard already gone (or never the team's, which answers
+   * the same so ids of other teams are not revealed) is a 200 that deletes nothing.
+   */
   async delete(scope: TeamScope, id: string): Promise<void> {
+    requireObjectId(id);
     const deleted = await this.store.transaction(async (repos) => {
       const existing = await repos.alerts.getDashboard(scope.teamId, isId(id) ? id : '');
-      if (!existing) throw new AreaNotFoundError('Dashboard');
+      if (!existing) return [];
       const alerts = await repos.alerts.alertIdsOfDashboard(existing.id);
       await repos.alerts.deleteDashboard(existing.id); // its alerts go by cascade
       return alerts;
@@ -101,13 +117,23 @@ export class DashboardsService {
     if (deleted.length) this.events?.alertsDeleted(deleted);
   }
 
-  private async validate(scope: TeamScope, body: unknown): Promise<DashboardBody> {
+  /** The body checked, its tiles as configs; repeated tags are dropped, as the original did. */
+  private async validate(scope: TeamScope, body: unknown): Promise<ValidDashboard> {
     const problems: Problem[] = checkBody(body);
-    const tiles = (body as { tiles?: unknown } | undefined)?.tiles;
-    if (problems.length === 0 && Array.isArray(tiles))
-      problems.push(...(await this.tileProblems(scope, tiles)));
     if (problems.length) throw new ValidationError(problems);
-    return body as DashboardBody;
+    const valid = body as DashboardBody;
+    const tiles: StoredTile[] = [];
+    for (const [index, tile] of (valid.tiles ?? []).entries()) {
+      const converted = asConfigTile(tile, `tiles[${index}]`);
+      problems.push(...converted.problems);
+      if (converted.tile) tiles.push(converted.tile);
+    }
+    if (problems.length === 0) {
+      const found = await this.tileProblems(scope, tiles);
+      problems.push(...found.map((problem) => inSentTerms(problem, tiles)));
+    }
+    if (problems.length) throw new ValidationError(problems);
+    return { name: valid.name, tags: [...new Set(valid.tags ?? [])], tiles };
   }
 
   /**
@@ -203,7 +229,7 @@ function selectProblems(tile: TileConfig, at: string): Problem[] {
 }
 
 /** Tiles keep an id they bring when the dashboard already had it; others get a new one. */
-function withIds(tiles: TileConfig[], known: Set<string>): Record<string, unknown>[] {
+function withIds(tiles: StoredTile[], known: Set<string>): Record<string, unknown>[] {
   return tiles.map((tile) => {
     const { id, ...rest } = tile;
     return { id: id !== undefined && (known.has(id) || isId(id)) ? id : newId(), ...rest };
@@ -211,5 +237,15 @@ function withIds(tiles: TileConfig[], known: Set<string>): Record<string, unknow
 }
 
 function toRecord(row: DashboardRow): DashboardRecord {
-  return { id: row.id, name: row.name, tiles: row.tiles as DashboardRecord['tiles'], tags: row.tags };
+  const tiles = (row.tiles as (StoredTile & { id: string })[]).map(tileRecord);
+  return { id: row.id, name: row.name, tiles: tiles as DashboardRecord['tiles'], tags: row.tags };
+}
+
+/** A path id the original's routes would not take as an id (not an ObjectId) is a 400, not a 404. */
+function requireObjectId(id: string): void {
+  if (!isObjectId(id))
+    throw new ValidationError(
+      [{ path: 'id', message: 'Invalid id: expected 24 hexadecimal characters' }],
+      'Params',
+    );
 }

@@ -24,6 +24,13 @@ describe('luceneToSql', () => {
     ['temp:>=30', "`temp` >= '30'"],
     ['temp:<30.5', "`temp` < '30.5'"],
     ['temp:<=-4 AND host:a', "(`temp` <= '-4' AND `host` = 'a')"],
+    // Dates: a time's colons escaped, or a range's ends quoted; the engine reads the literal as the column's type.
+    ['day:{2026-11-20 TO 2026-11-23}', "(`day` > '2026-11-20' AND `day` < '2026-11-23')"],
+    ['ts:>=2026-11-22T10\\:21\\:30', "`ts` >= '2026-11-22T10:21:30'"],
+    [
+      'ts:["2026-11-22 10:21:10" TO "2026-11-22 10:21:40"]',
+      "(`ts` >= '2026-11-22 10:21:10' AND `ts` <= '2026-11-22 10:21:40')",
+    ],
     ['', '1'],
   ])('%s', (query, sql) => {
     expect(luceneToSql(query)).toBe(sql);

@@ -28,7 +28,8 @@ const Nullable = <S extends Parameters<typeof T.Union>[0][number]>(schema: S) =>
 export const AlertBody = T.Object({
   name: T.Optional(Nullable(T.String({ minLength: 1, maxLength: 512 }))),
   message: T.Optional(Nullable(T.String({ minLength: 1, maxLength: 4096 }))),
-  threshold: T.Number(),
+  // At least 0, as the original's alert schema (`z.number().min(0)`) of the API's era.
+  threshold: T.Number({ minimum: 0 }),
   thresholdMax: T.Optional(T.Number({ description: 'between and not_between only; at least threshold' })),
   interval: StringEnum(INTERVALS),
   thresholdType: StringEnum(THRESHOLD_TYPES),
@@ -119,20 +120,57 @@ export const SelectItem = T.Object({
   alias: T.Optional(T.String({ maxLength: LIMITS.name })),
 });
 
-export const Tile = T.Object({
+const TileConfigBody = T.Object({
+  displayType: StringEnum(DISPLAY_TYPES),
+  sourceId: T.String({ minLength: 1 }),
+  select: T.Array(SelectItem, { minItems: 1, maxItems: LIMITS.selectsPerTile }),
+  groupBy: T.Optional(T.String({ maxLength: LIMITS.expression })),
+});
+
+/** Where a tile sits on the dashboard's grid. */
+const TilePlace = {
   id: T.Optional(T.String({ minLength: 1 })),
   name: T.String({ maxLength: 1024 }),
   x: T.Integer({ minimum: 0 }),
   y: T.Integer({ minimum: 0 }),
   w: T.Integer({ minimum: 1 }),
   h: T.Integer({ minimum: 1 }),
-  config: T.Object({
-    displayType: StringEnum(DISPLAY_TYPES),
-    sourceId: T.String({ minLength: 1 }),
-    select: T.Array(SelectItem, { minItems: 1, maxItems: LIMITS.selectsPerTile }),
-    groupBy: T.Optional(T.String({ maxLength: LIMITS.expression })),
-  }),
+};
+
+/** The series kinds a tile of this service draws (the original also had search and markdown). */
+export const SERIES_TYPES = ['time', 'table', 'number'] as const;
+
+/**
+ * One series of a tile in the earlier form of the original's API (its `series` tiles, before
+ * `config`): what it reads and how. Each becomes one select of the tile's config.
+ */
+export const SeriesItem = T.Object({
+  type: StringEnum(SERIES_TYPES),
+  sourceId: T.String({ minLength: 1 }),
+  aggFn: StringEnum(AGG_FNS),
+  level: T.Optional(T.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'quantile only' })),
+  field: T.Optional(T.String({ maxLength: LIMITS.expression, description: 'the aggregated expression' })),
+  alias: T.Optional(T.String({ maxLength: LIMITS.name })),
+  where: T.String({ maxLength: LIMITS.expression }),
+  whereLanguage: T.Optional(StringEnum(['sql', 'lucene'] as const, { description: 'lucene unless given' })),
+  groupBy: T.Optional(T.Array(T.String({ maxLength: LIMITS.expression }), { maxItems: 10 })),
+  displayType: T.Optional(StringEnum(['line', 'stacked_bar'] as const, { description: 'time series only' })),
+  sortOrder: T.Optional(StringEnum(['asc', 'desc'] as const, { description: 'table series only' })),
+  numberFormat: T.Optional(T.Record(T.String(), T.Unknown(), { description: 'how the value is shown' })),
 });
+
+/** A tile as sent: its `config`, or its `series` (the earlier form); exactly one of the two. */
+export const Tile = T.Object({
+  ...TilePlace,
+  config: T.Optional(TileConfigBody),
+  series: T.Optional(T.Array(SeriesItem, { minItems: 1, maxItems: LIMITS.selectsPerTile })),
+  asRatio: T.Optional(
+    T.Boolean({ description: 'series tiles only; a ratio of two series is not supported' }),
+  ),
+});
+
+/** A tile with its config: how every tile is checked, stored and evaluated. */
+export const ConfigTile = T.Object({ ...TilePlace, config: TileConfigBody });
 
 export const DashboardBody = T.Object({
   name: T.String({ minLength: 1, maxLength: 1024 }),
@@ -140,12 +178,24 @@ export const DashboardBody = T.Object({
   tiles: T.Optional(T.Array(Tile, { maxItems: LIMITS.tilesPerDashboard })),
 });
 export type DashboardBody = Static<typeof DashboardBody>;
-export type TileConfig = Static<typeof Tile>;
+export type TileBody = Static<typeof Tile>;
+export type TileConfig = Static<typeof ConfigTile>;
+export type SeriesItem = Static<typeof SeriesItem>;
+
+/** A tile sent as series is answered as series, as the original's API of that form did. */
+const SeriesTileRecord = T.Object({
+  ...TilePlace,
+  id: T.String(),
+  asRatio: T.Boolean(),
+  series: T.Array(SeriesItem),
+});
 
 export const DashboardRecord = T.Object({
   id: T.String(),
   name: T.String(),
-  tiles: T.Array(T.Composite([T.Omit(Tile, ['id']), T.Object({ id: T.String() })])),
+  tiles: T.Array(
+    T.Union([T.Object({ ...TilePlace, id: T.String(), config: TileConfigBody }), SeriesTileRecord]),
+  ),
   tags: T.Array(T.String()),
 });
 export type DashboardRecord = Static<typeof DashboardRecord>;

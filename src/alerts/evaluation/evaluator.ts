@@ -7,7 +7,7 @@ import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
 import type { AlertsService } from '../alerts-service.js';
 import type { AlertMetrics } from '../metrics.js';
 import { exceeds } from './decide.js';
-import { type TileSelect, tileQuery } from './tile-query.js';
+import { TILE_QUERY_SETTINGS, type TileSelect, tileQuery } from './tile-query.js';
 import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
 
 type EvaluatedAlert = AlertRow & {
@@ -160,6 +160,7 @@ export class AlertEvaluator {
       const result = await this.options.engines.engineFor(service).query(sql, {
         readonly: true,
         timeoutMs: this.options.queryTimeoutMs,
+        settings: TILE_QUERY_SETTINGS,
       });
       buckets = new Map();
       for (const row of result.rows) {

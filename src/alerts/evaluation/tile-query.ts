@@ -30,14 +30,28 @@ export function tileQuery(
   ];
   const filter = whereOf(select);
   if (filter) conditions.push(expression(filter));
+  const bucket = `toUnixTimestamp(toStartOfInterval(${ts}, INTERVAL ${range.intervalSeconds} SECOND))`;
+  const group = groupBy ? `toString(${expression(groupBy)})` : undefined;
   const columns = [
-    `toUnixTimestamp(toStartOfInterval(${ts}, INTERVAL ${range.intervalSeconds} SECOND)) AS bucket`,
-    ...(groupBy ? [`toString(${expression(groupBy)}) AS ${ident('group')}`] : []),
+    `${bucket} AS bucket`,
+    ...(group ? [`${group} AS ${ident('group')}`] : []),
     `toFloat64(${aggregate(select)}) AS value`,
   ];
+  // Grouped by the expressions, not the aliases: a column of the table may bear an alias's name,
+  // and with TILE_QUERY_SETTINGS a name in the query means the column.
   return `SELECT ${columns.join(', ')} FROM ${tableName(source.databaseName, source.tableName)}
-    WHERE ${conditions.join(' AND ')} GROUP BY bucket${groupBy ? `, ${ident('group')}` : ''} ORDER BY bucket`;
+    WHERE ${conditions.join(' AND ')} GROUP BY ${[bucket, ...(group ? [group] : [])].join(', ')}`;
 }
+
+/**
+ * Settings every tile query runs with (given when its read-only connection opens). The query
+ * names its results `bucket`, `group` and `value`; a table may have columns of those names (a
+ * reading's `value` is common), and by default an alias hides a column of its name in every
+ * expression of the query: a filter `value > 30` would read the aggregate `value` and the engine
+ * refuse it (ILLEGAL_AGGREGATION), so the alert never saw its window. Names mean the table's
+ * columns instead, as in the tile's own filter and expressions.
+ */
+export const TILE_QUERY_SETTINGS = { prefer_column_name_to_alias: 1 } as const;
 
 /** A source's timestamp as the tile queries read it. */
 function timestampOf(text: string): string {
