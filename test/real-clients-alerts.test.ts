@@ -20,6 +20,7 @@ describe('what clients of the alerting API send', () => {
   let s: TestSluice;
   let now = new Date('2026-11-22T10:00:00Z');
   let traceSource: string;
+  let metricSource: string;
   let readingsSource: string;
   let webhookId: string;
   const v2 = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) => {
@@ -31,11 +32,11 @@ describe('what clients of the alerting API send', () => {
     if (response.statusCode !== 200) throw new Error(`${method} ${url}: ${response.body}`);
     return response.json;
   };
-  const source = async (tableName: string, timestamp: string) =>
+  const source = async (tableName: string, timestamp: string, kind = 'log') =>
     (
       await ok('POST', '/sources', {
         name: tableName,
-        kind: 'log',
+        kind,
         serviceId: s.serviceId,
         from: { databaseName: 'app', tableName },
         timestampValueExpression: timestamp,
@@ -57,7 +58,11 @@ describe('what clients of the alerting API send', () => {
     await sql(
       "CREATE TABLE app.readings (ts DateTime('UTC'), day Date, value Float64) ENGINE = MergeTree ORDER BY ts",
     );
-    traceSource = await source('otel_traces', 'Timestamp');
+    await sql(
+      "CREATE TABLE app.otel_metrics_gauge (TimeUnix DateTime64(9, 'UTC'), MetricName String, Value Float64) ENGINE = MergeTree ORDER BY TimeUnix",
+    );
+    traceSource = await source('otel_traces', 'Timestamp', 'trace');
+    metricSource = await source('otel_metrics_gauge', 'TimeUnix', 'metric');
     readingsSource = await source('readings', 'ts');
     webhookId = (await ok('POST', '/webhooks', { name: 'hook', url: 'http://127.0.0.1:9/hook' })).data.id;
   });
@@ -115,6 +120,28 @@ describe('what clients of the alerting API send', () => {
     const update = { ...board, tags: ['my-tag', 'demo', 'my-tag'] };
     const updated = await ok('PUT', `/dashboards/${board.id}`, update);
     expect(updated.data).toEqual({ ...board, tags: ['my-tag', 'demo'] });
+    // Its metric tile "Container CPU Utilization" reads a metric by name: refused, not misread.
+    const cpu = {
+      name: 'Container CPU Utilization',
+      ...{ x: 0, y: 21, w: 12, h: 6 },
+      series: [
+        {
+          type: 'time',
+          sourceId: metricSource,
+          aggFn: 'avg',
+          field: 'Value',
+          where: '',
+          whereLanguage: 'lucene',
+          groupBy: [],
+          displayType: 'line',
+          metricName: 'container.cpu.utilization',
+          metricDataType: 'gauge',
+        },
+      ],
+    };
+    expect((await v2('POST', '/dashboards', { ...checkout, tiles: [cpu] })).json.message).toContain(
+      "tiles[0].series[0].metricName: Not supported: make a source over the metric's table",
+    );
     // A problem in a series is named as the client wrote it.
     const avg = structuredClone(skill);
     avg.tiles[0].series[0].aggFn = 'avg';

@@ -72,6 +72,16 @@ function seriesProblems(series: SeriesItem[], asRatio: boolean | undefined, at: 
       message: 'A ratio of two series is not supported: leave it out or false',
     });
   }
+  series.forEach((item, i) => {
+    // A metric series reads the metric's own table, filtered by name: not a tile of this service.
+    for (const field of ['metricName', 'metricDataType'] as const) {
+      if ((item as Record<string, unknown>)[field] !== undefined)
+        problems.push({
+          path: `${at}.series[${i}].${field}`,
+          message: "Not supported: make a source over the metric's table and filter on its name in where",
+        });
+    }
+  });
   const first = series[0] as SeriesItem;
   const groupOf = (item: SeriesItem) => JSON.stringify(item.groupBy ?? []);
   if ((first.groupBy?.length ?? 0) > 1) {
