@@ -153,7 +153,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     };
     const running = await s.request({ method: 'PATCH', url, body: add });
     expect(running.statusCode).toBe(400);
-    expect(running.json.error).toContain('paused (Stopped or Paused)');
+    expect(running.json.error).toContain('must be paused to edit table mappings');
     expect(running.json.error).toContain('stop it first, then edit');
     await s.request({ method: 'PATCH', url: `${url}/state`, body: { command: 'stop' } });
     const added = await s.request({ method: 'PATCH', url, body: add });

@@ -61,9 +61,12 @@ const CASES: Case[] = [
     ['destination.tableDefinition.engine.versionColumnId: Required for ReplacingMergeTree'],
   ],
   [
-    'ReplacingMergeTree without sortingKey',
+    'ReplacingMergeTree without sortingKey or primaryKey',
     s3,
-    (b) => (b.destination.tableDefinition.sortingKey = []),
+    (b) => {
+      b.destination.tableDefinition.sortingKey = [];
+      delete b.destination.tableDefinition.primaryKey;
+    },
     ['destination.tableDefinition.sortingKey: Required for ReplacingMergeTree'],
   ],
   [
@@ -279,12 +282,10 @@ const CASES: Case[] = [
   ],
   ['an azure pipe is accepted', () => azurePipe(azurite.connectionString), () => {}, []],
   [
-    'azure with url',
+    'azure with a url that contradicts its container and path',
     azurePipe,
     (b) => (os(b).url = 'https://acct.blob.core.windows.net/c/x'),
-    [
-      'source.objectStorage.url: Azure Blob Storage uses path, azureContainerName and connectionString, not url',
-    ],
+    ['source.objectStorage.url: names /c/x, but azureContainerName and path say /container/logs/*.csv'],
   ],
   [
     'azure without its fields',

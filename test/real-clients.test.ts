@@ -1,15 +1,10 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningKinesis, startKinesis } from './support/kinesis.js';
+import { fixture } from './support/clients.js';
 import { sql, statusOf, waitForState } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
-
-/** A request body as a client shapes it (test/fixtures/clients/). */
-async function fixture(name: string): Promise<Record<string, any>> {
-  return JSON.parse(await readFile(new URL(`./fixtures/clients/${name}.json`, import.meta.url), 'utf8'));
-}
 
 /**
  * What real clients send (the hosted service's Terraform provider and cloud CLI, a new user), to a
@@ -17,17 +12,11 @@ async function fixture(name: string): Promise<Record<string, any>> {
  */
 describe('what real clients send', () => {
   let s: TestSluice;
-  let kinesis: RunningKinesis;
   beforeAll(async () => {
-    // The Terraform Kinesis body's stream, on the tests' kinesalite (found the AWS SDK's own way).
-    kinesis = await startKinesis();
-    await kinesis.createStream('clicks', 1);
-    Object.assign(process.env, kinesis.environment());
     s = await startSluice({ runtime: true });
   });
   afterAll(async () => {
     await s?.close();
-    await kinesis?.stop();
   });
 
   it('a one-off pipe on a location that matches no file is a 400 naming the URL; a continuous one waits', async () => {
@@ -213,81 +202,6 @@ describe('what real clients send', () => {
     });
     expect(scaled.statusCode, scaled.body).toBe(200);
     expect(scaled.json.result.scaling).toEqual({ replicas: 2 });
-  }
-
-  it('a kinesis timestamp is taken as UNIX seconds or as the YYYY-MM-DDThh:mm string Terraform sends', async () => {
-    await sql(s, 'CREATE DATABASE IF NOT EXISTS app');
-    await sql(s, 'CREATE TABLE IF NOT EXISTS app.clicks (url String) ENGINE = MergeTree ORDER BY url');
-    const body = await fixture('terraform-kinesis-timestamp');
-    const text = await s.request({ method: 'POST', url: s.pipesUrl, body });
-    expect(text.statusCode, text.body).toBe(200);
-    expect(text.json.result.source.kinesis.timestamp).toBe(1767225600);
-    body.name = 'clicks by seconds';
-    body.source.kinesis.timestamp = 1767225600;
-    const seconds = await s.request({ method: 'POST', url: s.pipesUrl, body });
-    expect(seconds.json.result.source.kinesis.timestamp).toBe(1767225600);
-    body.source.kinesis.timestamp = '2026-13-45T99:99';
-    const bad = await s.request({ method: 'POST', url: s.pipesUrl, body });
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json.error).toContain('source.kinesis.timestamp');
-  });
-
-  it('PATCH takes the source object whole, as Terraform sends it: equal immutable fields pass, changed ones are 400s', async () => {
-    await mkdir(join(s.dataDir, 'files', 'tf'), { recursive: true });
-    const created = await s.request({
-      method: 'POST',
-      url: s.pipesUrl,
-      body: await fixture('terraform-object-storage-create'),
-    });
-    expect(created.statusCode, created.body).toBe(200);
-    const url = `${s.pipesUrl}/${created.json.result.id}`;
-    const update = await fixture('terraform-object-storage-update');
-    const rotated = await s.request({ method: 'PATCH', url, body: update });
-    expect(rotated.statusCode, rotated.body).toBe(200);
-    update.source.objectStorage.url = 'file:///elsewhere/*.ndjson';
-    update.source.objectStorage.isContinuous = false;
-    const changed = await s.request({ method: 'PATCH', url, body: update });
-    expect(changed.statusCode).toBe(400);
-    expect(changed.json.error).toContain('source.objectStorage.url: cannot change after create');
-    expect(changed.json.error).toContain('source.objectStorage.isContinuous: cannot change after create');
-    const after = await s.request({ method: 'GET', url });
-    expect(after.json.result.source.objectStorage.url).toBe('file:///tf/*.ndjson');
-    // A postgres pipe: host, port and the sync settings are fixed, credentials rotate. Its sample
-    // names a server that does not exist, which a running Sluice's create checks refuse.
-    const rulesOnly = await startSluice({ runtime: false });
-    try {
-      await postgresSourceWhole(rulesOnly);
-    } finally {
-      await rulesOnly.close();
-    }
-  });
-
-  async function postgresSourceWhole(s: TestSluice) {
-    const pg = await s.request({
-      method: 'POST',
-      url: s.pipesUrl,
-      body: await fixture('cli-postgres-mappings'),
-    });
-    expect(pg.statusCode, pg.body).toBe(200);
-    const pgUrl = `${s.pipesUrl}/${pg.json.result.id}`;
-    const same = {
-      source: {
-        postgres: {
-          host: 'db.example.com',
-          port: 5432,
-          database: 'app',
-          settings: { syncIntervalSeconds: 60, pullBatchSize: 100000 },
-          credentials: { username: 'replicator', password: 'ROTATED' },
-        },
-      },
-    };
-    expect((await s.request({ method: 'PATCH', url: pgUrl, body: same })).statusCode).toBe(200);
-    same.source.postgres.settings.syncIntervalSeconds = 10;
-    const faster = await s.request({ method: 'PATCH', url: pgUrl, body: same });
-    expect(faster.statusCode).toBe(400);
-    expect(faster.json.error).toContain(
-      'source.postgres.settings.syncIntervalSeconds: cannot change after create',
-    );
   }
 
   it('DELETE with Content-Type: application/json and no body (as SDKs send every request) deletes; an empty POST is still a 400', async () => {

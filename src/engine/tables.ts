@@ -34,7 +34,13 @@ export function createTableSql(
   const columns = spec.columns
     .map((c) => `\n  ${ident(c.name)} ${c.type}\n${c.default ? ` DEFAULT ${c.default}` : ''}`)
     .join(', ');
-  const orderBy = spec.sortingKey?.length ? `(${spec.sortingKey.map(ident).join(', ')})` : 'tuple()';
+  // A primary key alone is the sorting key too, as the hosted service makes it (the engine needs
+  // the primary key to be a prefix of the sorting key).
+  const orderBy = spec.sortingKey?.length
+    ? `(${spec.sortingKey.map(ident).join(', ')})`
+    : spec.primaryKey
+      ? expression(spec.primaryKey)
+      : 'tuple()';
   const engine = engineClause(spec);
   const clauses =
     spec.engine.type === 'Null'

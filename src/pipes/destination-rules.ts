@@ -89,10 +89,10 @@ function tableDefinitionRules(
     if (engine?.versionColumnId === undefined) {
       problems.push({ path: `${path}.engine.versionColumnId`, message: 'Required for ReplacingMergeTree' });
     }
-    if (sortingKey.length === 0) {
+    if (sortingKey.length === 0 && definition.primaryKey === undefined) {
       problems.push({
         path: `${path}.sortingKey`,
-        message: 'Required for ReplacingMergeTree: give at least one column',
+        message: 'Required for ReplacingMergeTree: give at least one column (or a primaryKey)',
       });
     }
   } else if (engine?.versionColumnId !== undefined) {

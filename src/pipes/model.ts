@@ -20,7 +20,7 @@ export interface PipeConfig {
   settings: Partial<SettingsConfig>;
 }
 
-/** Postgres settings defaults seen on the hosted service (reference/pipes.md, "Defaults seen"). */
+/** Postgres settings defaults seen on the hosted service (README, "Pipes": the defaults filled in). */
 const POSTGRES_SETTINGS_DEFAULTS = {
   syncIntervalSeconds: 60,
   pullBatchSize: 100000,
@@ -37,43 +37,61 @@ export function sourceKindOf(source: Partial<SourceConfig>): SourceKind {
 }
 
 /**
- * A validated create body with the defaults of reference/pipes.md filled in, so the record tells a
- * client what the pipe will actually do: destination database `default`, managed table, mappings by
- * equal names, consumer group `pipes-<id>`, postgres settings, one replica.
+ * A validated create body with the defaults of the hosted service filled in (README, "Pipes"), so the record tells a
+ * client what the pipe will actually do: destination database `default`, managed table, consumer
+ * group `pipes-<id>`, postgres settings, one replica. Field mappings stay as sent (mappingsOf).
  */
 export function configFromCreate(body: CreatePipeBody, pipeId: string): PipeConfig {
   const { validateSamples: _requestOnly, ...source } = structuredClone(body.source);
   const destination = structuredClone(body.destination);
   destination.database ??= 'default';
-  let fieldMappings = structuredClone(body.fieldMappings);
   if (source.kafka) {
     source.kafka.type ??= 'kafka';
     source.kafka.consumerGroup ??= `pipes-${pipeId}`;
-  }
-  if (typeof source.kinesis?.timestamp === 'string') {
-    source.kinesis.timestamp = unixSeconds(source.kinesis.timestamp);
   }
   if (source.postgres) {
     source.postgres.type ??= 'postgres';
     source.postgres.settings = { ...POSTGRES_SETTINGS_DEFAULTS, ...source.postgres.settings };
     for (const mapping of source.postgres.tableMappings) mapping.sourceSchemaName ??= 'public';
-    fieldMappings ??= [];
   } else {
     destination.managedTable ??= true;
-    // No mappings (absent, or [] as clients send for "not set"): each column from its own name.
-    if (!fieldMappings?.length)
-      fieldMappings = (destination.columns ?? []).map((column) => ({
-        sourceField: column.name,
-        destinationField: column.name,
-      }));
   }
   return {
     source,
     destination,
-    fieldMappings,
+    // As sent: a client compares what it reads back with what it sent (mappingsOf reads them).
+    fieldMappings: structuredClone(body.fieldMappings) ?? [],
     scaling: structuredClone(body.scaling) ?? { replicas: 1 },
     settings: structuredClone(body.settings) ?? {},
   };
+}
+
+/**
+ * Whether two configurations name the same source the same way. Compared as JSON with sorted keys:
+ * the store keeps JSONB, which orders keys its own way and drops undefined fields.
+ */
+export function sameSource(a: Pick<PipeConfig, 'source'>, b: Pick<PipeConfig, 'source'>): boolean {
+  return canonicalJson(a.source) === canonicalJson(b.source);
+}
+
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, field: unknown) =>
+    field && typeof field === 'object' && !Array.isArray(field)
+      ? Object.fromEntries(Object.entries(field).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : field,
+  );
+}
+
+/**
+ * The mappings a pipe reads with: those sent, else (absent, or `[]` as clients send for "not set")
+ * each destination column from the field of its own name. A PostgreSQL pipe maps by table instead.
+ */
+export function mappingsOf(config: Pick<PipeConfig, 'source' | 'destination' | 'fieldMappings'>) {
+  if (config.fieldMappings.length > 0 || config.source.postgres) return config.fieldMappings;
+  return (config.destination.columns ?? []).map((column) => ({
+    sourceField: column.name,
+    destinationField: column.name,
+  }));
 }
 
 /**
@@ -98,7 +116,11 @@ export function toRecord(row: PipeRow): PipeRecord {
   };
 }
 
-/** `YYYY-MM-DDThh:mm[:ss][Z]`, read as UTC, in UNIX seconds (what the pipe record stores). */
-function unixSeconds(text: string): number {
-  return Math.floor(Date.parse(text.endsWith('Z') ? text : `${text}Z`) / 1000);
+/**
+ * A Kinesis `timestamp` as the instant it names: UNIX seconds, or `YYYY-MM-DDThh:mm[:ss][Z]` read
+ * as UTC. The record keeps the form the client sent (Terraform decodes it into a string).
+ */
+export function instantOf(timestamp: number | string): Date {
+  if (typeof timestamp === 'number') return new Date(timestamp * 1000);
+  return new Date(Date.parse(timestamp.endsWith('Z') ? timestamp : `${timestamp}Z`));
 }

@@ -1,23 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../crypto/index.js';
-import { NotFoundError, type Problem, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
 import { type Json, type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
-import { configFromCreate, type PipeConfig, sourceKindOf, toRecord } from './model.js';
-import { pipeRuleProblems, settingsKindProblems } from './rules.js';
-import {
-  type ClaimedCleanup,
-  type PipeRuntime,
-  type PipeStatus,
-  type RuntimeView,
-  redactAll,
-  secretValues,
-} from './runtime-port.js';
+import { configFromCreate, type PipeConfig, sameSource, sourceKindOf, toRecord } from './model.js';
+import { createBodyProblems, settingsKindProblems } from './rules.js';
+import type { ClaimedCleanup, PipeRuntime, PipeStatus, RuntimeView } from './runtime-port.js';
 import type { SourceKind } from './schema/enums.js';
 import {
-  CreatePipeBody,
+  type CreatePipeBody,
   type PipeRecord,
   ScalingBody,
   SettingsBody,
@@ -26,10 +19,10 @@ import {
   withoutUnset,
 } from './schema/index.js';
 import { SealedConfigs } from './sealed-configs.js';
-import { splitSecrets } from './secrets.js';
+import { withoutSecrets } from './secrets.js';
 import type { SourceStatus } from './sources/index.js';
 import { IDLE_STATES, type PipeState, type Transition, transitionsFor } from './state.js';
-import { applyUpdate } from './update.js';
+import { planUpdate } from './update.js';
 
 /** The service a pipe request addresses, already checked to belong to the caller's organization. */
 export interface ServiceScope {
@@ -43,7 +36,6 @@ export interface ServiceScope {
  */
 const CLEANUP_FIRST_ATTEMPT_MS = 60_000;
 
-const checkCreate = checker(CreatePipeBody);
 const checkUpdate = checker(UpdatePipeBody);
 const checkCommand = checker(StateCommandBody);
 const checkScaling = checker(ScalingBody);
@@ -51,7 +43,7 @@ const checkSettings = checker(SettingsBody);
 
 /** Every problem of a create body, schema and rules together, or throws a ValidationError. */
 export function validateCreateBody(body: unknown): asserts body is CreatePipeBody {
-  throwIfAny([...checkCreate(body), ...pipeRuleProblems(body)]);
+  throwIfAny(createBodyProblems(body));
 }
 
 /**
@@ -85,9 +77,7 @@ export class PipesService {
     if (this.runtime) {
       const validateSamples = body.source.validateSamples === true;
       const problems = await this.runtime.createProblems(config, service, { validateSamples });
-      // Engine and SDK messages may quote what they were given; a secret never goes back out.
-      const secrets = secretValues(splitSecrets(config as unknown as Record<string, unknown>).secrets);
-      throwIfAny(problems.map((p) => ({ ...p, message: redactAll(p.message, secrets) })));
+      throwIfAny(withoutSecrets(problems, config));
     }
     const row: PipeRow = {
       id,
@@ -133,17 +123,33 @@ export class PipesService {
     await this.requireService(scope);
     throwIfAny(checkUpdate(body));
     const patch = body as UpdatePipeBody;
-    const columns = patch.destination?.columns;
-    if (columns && this.runtime) {
-      const service = await this.identity.getService(scope.organizationId, scope.serviceId);
-      throwIfAny(await this.runtime.definitionProblems({ columns }, service));
-    }
+    const checked = this.runtime && (await this.checkUpdate(this.runtime, scope, pipeId, patch));
     return this.mutate(scope, pipeId, (row, config) => {
-      const updated = applyUpdate(config, patch, row.sourceKind as SourceKind, row.state as PipeState);
-      const name = patch.name ?? row.name;
-      throwIfAny(revalidate(name, updated));
-      return { name, config: updated };
+      const planned = planUpdate(row, config, patch);
+      if (checked && !sameSource(checked, planned.config)) {
+        throw new ConflictError('the pipe changed while this update was checked: send it again');
+      }
+      return planned;
     });
+  }
+
+  /** An update's problems against the real engine and source (update-checks.ts); its configuration. */
+  private async checkUpdate(
+    runtime: PipeRuntime,
+    scope: ServiceScope,
+    pipeId: string,
+    patch: UpdatePipeBody,
+  ): Promise<PipeConfig> {
+    const service = await this.identity.getService(scope.organizationId, scope.serviceId);
+    const columns = patch.destination?.columns;
+    if (columns) throwIfAny(await runtime.definitionProblems({ columns }, service));
+    const row = await this.requirePipe(this.store.repos, scope, pipeId);
+    const { config } = this.sealed.open(row);
+    const planned = planUpdate(row, config, patch).config;
+    const cursor = (await this.store.repos.progress.get(row.id))?.cursor ?? null;
+    const problems = await runtime.updateProblems(config, planned, service, { pipeId: row.id, cursor });
+    throwIfAny(withoutSecrets(problems, planned));
+    return planned;
   }
 
   /**
@@ -377,19 +383,6 @@ export class PipesService {
     if (!row || row.serviceId !== scope.serviceId) throw new NotFoundError('pipe');
     return row;
   }
-}
-
-/** A changed configuration must still be a pipe one could create. */
-function revalidate(name: string, config: PipeConfig): Problem[] {
-  const body = {
-    name,
-    source: config.source,
-    destination: config.destination,
-    fieldMappings: config.fieldMappings,
-    scaling: config.scaling,
-    ...(Object.keys(config.settings).length > 0 ? { settings: config.settings } : {}),
-  };
-  return [...checkCreate(body), ...pipeRuleProblems(body)];
 }
 
 function throwIfAny(problems: Problem[]): void {

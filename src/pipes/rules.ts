@@ -1,11 +1,20 @@
 import type { Problem } from '../errors.js';
+import { checker } from '../schema/index.js';
 import { databaseDestinationRules, settingsRules, tableDestinationRules } from './destination-rules.js';
 import { asObject } from './rules-util.js';
 import { SOURCE_KINDS } from './schema/enums.js';
+import { CreatePipeBody } from './schema/index.js';
 import { SOURCE_RULES } from './source-rules.js';
 
+const checkCreate = checker(CreatePipeBody);
+
+/** Every problem of a create body: its schema and the rules together. */
+export function createBodyProblems(body: unknown): Problem[] {
+  return [...checkCreate(body), ...pipeRuleProblems(body)];
+}
+
 /**
- * The rules of reference/pipes.md that a JSON schema cannot express. They run on any body, even one
+ * The rules of the hosted service (README, "Pipes": validation beyond the field types) that a JSON schema cannot express. They run on any body, even one
  * the schema rejected, so a client learns of every problem in one round trip; each check therefore
  * reads its input defensively.
  */

@@ -20,6 +20,17 @@ export interface PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]>;
+  /**
+   * Problems of a pipe's changed source against the real source (PATCH): new credentials are tried
+   * as at create; a database pipe's new address must reach the same server with its slot. The
+   * source unchanged: none.
+   */
+  updateProblems(
+    before: PipeConfig,
+    after: PipeConfig,
+    service: Service,
+    pipe: { pipeId: string; cursor: Json | null },
+  ): Promise<Problem[]>;
   /** Problems of column types and table expressions, read by the service's engine. */
   definitionProblems(
     destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,

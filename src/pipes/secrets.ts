@@ -1,6 +1,9 @@
+import type { Problem } from '../errors.js';
+import { redactAll, secretValues } from './runtime-port.js';
+
 /**
  * Where secrets live in a pipe's configuration. They are taken out before the configuration is
- * stored or returned, sealed on their own (DESIGN.md, "Secrets"), and put back only for the runtime.
+ * stored or returned, sealed on their own (README, "Security"), and put back only for the runtime.
  */
 export const SECRET_PATHS: readonly (readonly string[])[] = [
   ['source', 'kafka', 'credentials'],
@@ -13,6 +16,12 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
 ];
 
 type Json = Record<string, unknown>;
+
+/** Problems whose messages quote no secret of `config` (engine and SDK messages quote their input). */
+export function withoutSecrets(problems: Problem[], config: object): Problem[] {
+  const secrets = secretValues(splitSecrets(config as Json).secrets);
+  return problems.map((p) => ({ ...p, message: redactAll(p.message, secrets) }));
+}
 
 /** Splits a configuration into its public part (a deep copy) and its secrets, keyed by dotted path. */
 export function splitSecrets<T extends Json>(

@@ -92,7 +92,7 @@ const KAFKA_CREDENTIAL_FIELDS = [
   'privateKey',
 ];
 
-/** Which object-storage types take which authentication (reference/pipes.md, issue #3). */
+/** Which object-storage types take which authentication (README, "Pipes": validation). */
 const STORAGE_AUTHENTICATION: Record<string, string[]> = {
   IAM_ROLE: ['s3'],
   IAM_USER: ['s3', 'gcs', 'dospaces', 'cloudflarer2', 'ovhobjectstorage'],
@@ -118,12 +118,8 @@ function objectStorageRules(storage: Record<string, unknown>, path: string, prob
       if (storage[field] === undefined)
         problems.push({ path: `${path}.${field}`, message: 'Required for Azure Blob Storage' });
     }
-    if (storage.url !== undefined) {
-      problems.push({
-        path: `${path}.url`,
-        message: 'Azure Blob Storage uses path, azureContainerName and connectionString, not url',
-      });
-    }
+    const contradiction = azureUrlProblem(storage);
+    if (contradiction) problems.push({ path: `${path}.url`, message: contradiction });
   } else {
     if (storage.url === undefined) problems.push({ path: `${path}.url`, message: 'Required' });
     for (const field of ['path', 'azureContainerName', 'connectionString']) {
@@ -131,8 +127,11 @@ function objectStorageRules(storage: Record<string, unknown>, path: string, prob
         problems.push({ path: `${path}.${field}`, message: 'Only for type azureblobstorage' });
     }
   }
-  if (typeof storage.url === 'string' && !isStorageUrl(storage.url)) {
-    problems.push({ path: `${path}.url`, message: 'Must be an http(s):// or file:// URL' });
+  if (typeof storage.url === 'string' && !isStorageUrl(storage.url, azure)) {
+    problems.push({
+      path: `${path}.url`,
+      message: azure ? "Must be the blob's https:// URL" : 'Must be an http(s):// or file:// URL',
+    });
   }
   keyRule(storage, path, authentication === 'IAM_USER', 'IAM_USER', problems);
   iamRoleRule(storage, path, authentication === 'IAM_ROLE', problems);
@@ -170,6 +169,22 @@ function objectStorageRules(storage: Record<string, unknown>, path: string, prob
   if (storage.delimiter !== undefined && !String(storage.format ?? '').startsWith('CSV')) {
     problems.push({ path: `${path}.delimiter`, message: 'Only used with the CSV formats' });
   }
+}
+
+/**
+ * The cloud CLI sends an Azure blob's URL beside `azureContainerName` and `path`: accepted when it
+ * names the same container and path (`https://<account>.blob.core.windows.net/<container>/<path>`,
+ * or the emulator's `http://<host>/<account>/<container>/<path>`), refused when it contradicts
+ * them. Its host is held against the connection string's by the create checks.
+ */
+function azureUrlProblem(storage: Record<string, unknown>): string | undefined {
+  const { url, azureContainerName: container, path } = storage;
+  if (typeof url !== 'string' || typeof container !== 'string' || typeof path !== 'string') return;
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return;
+  const named = decodeURIComponent(new URL(url).pathname).replace(/^\/+/, '');
+  const wanted = `${container}/${path.replace(/^\/+/, '')}`;
+  if (named === wanted || named.split('/').slice(1).join('/') === wanted) return;
+  return `names /${named}, but azureContainerName and path say /${wanted}: make them name the same blobs, or leave url out`;
 }
 
 function kinesisRules(kinesis: Record<string, unknown>, path: string, problems: Problem[]): void {
@@ -273,12 +288,10 @@ function iamRoleRule(config: Record<string, unknown>, path: string, needed: bool
   }
 }
 
-function isStorageUrl(text: string): boolean {
-  try {
-    return ['http:', 'https:', 'file:'].includes(new URL(text).protocol);
-  } catch {
-    return false;
-  }
+/** An http(s) URL (an Azure blob's, or any store's), or a `file://` one for every type but Azure. */
+function isStorageUrl(text: string, azure: boolean): boolean {
+  if (!URL.canParse(text)) return false;
+  return (azure ? ['http:', 'https:'] : ['http:', 'https:', 'file:']).includes(new URL(text).protocol);
 }
 
 function isValidMinute(text: string): boolean {

@@ -1,8 +1,14 @@
 import { BadRequestError, type Problem, ValidationError } from '../errors.js';
-import type { PipeConfig } from './model.js';
-import { asObject, tableMappingRules } from './rules.js';
+import type { PipeRow } from '../store/index.js';
+import { instantOf, type PipeConfig } from './model.js';
+import { asObject, createBodyProblems, tableMappingRules } from './rules.js';
 import type { SourceKind } from './schema/enums.js';
-import { IMMUTABLE_POSTGRES_SETTINGS, IMMUTABLE_SOURCE_FIELDS, type UpdatePipeBody } from './schema/index.js';
+import {
+  FIXED_POSTGRES_SETTINGS,
+  IMMUTABLE_SOURCE_FIELDS,
+  POSTGRES_SERVER_FIELDS,
+  type UpdatePipeBody,
+} from './schema/index.js';
 import { canModifyTableMappings, type PipeState } from './state.js';
 
 /** Fields that belong to one way of authenticating; a new `authentication` clears the old ones. */
@@ -11,10 +17,34 @@ const AUTH_FIELDS = ['credentials', 'accessKey', 'iamRole', 'serviceAccountKey']
 type TableMapping = NonNullable<PipeConfig['source']['postgres']>['tableMappings'][number];
 
 /**
- * Applies a PATCH body to a pipe's full configuration and returns the new one; the caller validates
- * the result as a whole. Objects given in the patch replace the stored ones field by field.
+ * A PATCH applied to a pipe: its new name and configuration, which must still be a pipe one could
+ * create (a ValidationError names every problem).
  */
-export function applyUpdate(
+export function planUpdate(
+  row: Pick<PipeRow, 'name' | 'sourceKind' | 'state'>,
+  config: PipeConfig,
+  patch: UpdatePipeBody,
+): { name: string; config: PipeConfig } {
+  const updated = applyUpdate(config, patch, row.sourceKind as SourceKind, row.state as PipeState);
+  const name = patch.name ?? row.name;
+  const body = {
+    name,
+    source: updated.source,
+    destination: updated.destination,
+    fieldMappings: updated.fieldMappings,
+    scaling: updated.scaling,
+    ...(Object.keys(updated.settings).length > 0 ? { settings: updated.settings } : {}),
+  };
+  const problems = createBodyProblems(body);
+  if (problems.length > 0) throw new ValidationError(problems);
+  return { name, config: updated };
+}
+
+/**
+ * Applies a PATCH body to a pipe's full configuration and returns the new one; `planUpdate`
+ * validates the result as a whole. Objects given in the patch replace the stored ones field by field.
+ */
+function applyUpdate(
   config: PipeConfig,
   patch: UpdatePipeBody,
   kind: SourceKind,
@@ -36,18 +66,16 @@ export function applyUpdate(
     if (changes.authentication !== undefined && changes.authentication !== source.authentication) {
       for (const field of AUTH_FIELDS) delete source[field];
     }
-    const { tableMappingsToAdd, tableMappingsToRemove, schemaRegistry, ...fields } = changes;
+    const { tableMappingsToAdd, tableMappingsToRemove, schemaRegistry, settings, ...fields } = changes;
+    const moved = POSTGRES_SERVER_FIELDS.filter((f) => f in fields && fields[f] !== source[f]);
+    if (moved.length > 0) requirePaused(state, moved.join(', '));
     Object.assign(source, fields);
+    if (settings !== undefined) source.settings = { ...asObject(source.settings), ...asObject(settings) };
     if (schemaRegistry !== undefined) {
       source.schemaRegistry = { ...asObject(source.schemaRegistry), ...asObject(schemaRegistry) };
     }
     if (tableMappingsToAdd !== undefined || tableMappingsToRemove !== undefined) {
-      if (!canModifyTableMappings(state)) {
-        // A 400 with this wording, as the hosted service answers (its Terraform provider reads it).
-        throw new BadRequestError(
-          `table mappings change only while the pipe is paused (Stopped or Paused); it is ${state}: stop it first, then edit`,
-        );
-      }
+      requirePaused(state, 'table mappings');
       const postgres = next.source.postgres;
       if (postgres) {
         postgres.tableMappings = changeTableMappings(
@@ -62,6 +90,17 @@ export function applyUpdate(
   if (patch.fieldMappings) next.fieldMappings = patch.fieldMappings;
   if (patch.settings) next.settings = { ...next.settings, ...patch.settings };
   return next;
+}
+
+/**
+ * A change a running PostgreSQL pipe cannot take. The words "must be paused to edit" are what the
+ * hosted service answers and its Terraform provider looks for: it pauses the pipe and tries again.
+ */
+function requirePaused(state: PipeState, what: string): void {
+  if (canModifyTableMappings(state)) return;
+  throw new BadRequestError(
+    `PostgreSQL pipe must be paused to edit ${what}: it is ${state}; stop it first, then edit, then start it`,
+  );
 }
 
 function changeTableMappings(
@@ -105,13 +144,27 @@ const IMMUTABLE_DEFAULTS: Record<string, unknown> = {
   isContinuous: false,
   skipInitialLoad: false,
   iteratorType: 'TRIM_HORIZON',
+  useEnhancedFanOut: false,
   disableTls: false,
   skipCertVerification: false,
+  replicationMode: 'cdc',
+  allowNullableColumns: false,
+  enableFailoverSlots: false,
+  deleteOnMerge: false,
 };
+
+/** Equal values; a Kinesis timestamp is equal when it names the same instant in either form. */
+function same(field: string, value: unknown, before: unknown): boolean {
+  if (field === 'timestamp' && value !== undefined && before !== undefined) {
+    return instantOf(value as string | number).getTime() === instantOf(before as string | number).getTime();
+  }
+  return JSON.stringify(value) === JSON.stringify(before);
+}
 
 /**
  * The changes of a source PATCH without the fields that cannot change, once each is found equal to
- * its stored value; a changed one is a 400 naming it (Terraform sends the whole object on update).
+ * its stored value; a changed one is a 400 naming it and why (Terraform sends the whole object on
+ * update, every computed setting included).
  */
 function withoutUnchangeable(
   kind: SourceKind,
@@ -120,14 +173,13 @@ function withoutUnchangeable(
 ): Record<string, unknown> {
   const problems: Problem[] = [];
   const { settings, ...changes } = sent;
-  const check = (field: string, value: unknown, current: unknown, path: string) => {
+  const check = (field: string, value: unknown, current: unknown, path: string, why?: string) => {
     const before = current ?? IMMUTABLE_DEFAULTS[field];
-    if (JSON.stringify(value) !== JSON.stringify(before)) {
-      problems.push({
-        path,
-        message: `cannot change after create (it is ${JSON.stringify(before ?? null)}): create a new pipe instead`,
-      });
-    }
+    if (same(field, value, before)) return;
+    problems.push({
+      path,
+      message: `cannot change after create (it is ${JSON.stringify(before ?? null)})${why ? `: ${why}` : ''}; create a new pipe instead`,
+    });
   };
   for (const field of IMMUTABLE_SOURCE_FIELDS[kind]) {
     if (!(field in changes)) continue;
@@ -135,10 +187,12 @@ function withoutUnchangeable(
     delete changes[field];
   }
   const storedSettings = asObject(stored.settings) ?? {};
+  const changeable: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(asObject(settings) ?? {})) {
-    if (!(IMMUTABLE_POSTGRES_SETTINGS as readonly string[]).includes(field)) continue;
-    check(field, value, storedSettings[field], `source.${kind}.settings.${field}`);
+    const why = FIXED_POSTGRES_SETTINGS[field];
+    if (why) check(field, value, storedSettings[field], `source.${kind}.settings.${field}`, why);
+    else changeable[field] = value;
   }
   if (problems.length > 0) throw new ValidationError(problems);
-  return changes;
+  return Object.keys(changeable).length > 0 ? { ...changes, settings: changeable } : changes;
 }

@@ -9,16 +9,22 @@ export async function statusOf(s: TestSluice, pipeId: string) {
   return response.json.result;
 }
 
-export function waitForState(s: TestSluice, pipeId: string, state: string, timeoutMs = 60_000) {
-  return waitFor(
-    `pipe ${pipeId} to be ${state}`,
-    async () => {
-      const status = await statusOf(s, pipeId);
-      if (status.state === 'Failed' && state !== 'Failed') throw new Error(`pipe failed: ${status.reason}`);
-      return status.state === state ? status : undefined;
-    },
-    timeoutMs,
-  );
+export async function waitForState(s: TestSluice, pipeId: string, state: string, timeoutMs = 60_000) {
+  let seen = 'unknown';
+  try {
+    return await waitFor(
+      `pipe ${pipeId} to be ${state}`,
+      async () => {
+        const status = await statusOf(s, pipeId);
+        seen = `${status.state} (${status.reason}; last error: ${status.lastError})`;
+        if (status.state === 'Failed' && state !== 'Failed') throw new Error(`pipe failed: ${status.reason}`);
+        return status.state === state ? status : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; it is ${seen}`);
+  }
 }
 
 /** Runs SQL through the API's query endpoint and returns its rows. */

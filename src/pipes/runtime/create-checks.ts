@@ -11,14 +11,14 @@ import {
   typeProblem,
 } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
-import { type PipeConfig, sourceKindOf } from '../model.js';
+import { mappingsOf, type PipeConfig, sourceKindOf } from '../model.js';
 import { type CheckContext, connectorFor } from '../sources/index.js';
 import { managedTableSpec } from './destination.js';
 
 /**
  * What create checks beyond the rules, against the real engine and source: the destination table
  * is usable (a managed table must not already hold rows; an unmanaged one must exist with every
- * mapped column), and the source's connector checks the source itself (reference/pipes.md:
+ * mapped column), and the source's connector checks the source itself (README, "Pipes":
  * connectivity failures are 400s).
  */
 export async function createProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
@@ -116,11 +116,15 @@ async function destinationProblems(config: PipeConfig, engine: Engine): Promise<
     ];
   }
   const existing = new Set(columns.map((column) => column.name));
-  return config.fieldMappings
+  return mappingsOf(config)
     .map((mapping, index) => ({ mapping, index }))
     .filter(({ mapping }) => !existing.has(mapping.destinationField))
     .map(({ mapping, index }) => ({
-      path: `fieldMappings[${index}].destinationField`,
+      // Mappings Sluice made from the columns are named by the column the user wrote.
+      path:
+        config.fieldMappings.length > 0
+          ? `fieldMappings[${index}].destinationField`
+          : `destination.columns[${index}].name`,
       message: `${database}.${table} has no column "${mapping.destinationField}"`,
     }));
 }

@@ -10,6 +10,7 @@ import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
 import {
+  type CheckContext,
   type CleanupContext,
   connectorFor,
   kindsWithIdleStatus,
@@ -22,6 +23,7 @@ import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
 import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
+import { updateProblems } from './update-checks.js';
 import { removeOldDeduplication } from './upgrades.js';
 
 /**
@@ -125,19 +127,37 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
-    const problems = await engineAnswering(
-      createProblems(config, {
-        service: this.deps.engines.engineFor(service),
-        sourceReader: this.deps.engines.sourceReaderFor(service),
-        localFilesDir: this.deps.localFilesDir,
-        validateSamples: options.validateSamples,
-        allowPrivateSources: this.deps.allowPrivateSources,
-        allowPlaintextKafka: this.deps.allowPlaintextKafka,
-        awsRegion: this.deps.awsRegion,
-        organizationId: service.organizationId,
-        logger: this.deps.logger,
-      }),
-    );
+    const context = this.checkContext(service, options.validateSamples);
+    return this.shown(await engineAnswering(createProblems(config, context)));
+  }
+
+  /** Checks of a pipe's changed source against the real source (update-checks.ts). */
+  async updateProblems(
+    before: PipeConfig,
+    after: PipeConfig,
+    service: Service,
+    pipe: { pipeId: string; cursor: Json | null },
+  ): Promise<Problem[]> {
+    const context = { ...this.checkContext(service, false), ...pipe };
+    return this.shown(await engineAnswering(updateProblems(before, after, context)));
+  }
+
+  private checkContext(service: Service, validateSamples: boolean): CheckContext {
+    return {
+      service: this.deps.engines.engineFor(service),
+      sourceReader: this.deps.engines.sourceReaderFor(service),
+      localFilesDir: this.deps.localFilesDir,
+      validateSamples,
+      allowPrivateSources: this.deps.allowPrivateSources,
+      allowPlaintextKafka: this.deps.allowPlaintextKafka,
+      awsRegion: this.deps.awsRegion,
+      organizationId: service.organizationId,
+      logger: this.deps.logger,
+    };
+  }
+
+  /** Problems as a client sees them: local paths as the user wrote them. */
+  private shown(problems: Problem[]): Problem[] {
     return problems.map((problem) => ({ ...problem, message: this.hidePaths(problem.message) }));
   }
 

@@ -16,7 +16,7 @@ const pick = <S extends Parameters<typeof T.Pick>[0]>(schema: S, keys: string[])
   T.Partial(T.Pick(schema, keys as never), { additionalProperties: false, minProperties: 1 });
 
 /**
- * Fields Terraform sends back on every update although they cannot change (reference/pipes.md):
+ * Fields Terraform sends back on every update although they cannot change (README, "Pipes"):
  * accepted when equal to the stored value, a 400 naming them when changed (update.ts).
  */
 export const IMMUTABLE_SOURCE_FIELDS = {
@@ -31,14 +31,37 @@ export const IMMUTABLE_SOURCE_FIELDS = {
     'path',
     'azureContainerName',
   ],
-  kinesis: ['format', 'streamName', 'region', 'iteratorType'],
-  postgres: ['host', 'port', 'database', 'disableTls', 'skipCertVerification'],
+  kinesis: ['format', 'streamName', 'region', 'iteratorType', 'timestamp', 'useEnhancedFanOut'],
+  postgres: ['disableTls', 'skipCertVerification'],
 } as const;
-/** Postgres settings that cannot change after create. */
-export const IMMUTABLE_POSTGRES_SETTINGS = ['syncIntervalSeconds', 'pullBatchSize'] as const;
 
 /**
- * PATCH /pipes/{id}: what may change after create (reference/pipes.md, "The other endpoints"): the
+ * Where a PostgreSQL pipe reads from: changed only while the pipe is stopped, and only to reach the
+ * same server with the pipe's slot still there (runtime/update-checks.ts).
+ */
+export const POSTGRES_SERVER_FIELDS = ['host', 'port', 'database'] as const;
+
+/** Postgres settings a PATCH changes in place: each is read again when the worker restarts. */
+export const CHANGEABLE_POSTGRES_SETTINGS = [
+  'syncIntervalSeconds',
+  'pullBatchSize',
+  'initialLoadParallelism',
+  'snapshotNumberOfParallelTables',
+  'snapshotNumRowsPerPartition',
+] as const;
+
+/** Postgres settings fixed at create (Terraform sends them all back on every update), and why. */
+export const FIXED_POSTGRES_SETTINGS: Record<string, string> = {
+  replicationMode: 'the mode decides whether the pipe has a replication slot and a snapshot',
+  publicationName: 'the slot streams the tables of the publication the pipe started with',
+  replicationSlotName: "the slot holds the pipe's position, and another slot is another position",
+  allowNullableColumns: "the target tables' columns were made with it",
+  enableFailoverSlots: 'the replication slot was made with it',
+  deleteOnMerge: 'the target tables were made with it',
+};
+
+/**
+ * PATCH /pipes/{id}: what may change after create (README, "Pipes"): the
  * name, a source's credentials and authentication, destination columns, field mappings, settings,
  * and a postgres pipe's table mappings while it is stopped; and the source object whole, as
  * Terraform sends it, with its immutable fields unchanged.
@@ -94,8 +117,9 @@ export const UpdatePipeBody = StrictObject(
                   'caCertificate',
                   'tlsHost',
                   ...IMMUTABLE_SOURCE_FIELDS.postgres,
+                  ...POSTGRES_SERVER_FIELDS,
                 ]).properties,
-                settings: T.Optional(pick(PostgresSettings, [...IMMUTABLE_POSTGRES_SETTINGS])),
+                settings: T.Optional(T.Partial(PostgresSettings, { additionalProperties: false })),
                 tableMappingsToAdd: T.Optional(T.Array(TableMapping, { minItems: 1 })),
                 tableMappingsToRemove: T.Optional(T.Array(TableMapping, { minItems: 1 })),
               },

@@ -20,6 +20,11 @@ export interface SourceConnector {
    * accepted, the files or topics exist; with validateSamples, the first records parse as mapped.
    */
   createProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]>;
+  /**
+   * Checks of an existing pipe's changed source (PATCH), where its position must survive the change
+   * (a database pipe moved to another address). Absent: `createProblems` of the new configuration.
+   */
+  changedProblems?(before: PipeConfig, after: PipeConfig, context: ChangeContext): Promise<Problem[]>;
   /** Starts reading a pipe's source; checks what must hold at every start (an address still public). */
   open(context: RunContext): Promise<SourceRun>;
   /**
@@ -166,6 +171,13 @@ export interface CheckContext {
   organizationId: string;
   /** Where a check reports what it cannot act on (a client that did not close). */
   logger?: Logger;
+}
+
+/** What checks of a changed source know beyond a create's: the pipe and where it is. */
+export interface ChangeContext extends CheckContext {
+  pipeId: string;
+  /** The pipe's stored position (the progress row's cursor); null before it first ran. */
+  cursor: Json | null;
 }
 
 export interface RunContext {

@@ -7,6 +7,7 @@ import { discoverObjectStorage, objectStorageConnector } from './object-storage/
 import { discoverPostgres, postgresConnector } from './postgres/index.js';
 
 export type {
+  ChangeContext,
   CheckContext,
   CleanupContext,
   PartitionStatus,

@@ -8,7 +8,7 @@ export interface KinesisSource {
   region: string;
   format: 'JSONEachRow' | 'Avro' | 'AvroConfluent';
   iteratorType?: 'TRIM_HORIZON' | 'LATEST' | 'AT_TIMESTAMP';
-  /** UNIX seconds (model.ts turns Terraform's date text into them). */
+  /** UNIX seconds, or Terraform's YYYY-MM-DDThh:mm (UTC), as sent (model.ts `instantOf`). */
   timestamp?: number | string;
   useEnhancedFanOut?: boolean;
   authentication?: 'IAM_ROLE' | 'IAM_USER';

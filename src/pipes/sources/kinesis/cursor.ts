@@ -1,3 +1,4 @@
+import { instantOf } from '../../model.js';
 import type { KinesisSource } from './client.js';
 import type { StartAt } from './shard-host.js';
 
@@ -35,7 +36,7 @@ export function startOf(
       if (!cursor.firstShards?.includes(shard)) return { type: 'TRIM_HORIZON' };
       return firstRun ? { type: 'LATEST' } : { type: 'AT_TIMESTAMP', at: new Date(cursor.startedAt) };
     case 'AT_TIMESTAMP':
-      return { type: 'AT_TIMESTAMP', at: new Date(Number(source.timestamp ?? 0) * 1000) };
+      return { type: 'AT_TIMESTAMP', at: instantOf(source.timestamp ?? 0) };
     default:
       return { type: 'TRIM_HORIZON' };
   }

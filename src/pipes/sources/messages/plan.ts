@@ -1,4 +1,4 @@
-import type { PipeConfig } from '../../model.js';
+import { mappingsOf, type PipeConfig } from '../../model.js';
 import type { BadRecord, InsertPlan } from '../../records/index.js';
 import { insertPlan, PermanentError, readSettings } from '../../records/index.js';
 import type { SchemaRegistryClient } from './schema-registry.js';
@@ -30,10 +30,9 @@ export function messagePlan<M>(
   if (!FORMATS.includes(format as MessageFormat))
     throw new PermanentError(`format ${format} is not supported yet: use ${FORMATS.join(', ')}`);
   const columns = Object.keys(source.virtualTypes);
-  const virtual = columns.filter((column) =>
-    config.fieldMappings.some((mapping) => mapping.sourceField === column),
-  );
-  const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
+  const mappings = mappingsOf(config);
+  const virtual = columns.filter((column) => mappings.some((mapping) => mapping.sourceField === column));
+  const plan = insertPlan(mappings, config.destination.columns ?? [], {
     positional: false,
     virtualColumns: columns,
     virtualTypes: source.virtualTypes,

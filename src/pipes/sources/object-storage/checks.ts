@@ -5,13 +5,19 @@ import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
 import { listFiles, type SourceFile } from './listing.js';
-import { type Location, LocationError, locationHost, sourceLocation } from './location.js';
+import {
+  azureUrlHostProblem,
+  type Location,
+  LocationError,
+  locationHost,
+  sourceLocation,
+} from './location.js';
 import { fileReader, unsupportedObjectStorage } from './reader.js';
 
 const LIST_TIMEOUT_MS = 15_000;
 
 /**
- * The location can be listed or read (reference/pipes.md: connectivity failures are 400s), an
+ * The location can be listed or read (README, "Pipes": connectivity failures are 400s), an
  * unsupported option is named, a one-off pipe has files to read, and with validateSamples the first
  * records of the first file parse as the pipe maps them.
  */
@@ -26,6 +32,8 @@ export async function objectStorageProblems(config: PipeConfig, context: CheckCo
   let first: SourceFile | undefined;
   try {
     location = sourceLocation(storage, context.localFilesDir);
+    const contradiction = azureUrlHostProblem(storage.url, location);
+    if (contradiction) return [{ path: 'source.objectStorage.url', message: contradiction }];
     const host = context.allowPrivateSources ? undefined : locationHost(location);
     const problem = host ? await privateHostProblem(host, 'SLUICE_ALLOW_PRIVATE_SOURCES') : undefined;
     if (problem) return [...problems, { path: 'source.objectStorage.url', message: problem }];

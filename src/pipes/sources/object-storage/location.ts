@@ -186,6 +186,18 @@ export function locationHost(location: Location): string | undefined {
   }
 }
 
+/**
+ * An Azure pipe's `url`, which the cloud CLI sends beside the connection string, names the host
+ * the connection string reaches; else why not (the rules checked its container and path).
+ */
+export function azureUrlHostProblem(url: string | undefined, location: Location): string | undefined {
+  if (location.kind !== 'azure' || url === undefined || !URL.canParse(url)) return undefined;
+  const named = new URL(url).hostname;
+  const reached = locationHost(location);
+  if (reached === undefined || named === reached) return undefined;
+  return `names the host ${named}, but connectionString reaches ${reached}: make them name the same account, or leave url out`;
+}
+
 /** The host of an address written with or without a scheme (`host:port` or `http://host:port/`). */
 function hostOf(address: string): string {
   const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;

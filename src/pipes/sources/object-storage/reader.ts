@@ -3,7 +3,7 @@ import { mapLimited } from '../../../concurrency.js';
 import { literal, settingsClause } from '../../../engine/index.js';
 import { privateHostProblem } from '../../../net/index.js';
 import type { Claim, Json } from '../../../store/index.js';
-import type { PipeConfig } from '../../model.js';
+import { mappingsOf, type PipeConfig } from '../../model.js';
 import {
   asUnreadablePart,
   explainSkippedRows,
@@ -21,10 +21,10 @@ import { type Credentials, listFiles, type SourceFile } from './listing.js';
 import { type Location, locationHost, sourceLocation } from './location.js';
 import { tableFunction } from './table-function.js';
 
-/** Columns every object-storage read offers besides the file's own fields (reference/pipes.md). */
+/** Columns every object-storage read offers besides the file's own fields (README, "How an object-storage pipe runs"). */
 export const OBJECT_STORAGE_VIRTUAL_COLUMNS = ['_path', '_file', '_size', '_time'] as const;
 
-/** The largest file a pipe reads (reference/pipes.md: "Files over 10 GB are skipped with an error"). */
+/** The largest file a pipe reads (README, "How an object-storage pipe runs": files over 10 GB are skipped with an error). */
 export const MAX_FILE_BYTES = 10 * 1024 ** 3;
 const DEFAULTS = { maxFileCount: 1000, maxInsertBytes: 1024 ** 3, pollingMs: 30_000, concurrency: 4 };
 
@@ -118,7 +118,7 @@ export function fileReader(
   source: ObjectStorageConfig,
   credentials: Credentials | undefined,
 ) {
-  const plan = insertPlan(config.fieldMappings, config.destination.columns ?? [], {
+  const plan = insertPlan(mappingsOf(config), config.destination.columns ?? [], {
     positional: POSITIONAL_FORMATS.includes(source.format),
     virtualColumns: OBJECT_STORAGE_VIRTUAL_COLUMNS,
     wholeRecord: source.format === 'JSONAsObject',

@@ -20,7 +20,7 @@ import { mappedTableProblems } from './table-rules.js';
 const PATH = 'source.postgres';
 
 /**
- * What a database pipe needs of its server, checked before anything is stored (reference/pipes.md:
+ * What a database pipe needs of its server, checked before anything is stored (README, "Pipes":
  * connectivity failures are 400s): it connects, replicates (wal_level logical, the REPLICATION
  * privilege), every mapped table exists with a key the target can be ordered by, excluded and
  * sorting columns exist, the publication named covers the tables, the targets are absent or empty,
@@ -30,6 +30,34 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
   const source = config.source.postgres as PostgresSource;
   const early = unsupported(source);
   if (early.length > 0) return early;
+  return checkedOn(source, context, async (client) => {
+    const mode = source.settings?.replicationMode ?? 'cdc';
+    return [
+      ...(await sourceProblems(client, source)),
+      ...(await limitProblems(client, source, mode)),
+      ...(await targetProblems(config, source, context)),
+    ];
+  });
+}
+
+/** What the pipe's user must be able to do on the server: replicate (but in `snapshot` mode), read the tables. */
+export async function sourceProblems(client: pg.Client, source: PostgresSource): Promise<Problem[]> {
+  const mode = source.settings?.replicationMode ?? 'cdc';
+  const problems: Problem[] = [];
+  if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
+  problems.push(...(await tableProblems(client, source, mode)));
+  return problems;
+}
+
+/**
+ * Runs checks on a connection to the source; a refused connection, or a check the server did not
+ * answer in time, is a problem naming the field to fix.
+ */
+export async function checkedOn(
+  source: PostgresSource,
+  context: CheckContext,
+  checks: (client: pg.Client) => Promise<Problem[]>,
+): Promise<Problem[]> {
   let client: pg.Client;
   try {
     client = await connect(source, context);
@@ -39,13 +67,7 @@ export async function postgresProblems(config: PipeConfig, context: CheckContext
     throw error;
   }
   try {
-    const problems: Problem[] = [];
-    const mode = source.settings?.replicationMode ?? 'cdc';
-    if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
-    problems.push(...(await limitProblems(client, source, mode)));
-    problems.push(...(await tableProblems(client, source, mode)));
-    problems.push(...(await targetProblems(config, source, context)));
-    return problems;
+    return await checks(client);
   } catch (error) {
     const problem = unansweredProblem(error);
     if (problem) return [problem];

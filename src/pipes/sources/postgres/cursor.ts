@@ -13,6 +13,11 @@ export function planOptions(context: RunContext) {
 /** Where a database pipe is (the progress row's cursor). */
 export interface Cursor {
   phase: 'snapshot' | 'cdc';
+  /**
+   * The system identifier of the server the pipe was set up on (server-identity.ts): a new
+   * address is taken only when it reaches the same server (moved.ts). Absent in older cursors.
+   */
+  server?: string;
   slot: string | null;
   publication: string | null;
   /** Changes: the end of the last claimed transaction; the snapshot: the slot's consistent point. */

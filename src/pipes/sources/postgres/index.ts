@@ -2,6 +2,7 @@ import type { SourceConnector } from '../contract.js';
 import { postgresProblems } from './checks.js';
 import type { PostgresSource } from './connection.js';
 import { idleStatus } from './idle.js';
+import { changedPostgresProblems } from './moved.js';
 import { PostgresRun } from './reader.js';
 import { dropOwned } from './setup.js';
 
@@ -24,6 +25,7 @@ export const postgresConnector: SourceConnector = {
   kind: 'postgres',
   virtualColumns: [],
   createProblems: postgresProblems,
+  changedProblems: changedPostgresProblems,
   open: (context) => PostgresRun.open(context),
   async deleted(config, context) {
     const source = config.source.postgres as PostgresSource;

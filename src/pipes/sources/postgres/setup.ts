@@ -5,6 +5,7 @@ import type { RunContext } from '../contract.js';
 import { closeClient, connect, type PostgresSource, pgIdent, pgLiteral } from './connection.js';
 import type { Cursor } from './cursor.js';
 import { ensurePublication } from './publication.js';
+import { systemIdentifier } from './server-identity.js';
 import { ownedNames, slotFix, slotProblem, slotState } from './slot.js';
 import { planRanges, type TableRanges } from './snapshot.js';
 import type { TablePlan } from './tables.js';
@@ -110,8 +111,17 @@ export async function setUpPipe(
   const rowsPerRange = source.settings?.snapshotNumRowsPerPartition ?? 100_000;
   for (const [target, plan] of plans) tables[target] = planRanges(plan.source, rowsPerRange);
   const mapped = [...plans.keys()];
+  const server = await systemIdentifier(meta, source, context);
   if (mode === 'snapshot') {
-    const cursor: Cursor = { phase: 'snapshot', slot: null, publication: null, lsn: '0/0', tables, mapped };
+    const cursor: Cursor = {
+      phase: 'snapshot',
+      server,
+      slot: null,
+      publication: null,
+      lsn: '0/0',
+      tables,
+      mapped,
+    };
     return { cursor, exportSnapshot: true };
   }
   const publication = await ensurePublication(meta, source, context.pipeId);
@@ -123,7 +133,15 @@ export async function setUpPipe(
     const problem = slotProblem(slot, existing, slotFix('cdc_only', false));
     if (problem) throw new PermanentError(problem);
     return {
-      cursor: { phase: 'cdc', slot, publication, lsn: existing.confirmedLsn ?? '0/0', tables: {}, mapped },
+      cursor: {
+        phase: 'cdc',
+        server,
+        slot,
+        publication,
+        lsn: existing.confirmedLsn ?? '0/0',
+        tables: {},
+        mapped,
+      },
     };
   }
   // A slot of ours without progress is a setup that did not finish: it starts again.
@@ -132,7 +150,7 @@ export async function setUpPipe(
   const lsn = created.consistentLsn;
   const cursor: Cursor =
     mode === 'cdc_only'
-      ? { phase: 'cdc', slot, publication, lsn, tables: {}, mapped }
-      : { phase: 'snapshot', slot, publication, lsn, tables, mapped };
+      ? { phase: 'cdc', server, slot, publication, lsn, tables: {}, mapped }
+      : { phase: 'snapshot', server, slot, publication, lsn, tables, mapped };
   return { cursor, created };
 }

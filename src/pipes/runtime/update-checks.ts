@@ -1,0 +1,23 @@
+import type { Problem } from '../../errors.js';
+import { type PipeConfig, sameSource, sourceKindOf } from '../model.js';
+import { type ChangeContext, connectorFor } from '../sources/index.js';
+
+/**
+ * What a PATCH of a pipe's source must pass before it is stored, checked against the real source as
+ * at create: a new password, key or role is tried (an IAM role STS refuses is a 400, not a pipe
+ * that fails later), and a connector whose position lives at the source checks that the change
+ * keeps it (a database pipe moved to another address: the same server, its slot still there).
+ * Nothing changed in the source object: nothing to check.
+ */
+export async function updateProblems(
+  before: PipeConfig,
+  after: PipeConfig,
+  context: ChangeContext,
+): Promise<Problem[]> {
+  const kind = sourceKindOf(after.source);
+  if (sameSource(before, after)) return [];
+  const connector = connectorFor(kind);
+  if (!connector) return [];
+  if (connector.changedProblems) return connector.changedProblems(before, after, context);
+  return connector.createProblems(after, { ...context, validateSamples: false });
+}
