@@ -147,9 +147,8 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       body: body('orders', ['id', 'missing']),
     });
     expect(column.statusCode).toBe(400);
-    expect(column.json.error).toContain(
-      'fieldMappings[1].destinationField: mine.orders has no column "missing"',
-    );
+    // No mappings were sent: the problem names the column the user wrote.
+    expect(column.json.error).toContain('destination.columns[1].name: mine.orders has no column "missing"');
     const taken = await s.request({
       method: 'POST',
       url: s.pipesUrl,

@@ -90,7 +90,7 @@ export interface EvaluatorOptions {
 const HISTORY_DAYS = 30;
 
 /**
- * Evaluates every alert's completed windows (reference/alerts.md, "How alerts are evaluated"):
+ * Evaluates every alert's completed windows (README, "Alerts area": how alerts are evaluated):
  * alerts that share a tile and an interval share one query over all their windows; each window's
  * value (an empty bucket counts as 0) is compared per group, and the alert is ALERT when any group
  * breaks its threshold. A failing query changes no state: it is recorded, and the windows are
@@ -235,7 +235,7 @@ export class AlertEvaluator {
       }
       state = next;
     }
-    // A silenced alert still evaluates, and sends nothing (reference/alerts.md).
+    // A silenced alert still evaluates, and sends nothing (README, "Alerts area").
     const silencedUntil = (alert.silenced as { until?: string } | null)?.until;
     const silenced = silencedUntil !== undefined && new Date(silencedUntil) > now;
     const last = windows[windows.length - 1] as Window;

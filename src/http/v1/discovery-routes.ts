@@ -1,33 +1,21 @@
-import { Type as T } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { type CdcScalingService, discoverySchemas as D, type PipeDiscovery } from '../../pipes/index.js';
+import { ok } from '../envelope.js';
 import {
-  type CdcScalingService,
-  discoverySchemas as D,
-  type PipeDiscovery,
-  type ServiceScope,
-} from '../../pipes/index.js';
-import { Envelope, ok, V1_ERRORS } from '../envelope.js';
-
-const ServiceParams = T.Object({ organizationId: T.String(), serviceId: T.String() });
-const SERVICE = '/v1/organizations/:organizationId/services/:serviceId';
-const tags = ['pipes'];
-const read = { access: { role: 'read-only' as const } };
-// A source's credentials are used for the request, and its host is reached from the server: as
-// for creating a pipe, read-only keys may not (README, "Discovering a source").
-const write = { access: { role: 'developer' as const } };
-const response = <R extends Parameters<typeof Envelope>[0]>(result: R) => ({
-  200: Envelope(result),
-  ...V1_ERRORS,
-});
-
-function scopeOf(request: FastifyRequest): ServiceScope {
-  const { organizationId, serviceId } = request.params as ServiceScope;
-  return { organizationId, serviceId };
-}
+  readAccess as read,
+  enveloped as response,
+  SERVICE_PATH,
+  ServiceParams,
+  scopeOf,
+  pipeTags as tags,
+  writeAccess as write,
+} from './service-routes.js';
 
 /**
  * Reading a source before a pipe exists (schema discovery, a PostgreSQL server's tables) and the
- * resources of a service's database pipes (the hosted service's CDC scaling).
+ * resources of a service's database pipes (the hosted service's CDC scaling). Discovery uses a
+ * source's credentials and reaches its host from the server: as for creating a pipe, read-only
+ * keys may not (README, "Discovering a source").
  */
 export function discoveryRoutes(
   app: FastifyInstance,
@@ -35,7 +23,7 @@ export function discoveryRoutes(
 ): void {
   const { discovery, cdcScaling } = services;
   app.post(
-    `${SERVICE}/pipes/schemaDiscovery`,
+    `${SERVICE_PATH}/pipes/schemaDiscovery`,
     {
       config: write,
       schema: {
@@ -51,7 +39,7 @@ export function discoveryRoutes(
   );
 
   app.post(
-    `${SERVICE}/pipes/postgresTables`,
+    `${SERVICE_PATH}/pipes/postgresTables`,
     {
       config: write,
       schema: {
@@ -67,7 +55,7 @@ export function discoveryRoutes(
   );
 
   app.get(
-    `${SERVICE}/pipesCdcScaling`,
+    `${SERVICE_PATH}/pipesCdcScaling`,
     {
       config: read,
       schema: {
@@ -81,7 +69,7 @@ export function discoveryRoutes(
   );
 
   app.patch(
-    `${SERVICE}/pipesCdcScaling`,
+    `${SERVICE_PATH}/pipesCdcScaling`,
     {
       config: write,
       schema: {

@@ -1,9 +1,17 @@
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type PipesService, pipeSchemas as S, type ServiceScope } from '../../pipes/index.js';
-import { EmptyEnvelope, Envelope, ok, V1_ERRORS } from '../envelope.js';
+import { type PipesService, pipeSchemas as S } from '../../pipes/index.js';
+import { EmptyEnvelope, ok, V1_ERRORS } from '../envelope.js';
+import {
+  readAccess as read,
+  enveloped as response,
+  SERVICE_PATH,
+  ServiceParams,
+  scopeOf,
+  pipeTags as tags,
+  writeAccess as write,
+} from './service-routes.js';
 
-const ServiceParams = T.Object({ organizationId: T.String(), serviceId: T.String() });
 const PipeParams = T.Object({ organizationId: T.String(), serviceId: T.String(), pipeId: T.String() });
 type PipeParams = { organizationId: string; serviceId: string; pipeId: string };
 
@@ -89,25 +97,13 @@ const PipeStatusSchema = T.Object({
   ),
 });
 
-const BASE = '/v1/organizations/:organizationId/services/:serviceId/pipes';
-const tags = ['pipes'];
-const read = { access: { role: 'read-only' as const } };
-const write = { access: { role: 'developer' as const } };
-const response = <R extends Parameters<typeof Envelope>[0]>(result: R) => ({
-  200: Envelope(result),
-  ...V1_ERRORS,
-});
-
-function scopeOf(request: FastifyRequest): ServiceScope {
-  const { organizationId, serviceId } = request.params as ServiceScope;
-  return { organizationId, serviceId };
-}
+const BASE = `${SERVICE_PATH}/pipes`;
 
 function pipeIdOf(request: FastifyRequest): string {
   return (request.params as PipeParams).pipeId;
 }
 
-/** The pipe endpoints of the spec and of reference/pipes.md ("The other endpoints"). */
+/** The pipe endpoints of the spec and the rest a user needs (README, "Pipes"). */
 export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
   app.post(
     BASE,

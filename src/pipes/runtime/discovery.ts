@@ -1,12 +1,8 @@
-import { resolve } from 'node:path';
-import type { Logger } from 'pino';
-import { type EngineRegistry, EngineUnavailableError } from '../../engine/index.js';
-import { ServiceUnavailableError, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
 import type { Service } from '../../store/index.js';
 import type { DiscoveryRuntime } from '../discovery/index.js';
 import { sourceKindOf } from '../model.js';
 import {
-  type DiscoveryContext,
   DiscoveryProblem,
   type DiscoverySource,
   discovererFor,
@@ -15,17 +11,7 @@ import {
   type PostgresTables,
   type SchemaDiscovery,
 } from '../sources/index.js';
-
-export interface SourceDiscoveryDeps {
-  engines: EngineRegistry;
-  localFilesDir: string;
-  /** The data directory, whose absolute path no message to a user shows. */
-  dataDir: string;
-  allowPrivateSources: boolean;
-  allowPlaintextKafka: boolean;
-  awsRegion: string | undefined;
-  logger: Logger;
-}
+import { SourceAccess, type SourceAccessDeps } from './source-access.js';
 
 /**
  * Reads a source that no pipe reads yet (schema discovery, the PostgreSQL table listing): as the
@@ -33,57 +19,28 @@ export interface SourceDiscoveryDeps {
  * created or stored. A problem of the source is a 400 that names the field to fix.
  */
 export class SourceDiscovery implements DiscoveryRuntime {
-  constructor(private readonly deps: SourceDiscoveryDeps) {}
+  private readonly access: SourceAccess;
+
+  constructor(deps: SourceAccessDeps) {
+    this.access = new SourceAccess(deps);
+  }
 
   async discoverSchema(source: DiscoverySource, service: Service): Promise<SchemaDiscovery> {
     const discover = discovererFor(sourceKindOf(source));
-    return this.answering(() => discover(source, this.context(service)));
+    return this.answering(discover(source, this.access.context(service)));
   }
 
-  async postgresTables(connection: PostgresConnection, _service: Service): Promise<PostgresTables> {
-    const { allowPrivateSources, logger } = this.deps;
-    return this.answering(() => listPostgresTables(connection, { allowPrivateSources, logger }));
+  async postgresTables(connection: PostgresConnection, service: Service): Promise<PostgresTables> {
+    return this.answering(listPostgresTables(connection, this.access.context(service)));
   }
 
-  private context(service: Service): DiscoveryContext {
-    const { engines, localFilesDir, allowPrivateSources, allowPlaintextKafka, awsRegion, logger } = this.deps;
-    return {
-      service: engines.engineFor(service),
-      sourceReader: engines.sourceReaderFor(service),
-      localFilesDir,
-      allowPrivateSources,
-      allowPlaintextKafka,
-      awsRegion,
-      organizationId: service.organizationId,
-      logger,
-    };
-  }
-
-  /**
-   * The source's problems as a 400 naming the field; an engine that cannot answer now (still
-   * starting, held by a server just killed) as a 503 to try again.
-   */
-  private async answering<T>(work: () => Promise<T>): Promise<T> {
+  /** The source's problems as a 400 naming the field; an engine that cannot answer now, a 503. */
+  private async answering<T>(work: Promise<T>): Promise<T> {
     try {
-      return await work();
+      return await this.access.answering(work);
     } catch (error) {
-      if (error instanceof DiscoveryProblem) {
-        const { path, message } = error.problem;
-        throw new ValidationError([{ path, message: this.hidePaths(message) }]);
-      }
-      if (error instanceof EngineUnavailableError) {
-        throw new ServiceUnavailableError(
-          "the database service's engine cannot answer now: try again in a few seconds",
-          { cause: error },
-        );
-      }
-      throw error;
+      if (!(error instanceof DiscoveryProblem)) throw error;
+      throw new ValidationError(this.access.shown([error.problem]));
     }
-  }
-
-  /** `file://` paths as the user wrote them, `<data dir>` for the rest of the server's directories. */
-  private hidePaths(text: string): string {
-    const files = `${resolve(this.deps.localFilesDir)}/`;
-    return text.split(files).join('file:///').split(resolve(this.deps.dataDir)).join('<data dir>');
   }
 }

@@ -1,8 +1,6 @@
-import { resolve } from 'node:path';
-import type { Logger } from 'pino';
 import { sleep } from '../../concurrency.js';
-import { type EngineRegistry, EngineUnavailableError, isDefinitionError } from '../../engine/index.js';
-import { type Problem, ServiceUnavailableError } from '../../errors.js';
+import { isDefinitionError } from '../../engine/index.js';
+import type { Problem } from '../../errors.js';
 import { failpointFor, type KillAt } from '../../failpoints.js';
 import type { Json, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
@@ -10,7 +8,6 @@ import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
 import {
-  type CheckContext,
   type CleanupContext,
   connectorFor,
   kindsWithIdleStatus,
@@ -21,26 +18,11 @@ import { IDLE_STATES } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
+import { SourceAccess, type SourceAccessDeps } from './source-access.js';
 import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
 import { updateProblems } from './update-checks.js';
 import { removeOldDeduplication } from './upgrades.js';
-
-/**
- * The create checks ask the service's engine; one that cannot answer now (still held by the
- * engine of a server just killed, or stopped) is a 503 to try again, not a 500.
- */
-async function engineAnswering<T>(checks: Promise<T>): Promise<T> {
-  try {
-    return await checks;
-  } catch (error) {
-    if (!(error instanceof EngineUnavailableError)) throw error;
-    throw new ServiceUnavailableError(
-      `the database service's engine cannot answer now (${error.message.replace(/ for path '[^']*'/, '')}): try again in a few seconds`,
-      { cause: error },
-    );
-  }
-}
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
@@ -76,19 +58,12 @@ export class PipeSupervisor implements PipeRuntime {
   private idleAsks = 0;
   private closing = false;
   private readonly cleanups: SourceCleanups;
+  private readonly access: SourceAccess;
 
   constructor(
-    private readonly deps: {
+    private readonly deps: SourceAccessDeps & {
       store: Store;
       pipes: PipesService;
-      engines: EngineRegistry;
-      localFilesDir: string;
-      /** The data directory, whose absolute path no message to a user shows. */
-      dataDir: string;
-      allowPrivateSources: boolean;
-      allowPlaintextKafka: boolean;
-      awsRegion: string | undefined;
-      logger: Logger;
       retry?: { firstMs: number; maxMs: number };
       /** The batches a service's PostgreSQL pipes may have in flight together (pipesCdcScaling). */
       cdcCapacity?: CdcCapacity;
@@ -97,6 +72,7 @@ export class PipeSupervisor implements PipeRuntime {
     },
   ) {
     this.cleanups = new SourceCleanups({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
+    this.access = new SourceAccess(deps);
   }
 
   /**
@@ -127,8 +103,8 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
-    const context = this.checkContext(service, options.validateSamples);
-    return this.shown(await engineAnswering(createProblems(config, context)));
+    const context = this.access.context(service, options.validateSamples);
+    return this.access.shown(await this.access.answering(createProblems(config, context)));
   }
 
   /** Checks of a pipe's changed source against the real source (update-checks.ts). */
@@ -138,27 +114,8 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     pipe: { pipeId: string; cursor: Json | null },
   ): Promise<Problem[]> {
-    const context = { ...this.checkContext(service, false), ...pipe };
-    return this.shown(await engineAnswering(updateProblems(before, after, context)));
-  }
-
-  private checkContext(service: Service, validateSamples: boolean): CheckContext {
-    return {
-      service: this.deps.engines.engineFor(service),
-      sourceReader: this.deps.engines.sourceReaderFor(service),
-      localFilesDir: this.deps.localFilesDir,
-      validateSamples,
-      allowPrivateSources: this.deps.allowPrivateSources,
-      allowPlaintextKafka: this.deps.allowPlaintextKafka,
-      awsRegion: this.deps.awsRegion,
-      organizationId: service.organizationId,
-      logger: this.deps.logger,
-    };
-  }
-
-  /** Problems as a client sees them: local paths as the user wrote them. */
-  private shown(problems: Problem[]): Problem[] {
-    return problems.map((problem) => ({ ...problem, message: this.hidePaths(problem.message) }));
+    const context = { ...this.access.context(service), ...pipe };
+    return this.access.shown(await this.access.answering(updateProblems(before, after, context)));
   }
 
   /** Problems of column types and table expressions, read by the service's engine. */
@@ -166,7 +123,7 @@ export class PipeSupervisor implements PipeRuntime {
     destination: Pick<PipeConfig['destination'], 'columns' | 'tableDefinition'>,
     service: Service,
   ): Promise<Problem[]> {
-    return engineAnswering(definitionProblems(destination, this.deps.engines.engineFor(service)));
+    return this.access.answering(definitionProblems(destination, this.deps.engines.engineFor(service)));
   }
 
   /**
@@ -384,7 +341,6 @@ export class PipeSupervisor implements PipeRuntime {
    * wrote them and `<data dir>` for the rest.
    */
   private hidePaths(text: string): string {
-    const files = `${resolve(this.deps.localFilesDir)}/`;
-    return text.split(files).join('file:///').split(resolve(this.deps.dataDir)).join('<data dir>');
+    return this.access.hidePaths(text);
   }
 }

@@ -18,7 +18,7 @@ const PATH = 'source.kafka';
 
 /**
  * The brokers are allowed and reachable, they accept the credentials, every topic exists, and
- * with validateSamples the first messages parse as the pipe maps them (reference/pipes.md:
+ * with validateSamples the first messages parse as the pipe maps them (README, "Pipes":
  * connectivity failures are 400s). Messages name no secret: the client's errors carry none.
  */
 export async function kafkaProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
@@ -119,17 +119,7 @@ async function samplesProblem(
   consumer: KafkaConsumer,
   topics: string[],
 ): Promise<Problem | undefined> {
-  await requireTopics(consumer, topics);
-  const starts = await consumer.listOffsets({ topics, timestamp: EARLIEST });
-  const wants = [...starts].flatMap(([topic, offsets]) =>
-    offsets.map((offset, partition) => ({ topic, partition, offset })),
-  );
-  const samples: SourcedMessage[] = [];
-  for (const answer of await fetchOnce(consumer, topics, wants)) {
-    for (const message of answer.messages.slice(0, SAMPLE_MESSAGES - samples.length)) {
-      samples.push({ topic: answer.topic, partition: answer.partition, message });
-    }
-  }
+  const samples = await firstMessages(consumer, topics, SAMPLE_MESSAGES);
   const engines = { engine: context.service, sourceReader: context.sourceReader };
   const problem = await sampleProblem(engines, how, samples);
   return (
@@ -138,4 +128,24 @@ async function samplesProblem(
       message: `${kafkaMessages.describe(problem.message)}: ${problem.reason}`,
     }
   );
+}
+
+/** The messages at the start of every partition of the topics, as one fetch brings them, up to `limit`. */
+export async function firstMessages(
+  consumer: KafkaConsumer,
+  topics: string[],
+  limit: number,
+): Promise<SourcedMessage[]> {
+  await requireTopics(consumer, topics);
+  const starts = await consumer.listOffsets({ topics, timestamp: EARLIEST });
+  const wants = [...starts].flatMap(([topic, offsets]) =>
+    offsets.map((offset, partition) => ({ topic, partition, offset })),
+  );
+  const samples: SourcedMessage[] = [];
+  for (const answer of await fetchOnce(consumer, topics, wants)) {
+    for (const message of answer.messages.slice(0, limit - samples.length)) {
+      samples.push({ topic: answer.topic, partition: answer.partition, message });
+    }
+  }
+  return samples;
 }

@@ -2,12 +2,10 @@ import { Consumer } from '@platformatic/kafka';
 import type { DiscoveryContext, DiscoverySource, SchemaDiscovery } from '../discovery.js';
 import { DiscoveryProblem, discoveryConfig, throwIfProblems } from '../discovery.js';
 import { inferMessages, RegistryError } from '../messages/index.js';
-import { kafkaProblems } from './checks.js';
+import { firstMessages, kafkaProblems } from './checks.js';
 import { connectionOptions, type KafkaConfig, topicNames } from './connection.js';
-import { fetchOnce } from './fetch.js';
 import type { KafkaConsumer } from './member.js';
-import { KAFKA_VIRTUAL_COLUMNS, kafkaMessagePlan, type SourcedMessage } from './messages.js';
-import { EARLIEST, requireTopics } from './start.js';
+import { KAFKA_VIRTUAL_COLUMNS, kafkaMessagePlan } from './messages.js';
 
 const PATH = 'source.kafka';
 /** The first messages of the topics, as many as one fetch from their start brings, up to this. */
@@ -36,7 +34,7 @@ export async function discoverKafka(
     connectTimeout: TIMEOUT_MS,
   }) as KafkaConsumer;
   try {
-    const samples = await firstMessages(consumer, topics);
+    const samples = await firstMessages(consumer, topics, SAMPLE_MESSAGES);
     if (samples.length === 0) {
       throw new DiscoveryProblem({
         path: `${PATH}.topics`,
@@ -66,20 +64,4 @@ export async function discoverKafka(
       context.logger?.warn({ err: error }, 'a Kafka consumer of schema discovery did not close cleanly');
     });
   }
-}
-
-/** The messages at the start of every partition of the topics, as one fetch brings them. */
-async function firstMessages(consumer: KafkaConsumer, topics: string[]): Promise<SourcedMessage[]> {
-  await requireTopics(consumer, topics);
-  const starts = await consumer.listOffsets({ topics, timestamp: EARLIEST });
-  const wants = [...starts].flatMap(([topic, offsets]) =>
-    offsets.map((offset, partition) => ({ topic, partition, offset })),
-  );
-  const samples: SourcedMessage[] = [];
-  for (const answer of await fetchOnce(consumer, topics, wants)) {
-    for (const message of answer.messages.slice(0, SAMPLE_MESSAGES - samples.length)) {
-      samples.push({ topic: answer.topic, partition: answer.partition, message });
-    }
-  }
-  return samples;
 }

@@ -25,7 +25,7 @@ export function unsupportedKinesis(source: KinesisSource): Problem | undefined {
 /**
  * The stream exists and can be read with the given credentials (its shards listed and one
  * iterator taken), enhanced fan-out only where it can work, and with validateSamples the first
- * records parse as the pipe maps them (reference/pipes.md: failures are 400s naming the field).
+ * records parse as the pipe maps them (README, "Pipes": failures are 400s naming the field).
  */
 export async function kinesisProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
   const source = config.source.kinesis as KinesisSource | undefined;
