@@ -355,6 +355,9 @@ describe('the alerts area under /api/v2', () => {
     expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    // Its description speaks of the area's own scheme, not the /v1 keys.
+    expect(doc.info.description).toContain('Authorization: Bearer');
+    expect(doc.info.description).not.toMatch(/Basic|API key/);
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v2',
       '/api/v2/alerts',

@@ -232,12 +232,15 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     );
   });
 
-  it('DELETE removes the pipe; then it is 404', async () => {
+  it('DELETE removes the pipe and says so in the log; then it is 404', async () => {
     const pipe = await create(objectStoragePipe());
     const url = `${s.pipesUrl}/${pipe.id}`;
     const deleted = await s.request({ method: 'DELETE', url });
     expect(deleted.statusCode).toBe(200);
     expect(Object.keys(deleted.json).sort()).toEqual(['requestId', 'status']);
+    expect(
+      s.logs.some((line) => line.includes(pipe.id) && line.includes(`pipe ${pipe.name} is deleted`)),
+    ).toBe(true);
     for (const [method, path] of [
       ['GET', url],
       ['DELETE', url],

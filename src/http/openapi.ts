@@ -12,8 +12,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
       info: {
         title: 'Sluice',
         version,
-        description:
-          'Pipes that move data into tables of a database service, and alerts that watch them. HTTP Basic with API keys under /v1.',
+        description: AREA_DESCRIPTIONS['/v1'],
       },
       components: {
         securitySchemes: {
@@ -26,19 +25,28 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
   });
 }
 
+/** What each area's document says of it, and how its callers authenticate. */
+const AREA_DESCRIPTIONS = {
+  '/v1':
+    'Pipes that move data into tables of a database service, and the organizations, services and keys they belong to. HTTP Basic with an API key (key id and secret).',
+  '/api/v2':
+    'Alerts on dashboard tiles over the data, with their dashboards, sources and webhooks. A bearer access token of a team: `Authorization: Bearer <token>`.',
+} as const;
+
 /**
  * GET /v1/openapi.json and GET /api/v2/openapi.json: each area's paths, with its own scheme (HTTP
- * Basic with API keys, bearer access tokens).
+ * Basic with API keys, bearer access tokens) and description.
  */
 export function openApiRoute(app: FastifyInstance): void {
-  const area = (prefix: string, security: Record<string, string[]>) => async () => {
-    const document = app.swagger() as { paths?: Record<string, unknown> };
+  const area = (prefix: keyof typeof AREA_DESCRIPTIONS, security: Record<string, string[]>) => async () => {
+    const document = app.swagger() as { info: object; paths?: Record<string, unknown> };
     const paths = Object.fromEntries(
       Object.entries(document.paths ?? {}).filter(
         ([path]) => path === prefix || path.startsWith(`${prefix}/`),
       ),
     );
-    return { ...document, paths, security: [security] };
+    const info = { ...document.info, description: AREA_DESCRIPTIONS[prefix] };
+    return { ...document, info, paths, security: [security] };
   };
   app.get('/v1/openapi.json', { schema: { hide: true } }, area('/v1', { basicAuth: [] }));
   app.get('/api/v2/openapi.json', { schema: { hide: true } }, area('/api/v2', { bearerAuth: [] }));

@@ -172,6 +172,7 @@ export class PipesService {
       return row.id;
     });
     this.cache?.written(id, undefined);
+    this.logger?.info({ pipeId: id }, `pipe ${existing.name} is deleted`);
     // A PATCH racing this delete may have started a worker meanwhile: it goes too, then the
     // pipe's stages and what its source holds.
     await this.runtime?.stop(id, { deleting: true });

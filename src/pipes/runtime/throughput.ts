@@ -19,16 +19,17 @@ export class Throughput {
     this.forget();
   }
 
-  /** Per second over the last minute, or since the run started when that is shorter. */
+  /**
+   * Per second over the last minute, or since the run started when that is shorter, to two
+   * decimals: a few rows a minute read as 0.05, not as 0 beside a bytes rate that is not.
+   */
   rates(): { rowsPerSecond: number; bytesPerSecond: number } {
     this.forget();
     const seconds = Math.max(1, Math.min(WINDOW_MS, this.now() - this.started)) / 1000;
     const sum = (pick: (c: { rows: number; bytes: number }) => number) =>
       this.commits.reduce((total, commit) => total + pick(commit), 0);
-    return {
-      rowsPerSecond: Math.round(sum((c) => c.rows) / seconds),
-      bytesPerSecond: Math.round(sum((c) => c.bytes) / seconds),
-    };
+    const perSecond = (total: number) => Math.round((total / seconds) * 100) / 100;
+    return { rowsPerSecond: perSecond(sum((c) => c.rows)), bytesPerSecond: perSecond(sum((c) => c.bytes)) };
   }
 
   private forget(): void {

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { Throughput } from './throughput.js';
+
+describe('a running pipe’s rates', () => {
+  it('a few rows a minute read as a fraction, not 0 beside a bytes rate that is not', () => {
+    let now = 0;
+    const throughput = new Throughput(() => now);
+    now = 60_000;
+    throughput.add(10, 250);
+    expect(throughput.rates()).toEqual({ rowsPerSecond: 0.17, bytesPerSecond: 4.17 });
+  });
+
+  it('forgets what was committed more than a minute ago', () => {
+    let now = 0;
+    const throughput = new Throughput(() => now);
+    throughput.add(600, 6000);
+    now = 61_000;
+    expect(throughput.rates()).toEqual({ rowsPerSecond: 0, bytesPerSecond: 0 });
+  });
+});
