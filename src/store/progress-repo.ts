@@ -102,9 +102,14 @@ export class ProgressRepo {
   }
 
   /** The progress row of a pipe, created at the source's first cursor on first use. */
+  /**
+   * The pipe's progress row, made with the source's first cursor; a row recordError made before
+   * the first run got that far (a setup that failed) has no cursor yet, and takes this one.
+   */
   async ensure(pipeId: string, cursor: Json | null): Promise<PipeProgress> {
     await this.db.query(
-      'insert into pipe_progress (pipe_id, cursor, updated_at) values ($1, $2::jsonb, $3) on conflict (pipe_id) do nothing',
+      `insert into pipe_progress (pipe_id, cursor, updated_at) values ($1, $2::jsonb, $3)
+       on conflict (pipe_id) do update set cursor = excluded.cursor where pipe_progress.cursor is null`,
       [pipeId, JSON.stringify(cursor), new Date()],
     );
     return (await this.get(pipeId)) as PipeProgress;
@@ -201,10 +206,24 @@ export class ProgressRepo {
     await this.db.query('update pipe_progress set files_pending = $2 where pipe_id = $1', [pipeId, count]);
   }
 
+  /**
+   * The pipe's last error (null: the error passed, its time stays). A pipe whose first run failed
+   * before its progress row was made (a database pipe's setup) gets one, without a cursor (ensure).
+   */
   async recordError(pipeId: string, message: string | null): Promise<void> {
     const now = new Date();
+    if (message === null) {
+      await this.db.query('update pipe_progress set last_error = null, updated_at = $2 where pipe_id = $1', [
+        pipeId,
+        now,
+      ]);
+      return;
+    }
+    // A pipe deleted meanwhile gets no row.
     await this.db.query(
-      'update pipe_progress set last_error = $2, last_error_at = case when $2::text is null then last_error_at else $3 end, updated_at = $3 where pipe_id = $1',
+      `insert into pipe_progress (pipe_id, cursor, last_error, last_error_at, updated_at)
+       select id, null, $2, $3, $3 from pipes where id = $1::uuid
+       on conflict (pipe_id) do update set last_error = $2, last_error_at = $3, updated_at = $3`,
       [pipeId, message, now],
     );
   }

@@ -14,7 +14,7 @@ import {
   type SourceRun,
   type SourceStatus,
 } from '../sources/index.js';
-import { IDLE_STATES } from '../state.js';
+import { IDLE_STATES, type PipeState } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { runPipe } from './runner.js';
@@ -275,7 +275,7 @@ export class PipeSupervisor implements PipeRuntime {
     if (!view || !RUNNING_STATES.includes(view.row.state)) return 'done';
     const connector = connectorFor(view.row.sourceKind);
     if (!connector) {
-      await pipes.runtimeTransition(
+      await this.transition(
         pipeId,
         'Failed',
         `${view.row.sourceKind} pipes are not supported yet`,
@@ -299,7 +299,7 @@ export class PipeSupervisor implements PipeRuntime {
         logger,
         signal,
         redact: (text) => this.hidePaths(view.redact(text)),
-        setState: (to, reason, from) => pipes.runtimeTransition(pipeId, to, reason, from),
+        setState: (to, reason, from) => this.transition(pipeId, to, reason, from),
         opened: (source) => {
           if (source) {
             this.sources.set(pipeId, source);
@@ -317,23 +317,32 @@ export class PipeSupervisor implements PipeRuntime {
           : {}),
       });
       return 'done';
-    } catch (error) {
+    } catch (thrown) {
       if (signal.aborted) return 'done';
+      const context = this.cleanupContext(view.row);
+      const error = connector.runFailure ? await connector.runFailure(thrown, view.config, context) : thrown;
       const message = this.hidePaths(view.redact(error instanceof Error ? error.message : String(error)));
+      // Also when the state stays (Degraded again, for another reason): lastError is the latest.
       await store.repos.progress.recordError(pipeId, message);
       if (error instanceof PermanentError || isDefinitionError(error)) {
-        await pipes.runtimeTransition(pipeId, 'Failed', message, RUNNING_STATES);
+        await this.transition(pipeId, 'Failed', message, RUNNING_STATES);
         return 'done';
       }
       logger.warn({ pipeId, error: message }, 'pipe worker failed; retrying');
-      await pipes.runtimeTransition(pipeId, 'Degraded', message, [
-        'Provisioning',
-        'Setup',
-        'Snapshot',
-        'Running',
-      ]);
+      await this.transition(pipeId, 'Degraded', message, ['Provisioning', 'Setup', 'Snapshot', 'Running']);
       return 'retry';
     }
+  }
+
+  /**
+   * A state change of the runtime's (or of a source that moves its pipe itself); a pipe that goes
+   * `Degraded` or `Failed` says why in `lastError` and `lastErrorAt` too (README, "Pipe states").
+   */
+  private async transition(pipeId: string, to: PipeState, reason: string, from: string[]): Promise<boolean> {
+    const moved = await this.deps.pipes.runtimeTransition(pipeId, to, reason, from);
+    if (moved && (to === 'Degraded' || to === 'Failed'))
+      await this.deps.store.repos.progress.recordError(pipeId, reason);
+    return moved;
   }
 
   /**

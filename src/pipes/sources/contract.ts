@@ -38,6 +38,12 @@ export interface SourceConnector {
    * its slot, whose lag grows while the pipe is stopped). Problems are logged, never thrown ({}).
    */
   idleStatus?(config: PipeConfig, cursor: Json | null, context: CleanupContext): Promise<SourceStatus>;
+  /**
+   * What the error that ended a run means, before the runtime picks `Degraded` (try again) or
+   * `Failed`: a connector may turn one that waiting cannot fix (a database pipe's user refused a
+   * privilege) into a PermanentError that says what to do. Absent: the error as it is.
+   */
+  runFailure?(error: unknown, config: PipeConfig, context: CleanupContext): Promise<unknown>;
 }
 
 export interface CleanupContext {

@@ -14,6 +14,7 @@ import {
   SourceConnectError,
 } from './connection.js';
 import { limitProblems } from './limits.js';
+import { publicationPrivilegeProblems } from './privileges.js';
 import { publicationProblem, unpublishable } from './publication.js';
 import { mappedTableProblems } from './table-rules.js';
 
@@ -22,29 +23,45 @@ const PATH = 'source.postgres';
 /**
  * What a database pipe needs of its server, checked before anything is stored (README, "Pipes":
  * connectivity failures are 400s): it connects, replicates (wal_level logical, the REPLICATION
- * privilege), every mapped table exists with a key the target can be ordered by, excluded and
- * sorting columns exist, the publication named covers the tables, the targets are absent or empty,
- * and the server's limits leave room for the snapshot's sessions and a slot (limits.ts).
+ * privilege), may make the publication Sluice makes (privileges.ts), every mapped table exists
+ * with a key the target can be ordered by, excluded and sorting columns exist, the publication
+ * named covers the tables, the targets are absent or empty, and the server's limits leave room
+ * for the snapshot's sessions and a slot (limits.ts). A PATCH of a pipe that never ran passes
+ * `pipeId` (moved.ts).
  */
-export async function postgresProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
+export async function postgresProblems(
+  config: PipeConfig,
+  context: CheckContext & { pipeId?: string },
+): Promise<Problem[]> {
   const source = config.source.postgres as PostgresSource;
   const early = unsupported(source);
   if (early.length > 0) return early;
   return checkedOn(source, context, async (client) => {
     const mode = source.settings?.replicationMode ?? 'cdc';
     return [
-      ...(await sourceProblems(client, source)),
+      ...(await sourceProblems(client, source, context.pipeId)),
       ...(await limitProblems(client, source, mode)),
       ...(await targetProblems(config, source, context)),
     ];
   });
 }
 
-/** What the pipe's user must be able to do on the server: replicate (but in `snapshot` mode), read the tables. */
-export async function sourceProblems(client: pg.Client, source: PostgresSource): Promise<Problem[]> {
+/**
+ * What the pipe's user must be able to do on the server: replicate and make or alter the
+ * publication Sluice makes (both but in `snapshot` mode), read the tables. `pipeId`: the pipe's
+ * own publication may exist already (privileges.ts).
+ */
+export async function sourceProblems(
+  client: pg.Client,
+  source: PostgresSource,
+  pipeId?: string,
+): Promise<Problem[]> {
   const mode = source.settings?.replicationMode ?? 'cdc';
   const problems: Problem[] = [];
-  if (mode !== 'snapshot') problems.push(...(await replicationProblems(client, source)));
+  if (mode !== 'snapshot') {
+    problems.push(...(await replicationProblems(client, source)));
+    problems.push(...(await publicationPrivilegeProblems(client, source, pipeId)));
+  }
   problems.push(...(await tableProblems(client, source, mode)));
   return problems;
 }
@@ -55,7 +72,7 @@ export async function sourceProblems(client: pg.Client, source: PostgresSource):
  */
 export async function checkedOn(
   source: PostgresSource,
-  context: CheckContext,
+  context: Pick<CheckContext, 'allowPrivateSources' | 'logger'>,
   checks: (client: pg.Client) => Promise<Problem[]>,
 ): Promise<Problem[]> {
   let client: pg.Client;

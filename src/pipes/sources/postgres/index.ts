@@ -4,6 +4,7 @@ import type { PostgresSource } from './connection.js';
 import { idleStatus } from './idle.js';
 import { changedPostgresProblems } from './moved.js';
 import { PostgresRun } from './reader.js';
+import { postgresRunFailure } from './refused.js';
 import { dropOwned } from './setup.js';
 
 /** The COPY relay and the socket the snapshot reads with; the benchmark's baseline uses them too. */
@@ -33,4 +34,5 @@ export const postgresConnector: SourceConnector = {
     if (mode !== 'snapshot') await dropOwned(source, context);
   },
   idleStatus,
+  runFailure: postgresRunFailure,
 };

@@ -16,7 +16,7 @@ const RESYNC =
 
 /**
  * A PATCH of a database pipe's source, checked as at create on the server it names: the user may
- * still replicate and read the tables (a rotated password is tried). A new `host`, `port` or
+ * still replicate, alter the pipe's publication and read the tables (a rotated password is tried). A new `host`, `port` or
  * `database` (the pipe is stopped: update.ts) must reach the same server, by its system
  * identifier, with the pipe's slot there in that database and not past the pipe's position; else
  * nothing is stored, so the position is never lost silently. A pipe that never ran has no
@@ -33,7 +33,7 @@ export async function changedPostgresProblems(
   const previous = before.source.postgres as PostgresSource;
   const moved = POSTGRES_SERVER_FIELDS.some((field) => source[field] !== previous[field]);
   return checkedOn(source, context, async (client) => {
-    const problems = await sourceProblems(client, source);
+    const problems = await sourceProblems(client, source, context.pipeId);
     if (moved) problems.push(...(await movedProblems(client, source, previous, cursor, context)));
     return problems;
   });
