@@ -221,7 +221,10 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
         (server.server as unknown as { setSecureContext(options: TlsMaterial): void }).setSecureContext(
           fresh,
         );
-        logger.info({ cert: config.tls.certFile }, 'TLS certificate and key reloaded');
+        logger.info(
+          { cert: config.tls.certFile },
+          'SIGHUP: TLS certificate and key reloaded for new connections (nothing else is read again)',
+        );
       },
       async listen() {
         const address = await server.listen({ host: config.host, port: config.port });

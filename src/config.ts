@@ -84,7 +84,12 @@ export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    // One problem is one line; several are a list, so an operator fixes them together.
+    super(
+      problems.length === 1
+        ? `invalid configuration: ${problems[0]}`
+        : `invalid configuration:\n  - ${problems.join('\n  - ')}`,
+    );
   }
 }
 
@@ -118,6 +123,17 @@ export const CONFIG_FLAGS: Record<string, string> = {
   sandbox: 'SLUICE_SANDBOX',
   'allow-unsandboxed-sql': 'SLUICE_ALLOW_UNSANDBOXED_SQL',
 };
+
+/**
+ * The on/off settings: as flags they are switches (`--allow-private-sources` alone means true,
+ * `--allow-private-sources=false` turns one off); as variables, `true` or `false`.
+ */
+export const SWITCH_FLAGS: readonly string[] = [
+  'allow-private-webhooks',
+  'allow-private-sources',
+  'allow-plaintext-kafka',
+  'allow-unsandboxed-sql',
+];
 
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,

@@ -1,5 +1,6 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConfigError } from './config.js';
 
 export const LOCK_FILE = 'sluice.lock';
 
@@ -36,7 +37,9 @@ export class DataDirLock {
   ) {}
 
   static async acquire(dataDir: string): Promise<DataDirLock> {
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+      throw unusable(dataDir, error);
+    });
     const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString() };
     const path = join(dataDir, LOCK_FILE);
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -44,7 +47,7 @@ export class DataDirLock {
         await writeFile(path, JSON.stringify(info), { flag: 'wx', mode: 0o600 });
         return new DataDirLock(dataDir, info);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw unusable(dataDir, error as Error);
       }
       const holder = await readLock(dataDir);
       if (holder && isAlive(holder.pid)) throw new DataDirBusyError(dataDir, holder);
@@ -62,6 +65,14 @@ export class DataDirLock {
     const holder = await readLock(this.dataDir);
     if (holder?.pid === process.pid) await rm(join(this.dataDir, LOCK_FILE), { force: true });
   }
+}
+
+/** A data directory this process cannot make or write: the user's to put right, named so. */
+function unusable(dataDir: string, error: NodeJS.ErrnoException): ConfigError {
+  const why = error.code === 'EEXIST' || error.code === 'ENOTDIR' ? 'a file is in the way' : error.code;
+  return new ConfigError([
+    `SLUICE_DATA_DIR (--data-dir): ${dataDir} cannot be used as the data directory (${why ?? error.message}): give a directory this user may write`,
+  ]);
 }
 
 /** The live holder of a data directory, if any. */

@@ -1,30 +1,31 @@
 import type { Backend, PipesApi, Row } from './backend.js';
+import { CliError, HttpClient } from './http-client.js';
 
-export class CliError extends Error {}
+export { CliError };
 
 /** The CLI through a server's /v1 API, with an API key (needed while a server holds the data). */
 export class HttpBackend implements Backend {
   private readonly authorization: string;
+  private readonly client: HttpClient;
 
-  constructor(
-    private readonly baseUrl: string,
-    keyId: string,
-    keySecret: string,
-  ) {
+  constructor(baseUrl: string, keyId: string, keySecret: string, ca?: string) {
+    this.client = new HttpClient(baseUrl, ca);
     this.authorization = `Basic ${Buffer.from(`${keyId}:${keySecret}`).toString('base64')}`;
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(new URL(path, this.baseUrl), {
+    const answer = await this.client.send(
       method,
-      headers: {
+      path,
+      {
         authorization: this.authorization,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const payload = (await response.json().catch(() => ({}))) as { result?: T; error?: string };
-    if (!response.ok) throw new CliError(payload.error ?? `${method} ${path} answered ${response.status}`);
+      body === undefined ? undefined : JSON.stringify(body),
+    );
+    const payload = parseJson(answer.text) as { result?: T; error?: string };
+    const ok = answer.status >= 200 && answer.status < 300;
+    if (!ok) throw new CliError(payload.error ?? `${method} ${path} answered ${answer.status}`);
     return payload.result as T;
   }
 
@@ -79,4 +80,12 @@ export class HttpBackend implements Backend {
   }
 
   close = async () => {};
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return {};
+  }
 }

@@ -1,15 +1,16 @@
-import { parseArgs } from 'node:util';
-import { CONFIG_FLAGS, ConfigError, loadConfig } from '../config.js';
-import { MasterKeyMismatchError } from '../crypto/index.js';
-import { DataDirBusyError, liveHolder } from '../data-dir.js';
-import { SluiceError } from '../errors.js';
+import { loadConfig } from '../config.js';
+import { liveHolder } from '../data-dir.js';
 import type { Backend } from './backend.js';
+import { parseCommandLine } from './flags.js';
 import { CliError, HttpBackend } from './http-backend.js';
+import { readCaFile } from './http-client.js';
 import { LocalBackend } from './local-backend.js';
 import { printRow, printRows } from './output.js';
 import { PIPE_ACTIONS, PIPES_HELP, runPipesCommand } from './pipes-command.js';
 import { rotateMasterKey, rotationLines } from './rotate-master-key.js';
 import { serve } from './serve.js';
+import { serveHelp } from './serve-help.js';
+import { userMessage } from './user-errors.js';
 
 const USAGE = `Usage: sluice <command> [options]   (sluice <command> --help explains one command)
 
@@ -27,18 +28,20 @@ Options:
   --org <name or id>      organization (default: the key's own, or "default")
   --team <name or id>     team for tokens (default: "default")
   --url <base url>        talk to this server (default: the one holding --data-dir, if any)
+  --cacert <file>         trust this PEM certificate (a self-signed or private server's, or its
+                          authority's) besides the usual ones (or SLUICE_CACERT)
   --key-id, --key-secret  admin API key for a running server (or SLUICE_KEY_ID / SLUICE_KEY_SECRET)
   --json                  print JSON
-  ${Object.entries(CONFIG_FLAGS)
-    .map(([flag, variable]) => `--${flag} (${variable})`)
-    .join(', ')}
+  --data-dir <dir>        the data directory (or SLUICE_DATA_DIR; default ./data)
+  sluice serve --help lists the server's flags; a switch needs no value (--json, --wait,
+  --allow-private-sources; --name=false turns one off)
 `;
 
 /** Each command: its actions and what `sluice <command> --help` says of it. */
 const COMMANDS: Record<string, { actions: string[]; help: string }> = {
   serve: {
     actions: [],
-    help: 'sluice serve [flags]\n\n  Runs the API and the pipe runtime on the data directory (flags override SLUICE_* variables).',
+    help: serveHelp(),
   },
   orgs: {
     actions: ['list', 'create'],
@@ -87,27 +90,7 @@ function commandLineProblem(command: string, action: string | undefined, values:
 
 export async function main(argv: string[]): Promise<void> {
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...Object.fromEntries(Object.keys(CONFIG_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
-        org: { type: 'string' },
-        team: { type: 'string' },
-        url: { type: 'string' },
-        'key-id': { type: 'string' },
-        'key-secret': { type: 'string' },
-        kind: { type: 'string' },
-        role: { type: 'string' },
-        name: { type: 'string' },
-        user: { type: 'string' },
-        service: { type: 'string' },
-        'new-key': { type: 'string' },
-        limit: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    const { values, positionals } = parseCommandLine(argv);
     const [command, action, argument] = positionals;
     if (!command || (values.help && !COMMANDS[command])) {
       console.log(USAGE);
@@ -122,7 +105,7 @@ export async function main(argv: string[]): Promise<void> {
       throw new CliError(
         `${problem}\n\nRun sluice ${COMMANDS[command] ? `${command} ` : ''}--help for more.`,
       );
-    const config = loadConfig(process.env, values as unknown as Record<string, string | undefined>);
+    const config = loadConfig(process.env, values as Record<string, string | undefined>);
     if (command === 'serve') return await serve(config);
     if (command === 'master-key') {
       const report = await rotateMasterKey(config, values['new-key'] as string | undefined);
@@ -141,20 +124,9 @@ export async function main(argv: string[]): Promise<void> {
     }
   } catch (error) {
     process.exitCode = 1;
-    if (
-      error instanceof ConfigError ||
-      error instanceof CliError ||
-      error instanceof DataDirBusyError ||
-      error instanceof MasterKeyMismatchError
-    ) {
-      console.error(`sluice: ${error.message}`);
-    } else if (error instanceof SluiceError) {
-      console.error(`sluice: ${error.code}: ${error.message}`);
-    } else if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      console.error(`sluice: ${(error as Error).message}\n\n${USAGE}`);
-    } else {
-      console.error('sluice:', error);
-    }
+    const message = userMessage(error);
+    if (message) console.error(message);
+    else console.error('sluice: unexpected error (a bug: please report it with what follows):', error);
   }
 }
 
@@ -181,7 +153,8 @@ async function openBackend(
       `a Sluice server at ${url} holds the data directory; give an admin API key with --key-id and --key-secret (or SLUICE_KEY_ID and SLUICE_KEY_SECRET)`,
     );
   }
-  return new HttpBackend(url, keyId, keySecret);
+  const ca = await readCaFile(values.cacert as string | undefined, process.env.SLUICE_CACERT);
+  return new HttpBackend(url, keyId, keySecret, ca);
 }
 
 interface Invocation {
@@ -216,6 +189,8 @@ async function runCommand(
       org: orgId,
       service: await service(orgId),
       limit: text('limit'),
+      wait: values.wait === true,
+      timeout: text('timeout'),
     });
   }
   if (command === 'query') {

@@ -6,7 +6,11 @@ import { printRow, printRows } from './output.js';
 
 export const PIPES_HELP = `sluice pipes list [--service S] [--org O]
 sluice pipes get <pipe name or id>
-sluice pipes status <pipe name or id>
+sluice pipes status <pipe name or id> [--wait [--timeout S]]
+                                            --wait: until Completed, Running, Failed or Stopped
+                                            (a one-off object-storage pipe: until Completed,
+                                            Failed or Stopped); at most S seconds (default 300);
+                                            Failed, or not settled in time, exits 1
 sluice pipes create <file.json | ->        the body of POST .../pipes, from a file or standard input
 sluice pipes stop <pipe name or id>
 sluice pipes start <pipe name or id>
@@ -27,6 +31,9 @@ interface PipesInvocation {
   org: string;
   service: string;
   limit: string | undefined;
+  /** `status --wait`: poll until the pipe settles, for at most `timeout` seconds. */
+  wait: boolean;
+  timeout: string | undefined;
 }
 
 /** `sluice pipes ...`: the /v1 pipe endpoints, and the pipe's error table through /query. */
@@ -42,6 +49,7 @@ export async function runPipesCommand(backend: Backend, call: PipesInvocation): 
     case 'get':
       return printRow(await api.get(org, service, pipe.id), json);
     case 'status':
+      if (call.wait) return waitUntilSettled(api, call, pipe);
       return printRow(await api.status(org, service, pipe.id), json);
     case 'stop':
     case 'start':
@@ -55,6 +63,40 @@ export async function runPipesCommand(backend: Backend, call: PipesInvocation): 
 }
 
 const LIST_COLUMNS = ['id', 'name', 'state', 'source', 'table', 'rows'];
+
+/**
+ * The states a pipe stays in until something happens to it: `status --wait` stops at them. A one-off
+ * object-storage pipe that is Running is on its way to Completed, so for it Running is not one.
+ */
+function settledStates(pipe: Row): string[] {
+  const storage = (pipe.source as Row | undefined)?.objectStorage as Row | undefined;
+  const oneOff = storage !== undefined && storage.isContinuous !== true;
+  return oneOff ? ['Completed', 'Failed', 'Stopped'] : ['Completed', 'Running', 'Failed', 'Stopped'];
+}
+
+/**
+ * `pipes status --wait`: the status once the pipe has settled (a new pipe is Provisioning at first;
+ * a retrying one is Degraded). Failed, or still unsettled after the timeout, exits 1.
+ */
+async function waitUntilSettled(api: PipesApi, call: PipesInvocation, pipe: Row & { id: string }) {
+  const seconds = call.timeout === undefined ? 300 : Number(call.timeout);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400)
+    throw new CliError(`--timeout: "${call.timeout}" is not a whole number of seconds from 1 to 86400`);
+  const deadline = Date.now() + seconds * 1000;
+  const settled = settledStates(pipe);
+  let status = await api.status(call.org, call.service, pipe.id);
+  while (!settled.includes(String(status.state)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    status = await api.status(call.org, call.service, pipe.id);
+  }
+  printRow(status, call.json);
+  const why = status.lastError ?? status.reason;
+  if (status.state === 'Failed') throw new CliError(`pipe ${pipe.name} is Failed: ${why}`);
+  if (!settled.includes(String(status.state)))
+    throw new CliError(
+      `pipe ${pipe.name} is still ${status.state} after ${seconds} s${why ? `: ${why}` : ''}`,
+    );
+}
 
 /** One line a pipe: what it reads, where it writes, how many rows it wrote. */
 async function listWithRows(api: PipesApi, org: string, service: string): Promise<Row[]> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseMasterKey } from '../config.js';
+import { ConfigError, parseMasterKey } from '../config.js';
 
 export const MASTER_KEY_FILE = 'master.key';
 /** A rotation's new key, written before the store is sealed with it and renamed over the old one after. */
@@ -82,6 +82,9 @@ async function readKeyFile(path: string): Promise<Buffer | undefined> {
     throw error;
   }
   const key = parseMasterKey(text);
-  if (key === undefined) throw new Error(`${path} does not hold a 32-byte hex key`);
+  if (key === undefined)
+    throw new ConfigError([
+      `${path} does not hold a 32-byte hex key: put back the file from a backup (no other key opens the secrets sealed with it)`,
+    ]);
   return key;
 }

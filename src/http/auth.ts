@@ -27,8 +27,13 @@ declare module 'fastify' {
   }
 }
 
-const OPERATOR_STAYS_OUT =
-  'the operator organization\'s keys do not act inside other organizations (README, "Security"): use that organization\'s own admin key, shown once when it was created, or, with the server stopped, the CLI on the data directory';
+/**
+ * The operator's rule, said where it applies: what an operator key may do in another organization
+ * and what it may not (README, "Security"), and how to act inside it instead.
+ */
+function operatorStaysOut(organization: { id: string; name: string }): string {
+  return `the operator organization's keys do not act inside other organizations (README, "Security"): in organization "${organization.name}" an operator key may only read the organization itself (GET /v1/organizations/${organization.id}); its services, keys, teams, tokens, pipes and SQL are refused. Use that organization's own admin key, shown once when it was created, or, with the server stopped, the CLI on the data directory`;
+}
 
 /** Parses `Authorization: Basic base64(keyId:secret)`; undefined when absent or malformed. */
 export function parseBasic(header: string | undefined): { keyId: string; secret: string } | undefined {
@@ -76,8 +81,8 @@ export function basicAuth(identity: IdentityService, failures: AuthFailureLimite
       const operatorAdmin = principal.operator && principal.role === 'admin';
       if (operatorAdmin && rule.operatorMayCross) return;
       // An organization that does not exist is a 404 for the operator too.
-      if (operatorAdmin) await identity.getOrganization(organizationId);
-      if (operatorAdmin) throw new ForbiddenError(OPERATOR_STAYS_OUT);
+      if (operatorAdmin)
+        throw new ForbiddenError(operatorStaysOut(await identity.getOrganization(organizationId)));
       throw new NotFoundError('organization');
     }
   };

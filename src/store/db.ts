@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { Pool } from 'pg';
+import { ConfigError } from '../config.js';
 import { initPgliteDirectory, keepPgliteOnBaselineCompiler, PGLITE_START_PARAMS } from './pglite-memory.js';
 
 /** Anything that runs one SQL statement: the database itself or an open transaction. */
@@ -55,7 +56,13 @@ export async function openPostgres(url: string, onIdleError: (error: Error) => v
   // An idle client that loses its connection emits 'error'; without a listener that would crash
   // the process. It is reported, and the next query gets a fresh connection.
   pool.on('error', onIdleError);
-  await pool.query('select 1');
+  // A URL that leads nowhere (or a wrong password) is the user's to fix: named, without a stack.
+  await pool.query('select 1').catch(async (error: Error & { code?: string }) => {
+    await pool.end();
+    throw new ConfigError([
+      `SLUICE_DATABASE_URL (--database-url): cannot connect to the metadata database: ${error.message || error.code}`,
+    ]);
+  });
   return {
     kind: 'postgres',
     async query<T>(sql: string, params: unknown[] = []) {
