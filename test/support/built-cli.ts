@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ChildResult, type Listening, runToEnd, startListening } from './child.js';
 
 /**
  * The `sluice` command as a user runs it after `npm ci`: bin/sluice.js on the compiled dist/, and
@@ -42,64 +43,21 @@ export function buildOnce(): void {
   if (built.status !== 0) throw new Error(`the build failed:\n${built.stdout}${built.stderr}`);
 }
 
-export interface BinResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type BinResult = ChildResult;
 
 /** Runs bin/sluice.js (through its shebang, as npx does) and collects what it prints. */
 export function runBin(args: string[], env: Record<string, string>, input?: string): Promise<BinResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, {
-      cwd: REPO,
-      env: { ...process.env, ...env },
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    if (input !== undefined) child.stdin?.end(input);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk) => (stdout += chunk));
-    child.stderr?.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runToEnd(BIN, args, { cwd: REPO, env, input });
 }
 
-export interface Running {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
+export type Running = Listening;
 
 /**
  * Starts what runs `sluice serve` (bin/sluice.js serve, npm start, npx sluice serve) in the
  * repository; resolves once it prints where it listens.
  */
 export function startServer(command: string, args: string[], env: Record<string, string>): Promise<Running> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: REPO,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`${command} did not start:\n${output}`)), 120_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /Sluice is listening on (\S+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], output: () => output });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${command} exited with ${code}:\n${output}`));
-    });
-  });
+  return startListening(command, args, { cwd: REPO, env, timeoutMs: 120_000 });
 }
 
 export function serveBin(args: string[], env: Record<string, string>): Promise<Running> {

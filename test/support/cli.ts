@@ -1,60 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { type ChildResult, type Listening, runToEnd, startListening } from './child.js';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './sluice.js';
 import { waitFor } from './wait.js';
 
 const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = ChildResult;
 
 /** Runs the `sluice` command from source (through tsx) and collects what it prints. */
 export function sluiceCli(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-      env: { ...process.env, ...env },
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    if (input !== undefined) child.stdin?.end(input);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk) => (stdout += chunk));
-    child.stderr?.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runToEnd(process.execPath, ['--import', 'tsx', ENTRY, ...args], { env, input });
 }
 
 /** Starts `sluice serve` in a child process; resolves once it prints where it listens. */
-export function sluiceServe(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`sluice serve did not start:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /Sluice is listening on (\S+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], output: () => output });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`sluice serve exited with ${code}:\n${output}`));
-    });
-  });
+export function sluiceServe(env: Record<string, string>): Promise<Listening> {
+  return startListening(process.execPath, ['--import', 'tsx', ENTRY, 'serve'], { env, timeoutMs: 60_000 });
 }
 
 /** The environment of a `sluice serve` a test kills and restarts: any port, the bootstrap key. */
