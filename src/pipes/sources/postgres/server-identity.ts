@@ -16,13 +16,16 @@ export async function systemIdentifier(
   source: PostgresSource,
   context: { allowPrivateSources: boolean; logger?: Logger },
 ): Promise<string | undefined> {
-  try {
+  // Asked first, not tried: the connection may be inside a transaction (a snapshot's), which an
+  // error would abort for every statement after it.
+  const allowed = await client.query<{ may: boolean }>(
+    "SELECT has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE') AS may",
+  );
+  if (allowed.rows[0]?.may) {
     const result = await client.query<{ id: string }>(
       'SELECT system_identifier::text AS id FROM pg_control_system()',
     );
     return result.rows[0]?.id;
-  } catch (error) {
-    if ((error as { code?: string }).code !== NOT_ALLOWED) throw error;
   }
   if ((source.settings?.replicationMode ?? 'cdc') === 'snapshot') return undefined;
   const replication = await connect(source, context, { replication: true });
