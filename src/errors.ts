@@ -1,6 +1,6 @@
 /**
  * Typed errors shared by every domain. Each carries a stable code and an HTTP status so the HTTP
- * edge can render the area's envelope without knowing which domain threw it (DESIGN.md, "Errors").
+ * edge can render the area's envelope without knowing which domain threw it (docs/architecture.md, "Errors").
  */
 
 /** One problem with a request, named by the JSON path of the field it concerns. */

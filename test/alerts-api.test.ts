@@ -119,7 +119,7 @@ describe('the alerts area under /api/v2', () => {
     }
   });
 
-  it('a created tile alert has exactly the keys of the spec, and GET returns the same data', async () => {
+  it('a created tile alert has exactly the keys of the platform record, and GET returns the same data', async () => {
     const created = await call('POST', '/api/v2/alerts', alertBody());
     expect(created.statusCode, created.body).toBe(200);
     const alert = created.json.data;

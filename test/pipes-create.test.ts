@@ -42,7 +42,7 @@ function expectedEcho(body: any, defaults: (copy: any) => void) {
   return copy;
 }
 
-describe('create pipe: the exact shape of the response (spec, "Create pipe")', () => {
+describe('create pipe: the exact shape of the response (README, "Pipes")', () => {
   let s: TestSluice;
   let azurite: RunningAzurite;
   beforeAll(async () => {

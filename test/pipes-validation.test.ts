@@ -22,7 +22,7 @@ const kafka = (b: Body) => b.source.kafka;
 const kinesis = (b: Body) => b.source.kinesis;
 const postgres = (b: Body) => b.source.postgres;
 
-// One accepted and at least one rejected case for each rule of reference/pipes.md.
+// One accepted and at least one rejected case for each rule of README, "Pipes".
 const CASES: Case[] = [
   // Exactly one source variant.
   ['one source kind is accepted', s3, () => {}, []],
@@ -595,7 +595,7 @@ const CASES: Case[] = [
   ['an unknown top-level field', s3, (b) => (b.description = 'x'), ['description: Unknown field']],
 ];
 
-describe('create pipe: validation rules of reference/pipes.md', () => {
+describe('create pipe: validation rules of README, "Pipes"', () => {
   let s: TestSluice;
   /**
    * The sample Kafka, Kinesis and PostgreSQL bodies name servers that do not exist, which the create checks

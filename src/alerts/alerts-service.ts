@@ -8,7 +8,7 @@ import { AlertBody, type AlertRecord, RANGE_TYPES } from './schemas.js';
 const checkBody = checker(AlertBody);
 
 /**
- * Alerts on dashboard tiles (spec, "Get alert"; reference/alerts.md). Every read and write is
+ * Alerts on dashboard tiles (README, "Alerts area"). Every read and write is
  * scoped to the caller's team; what an alert points at must be the team's too. A new alert is OK.
  */
 export class AlertsService {
@@ -47,7 +47,7 @@ export class AlertsService {
     return toRecord(row);
   }
 
-  /** A full replace, not a merge (reference/alerts.md); the state is kept. */
+  /** A full replace, not a merge (README, "Alerts area"); the state is kept. */
   async replace(scope: TeamScope, id: string, body: unknown): Promise<AlertRecord> {
     requireWellFormed(id);
     const valid = await this.validate(scope, body);
@@ -192,7 +192,7 @@ function toRow(
   };
 }
 
-/** Exactly the keys of the spec's record for a tile alert; the extensions only when set. */
+/** Exactly the keys of the platform's record for a tile alert; the extensions only when set. */
 export function toRecord(row: AlertRow): AlertRecord {
   return {
     id: row.id,

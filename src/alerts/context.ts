@@ -12,7 +12,7 @@ export interface Page<T> {
   meta: { total: number; limit: number; offset: number };
 }
 
-/** `?limit` (1-1000, default 1000) and `?offset` (default 0), as reference/alerts.md. */
+/** `?limit` (1-1000, default 1000) and `?offset` (default 0), as README, "Alerts area". */
 export function pageOf(query: unknown): { limit: number; offset: number } {
   const q = (query ?? {}) as Record<string, unknown>;
   const problems: Problem[] = [];

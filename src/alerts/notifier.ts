@@ -32,7 +32,7 @@ class DeliveryError extends Error {
 }
 
 /**
- * Sends the alert notifications of the outbox to their webhooks (reference/alerts.md): POST of the
+ * Sends the alert notifications of the outbox to their webhooks (README, "Alerts area"): POST of the
  * webhook's body template filled in, its headers and query parameters, an Idempotency-Key; three
  * attempts with jittered backoff, no retry on a 4xx other than 429, 30 s a try, redirects refused,
  * and the private-address rule checked again at send time, after DNS resolution. A webhook that

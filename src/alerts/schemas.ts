@@ -1,7 +1,7 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { LIMITS, StringEnum } from '../schema/index.js';
 
-/** Reference/alerts.md: the intervals an alert is checked at. */
+/** README, "Alerts area": the intervals an alert is checked at. */
 export const INTERVALS = ['1m', '5m', '15m', '30m', '1h', '6h', '12h', '1d'] as const;
 /** `above` and `below` of the original, and the extensions this service adds. */
 export const THRESHOLD_TYPES = [
@@ -41,7 +41,7 @@ export const AlertBody = T.Object({
 });
 export type AlertBody = Static<typeof AlertBody>;
 
-/** The alert record of the spec ("Alert: response envelope and record"), extensions only when set. */
+/** The alert record of the platform's API (README, "Alerts area"), extensions only when set. */
 export const AlertRecord = T.Object({
   id: T.String(),
   name: Nullable(T.String()),

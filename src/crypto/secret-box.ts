@@ -3,7 +3,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 const VERSION = 'v1';
 
 /**
- * Encrypts secrets at rest with AES-256-GCM under the master key (DESIGN.md, "Secrets"). The text
+ * Encrypts secrets at rest with AES-256-GCM under the master key (docs/architecture.md, "Secrets"). The text
  * form `v1:<iv>:<tag>:<ciphertext>` (base64 parts) keeps a version so the scheme can change later.
  * The associated data binds a ciphertext to the row it belongs to, so it cannot be moved elsewhere.
  */

@@ -1,7 +1,7 @@
 import { Type as T, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-/** Success envelope of the pipes area: `{status: 200, requestId, result}` (spec, "Create pipe"). */
+/** Success envelope of the pipes area: `{status: 200, requestId, result}` (README, "API"). */
 export function ok<R>(request: FastifyRequest, result: R) {
   return { status: 200, requestId: request.id, result };
 }
@@ -14,7 +14,7 @@ export const EmptyEnvelope = T.Object({
   requestId: T.String({ format: 'uuid' }),
 });
 
-/** Error envelope of the pipes area (reference/pipes.md, "Envelope and errors"). */
+/** Error envelope of the pipes area (README, "API"). */
 export const ErrorEnvelope = T.Object(
   {
     status: T.Integer(),

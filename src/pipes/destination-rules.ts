@@ -3,7 +3,7 @@ import type { Problem } from '../errors.js';
 import { asObject } from './rules-util.js';
 import type { SourceKind } from './schema/enums.js';
 
-/** A database pipe takes its targets from tableMappings (reference: "Validation rules"). */
+/** A database pipe takes its targets from tableMappings (README, "Pipes"). */
 export function databaseDestinationRules(pipe: Record<string, unknown>, problems: Problem[]): void {
   const destination = asObject(pipe.destination);
   for (const field of ['table', 'columns', 'managedTable', 'tableDefinition']) {

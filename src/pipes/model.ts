@@ -96,7 +96,7 @@ export function mappingsOf(config: Pick<PipeConfig, 'source' | 'destination' | '
 
 /**
  * The record every endpoint returns. Built from the stored public configuration, which holds no
- * secrets; `roles` is request-only and dropped here (spec, "Pipe: response envelope and result").
+ * secrets; `roles` is request-only and dropped here (README, "Pipes").
  */
 export function toRecord(row: PipeRow): PipeRecord {
   const config = row.config as unknown as PipeConfig;

@@ -12,7 +12,7 @@ export const SOURCE_RULES: Record<
   postgres: postgresRules,
 };
 
-/** Which credential fields each Kafka authentication takes (reference: "credentials variants"). */
+/** Which credential fields each Kafka authentication takes (README, "How a Kafka pipe runs"). */
 const KAFKA_CREDENTIALS: Record<string, string[]> = {
   PLAIN: ['username', 'password'],
   'SCRAM-SHA-256': ['username', 'password'],

@@ -1,7 +1,7 @@
 import { BadRequestError, ConflictError } from '../errors.js';
 import type { SourceKind } from './schema/enums.js';
 
-/** Every state of the hosted service (reference/pipes.md, "States"). */
+/** Every state of the hosted service (README, "Pipe states"). */
 export const PIPE_STATES = [
   'Unknown',
   'Provisioning',
@@ -38,7 +38,7 @@ const ACTIVE: PipeState[] = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'De
 const RESYNCABLE: PipeState[] = ['Running', 'Stopped', 'Paused', 'Failed', 'Completed', 'Degraded'];
 
 /**
- * The transitions a command asks for, per reference/pipes.md: stop from any state, start only from
+ * The transitions a command asks for, per README, "Pipe states": stop from any state, start only from
  * Stopped or Failed, resync only for database pipes. Returns [] when the pipe is already where the
  * command leads. A stop writes Stopping; the pipes service writes Stopped once the runtime has
  * stopped the pipe's worker.

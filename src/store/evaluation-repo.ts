@@ -127,7 +127,7 @@ export class EvaluationRepo {
     return rows[0]?.n ?? 0;
   }
 
-  /** History is kept 30 days (reference/alerts.md). */
+  /** History is kept 30 days (README, "Alerts area"). */
   async pruneHistory(before: Date): Promise<void> {
     await this.db.query('delete from alert_history where created_at < $1', [before]);
   }

@@ -15,7 +15,7 @@ export interface RunningAzurite {
   stop(): Promise<void>;
 }
 
-/** Azurite's blob service in a child process on a free loopback port (reference/components.md). */
+/** Azurite's blob service in a child process on a free loopback port. */
 export async function startAzurite(containers: string[]): Promise<RunningAzurite> {
   const port = await freePort();
   const child: ChildProcess = spawn(

@@ -21,7 +21,7 @@ export interface RunningKinesisLocal extends RunningKinesis {
  * kinesis-local (kinesis-mock built for Node) in a child process on a free loopback port: unlike
  * kinesalite it serves enhanced fan-out (RegisterStreamConsumer, SubscribeToShard over HTTP/2),
  * in memory. Stream creation and resharding are instant; a consumer takes 300 ms to become
- * ACTIVE, as on AWS it takes a while (reference/components.md).
+ * ACTIVE, as on AWS it takes a while.
  */
 export async function startKinesisLocal(): Promise<RunningKinesisLocal> {
   const [port, tlsPort] = [await freePort(), await freePort()];

@@ -64,7 +64,7 @@ export interface RunningKinesis {
 
 /**
  * kinesalite in this process, in memory, on a free loopback port, with stream creation and resharding
- * instant (reference/components.md).
+ * instant (`createStreamMs: 0`).
  */
 export async function startKinesis(options: KinesisStartOptions = {}): Promise<RunningKinesis> {
   const server = kinesalite({

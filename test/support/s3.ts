@@ -14,7 +14,7 @@ export interface RunningS3 {
   stop(): Promise<void>;
 }
 
-/** s3rver on a free loopback port with the given buckets (reference/components.md). */
+/** s3rver on a free loopback port with the given buckets (path-style requests). */
 export async function startS3(buckets: string[]): Promise<RunningS3> {
   const directory = await mkdtemp(join(tmpdir(), 'sluice-s3-'));
   const port = await freePort();

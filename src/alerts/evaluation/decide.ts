@@ -1,5 +1,5 @@
 /**
- * Whether a value breaks the threshold, per thresholdType (reference/alerts.md): `above` is >=,
+ * Whether a value breaks the threshold, per thresholdType (README, "Alerts area"): `above` is >=,
  * `below` is <, and the extensions say what their names say; the ranges include both ends.
  */
 export function exceeds(

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { exceeds } from './decide.js';
 import { windowsToEvaluate } from './windows.js';
 
-describe('threshold types (reference/alerts.md: above is >=, below is <)', () => {
+describe('threshold types (README, "Alerts area": above is >=, below is <)', () => {
   it.each([
     ['above', 5, 5, null, true],
     ['above', 4.9, 5, null, false],

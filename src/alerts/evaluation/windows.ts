@@ -14,7 +14,7 @@ export interface Window {
 }
 
 /**
- * The completed windows `[start, start + interval)` to evaluate now (reference/alerts.md): aligned
+ * The completed windows `[start, start + interval)` to evaluate now (README, "Alerts area"): aligned
  * to the interval since the epoch, after the last one evaluated, at most 50 and at most 24 hours
  * back. A new alert starts with the last completed window.
  */

@@ -103,7 +103,7 @@ function pipeIdOf(request: FastifyRequest): string {
   return (request.params as PipeParams).pipeId;
 }
 
-/** The pipe endpoints of the spec and the rest a user needs (README, "Pipes"). */
+/** The pipe endpoints of the hosted service and the rest a user needs (README, "Pipes"). */
 export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
   app.post(
     BASE,

@@ -19,7 +19,7 @@ const Listed = <S extends TSchema>(schema: S) =>
     meta: T.Object({ total: T.Integer(), limit: T.Integer(), offset: T.Integer() }),
   });
 
-/** The CRUD every resource of the alerts area offers (reference/alerts.md, "Endpoints"). */
+/** The CRUD every resource of the alerts area offers (README, "Alerts area"). */
 interface Crud<R> {
   list(scope: ReturnType<typeof scopeOf>, query: unknown): Promise<unknown>;
   get(scope: ReturnType<typeof scopeOf>, id: string): Promise<R>;

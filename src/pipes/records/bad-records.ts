@@ -17,7 +17,7 @@ export function errorTableName(table: string): string {
   return `${table}_pipes_error`;
 }
 
-/** `<table>_pipes_error` beside the destination (reference/pipes.md, "What a pipe does at run time"). */
+/** `<table>_pipes_error` beside the destination (README, "How a pipe runs"). */
 export async function ensureErrorTable(engine: Engine, database: string, table: string): Promise<void> {
   await engine.execute(
     `CREATE TABLE IF NOT EXISTS ${tableName(database, errorTableName(table))} (

@@ -17,7 +17,8 @@ interface Mapping {
 }
 
 /**
- * Field mappings and virtual columns done by the engine (DESIGN.md, "Format"): the file is read
+ * Field mappings and virtual columns done by the engine (docs/architecture.md, "Formats are the
+ * engine's"): the file is read
  * with each mapped field typed as its destination column, so a value that does not fit is a parse
  * error of that row (isolated by the engine), and the insert renames and casts in its SELECT.
  * Formats without a header (CSV, TabSeparated) name their fields c1, c2, ... by position.

@@ -1,4 +1,4 @@
-/** Allowed values, from the hosted service's API and Terraform provider (reference/pipes.md). */
+/** Allowed values, from the hosted service's API and Terraform provider. */
 export const KAFKA_TYPES = [
   'kafka',
   'redpanda',

@@ -67,7 +67,7 @@ const SETTINGS_FIELDS = {
   engine_parallel_view_processing: T.Optional(T.Boolean()),
 };
 
-/** Pipe settings in a create body, where `settings: {}` is rejected (reference/pipes.md). */
+/** Pipe settings in a create body, where `settings: {}` is rejected (README, "Pipes"). */
 export const Settings = StrictObject(SETTINGS_FIELDS, { minProperties: 1 });
 
 /** PUT /settings replaces the whole map; `{}` puts every setting back to its default. */

@@ -12,7 +12,7 @@ import {
 
 /**
  * The pipe record returned by every pipe endpoint: the request's configuration without its secrets,
- * `validateSamples` or `roles` (spec, "Pipe: response envelope and result"). Used as the response
+ * `validateSamples` or `roles` (README, "Pipes"). Used as the response
  * schema, so the serializer also drops anything that is not listed here.
  */
 export const PipeRecord = StrictObject({

@@ -1,7 +1,7 @@
 /**
  * Optional fields whose empty string or empty array real clients send for "not set": the cloud
  * CLI sends postgres table mappings with `"partitionKey": ""`, `"partitionByExpr": ""` and
- * `"sortingKeys": []` (reference/pipes.md). Other empty strings stay errors, as on the hosted
+ * `"sortingKeys": []` (README, "Pipes"). Other empty strings stay errors, as on the hosted
  * service (`caCertificate`, `iamRole`, `tlsHost`, names).
  */
 const EMPTY_MEANS_UNSET = new Set([

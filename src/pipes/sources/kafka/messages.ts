@@ -15,7 +15,7 @@ export interface SourcedMessage {
   message: KafkaMessage;
 }
 
-/** Kafka's virtual columns and the types the engine reads them with (reference/pipes.md). */
+/** Kafka's virtual columns and the types the engine reads them with (README, "How a Kafka pipe runs"). */
 const KAFKA_VIRTUAL_TYPES = {
   _key: 'String',
   _timestamp: 'DateTime64(3)',

@@ -13,7 +13,7 @@ export interface KinesisMessage {
   arrivedAt: number;
 }
 
-/** Kinesis's virtual columns and their engine types (reference/pipes.md, Kinesis). */
+/** Kinesis's virtual columns and their engine types (README, "How a Kinesis pipe runs"). */
 export const KINESIS_VIRTUAL_TYPES = {
   _key: 'String',
   _timestamp: 'DateTime64(3)',

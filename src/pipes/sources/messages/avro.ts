@@ -4,7 +4,7 @@ import { inflateRawSync } from 'node:zlib';
 /**
  * The few pieces of Avro's binary encoding Sluice writes and reads itself: longs, bytes, and the
  * frame of an Object Container File (https://avro.apache.org/docs/1.11.1/specification/). Record
- * data is never decoded here: the engine parses it (DESIGN.md, "Format").
+ * data is never decoded here: the engine parses it (docs/architecture.md).
  */
 
 const MAGIC = Buffer.from('Obj\x01', 'latin1');
@@ -132,7 +132,7 @@ class FrameReader {
     return this.at >= this.input.length;
   }
 
-  /** A long that counts something: a negative count is followed by a size (spec, "Maps"). */
+  /** A long that counts something: a negative count is followed by a size (Avro specification, "Maps"). */
   count(): number {
     const value = this.long();
     if (value >= 0) return value;

@@ -17,7 +17,7 @@ const COMPRESSION: Record<string, string> = {
 
 /**
  * The table function through which the engine itself fetches, decompresses and parses one file
- * (3x handing it bytes, 10x parsing in JavaScript: reference/components.md). The text carries
+ * (3x handing it bytes, 10x parsing in JavaScript: docs/architecture.md). The text carries
  * credentials: it is never logged.
  */
 export function tableFunction(
