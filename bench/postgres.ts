@@ -51,7 +51,7 @@ function listOf(value: string | undefined, fallback: number): number[] {
     .map(Number);
   return numbers.length > 0 ? numbers : [fallback];
 }
-/** Sluice's own session dialect (sources/postgres/connection.ts): the baseline's COPY writes the same text. */
+/** Sluice's own session dialect (sources/postgres/session/connection.ts): the baseline's COPY writes the same text. */
 const SESSION = '-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3';
 
 /**
@@ -379,8 +379,8 @@ function median(values: number[]): number {
 
 /**
  * Runs a COPY ... TO STDOUT on a session of its own and drops what it reads; returns its bytes.
- * It reads with the pipe's own relay and socket (sources/postgres/copy-out.ts, socket.ts), so the
- * baseline is the fastest this process can take a COPY, not a slower client the pipe does not use.
+ * It reads with the pipe's own relay and socket (sources/postgres/snapshot/copy-out.ts,
+ * session/shared-read-socket.ts), so the baseline is the fastest this process can take a COPY, not a slower client the pipe does not use.
  */
 async function copyAndDrop(server: RunningPostgres, sql: string): Promise<number> {
   const session = new pg.Client({

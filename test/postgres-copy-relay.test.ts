@@ -8,7 +8,7 @@ import { postgresPipeBody, type RunningPostgres, startPostgres } from './support
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
-// The relay the snapshot reads COPY with (sources/postgres/copy-out.ts) takes pg's socket for the
+// The relay the snapshot reads COPY with (sources/postgres/snapshot/copy-out.ts) takes pg's socket for the
 // length of the COPY: what it writes must be PostgreSQL's text byte for byte, and whatever ends
 // the COPY (its end, an error, a failing sink, the server ending the session) must leave the
 // session in step or fail it loudly.
@@ -25,7 +25,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A session as Sluice opens a plain one: its reads land in the shared buffer (socket.ts). */
+/** A session as Sluice opens a plain one: its reads land in the shared buffer (sources/postgres/session/shared-read-socket.ts). */
 async function session(): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, stream: sharedReadSocket });
   client.on('error', () => {});

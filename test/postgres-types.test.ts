@@ -12,7 +12,7 @@ import { createPipe, sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
-// Every PostgreSQL type of the type map (src/pipes/sources/postgres/types.ts, README "PostgreSQL
+// Every PostgreSQL type of the type map (src/pipes/sources/postgres/catalog/column-types.ts, README "PostgreSQL
 // types") through a real PostgreSQL and a Sluice: rows copied by the snapshot (COPY's text) and
 // rows written after it (pgoutput's text: inserts, updates, TOAST values an update left
 // unchanged) must land with the values PostgreSQL reports, column by column, in a target with

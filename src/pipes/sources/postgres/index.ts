@@ -1,25 +1,22 @@
 import type { SourceConnector } from '../contract.js';
-import { postgresProblems } from './checks.js';
-import type { PostgresSource } from './connection.js';
-import { idleStatus } from './idle.js';
-import { changedPostgresProblems } from './moved.js';
-import { PostgresRun } from './reader.js';
-import { postgresRunFailure } from './refused.js';
-import { dropOwned } from './setup.js';
+import { changedPostgresProblems, postgresProblems, postgresRunFailure } from './checks/index.js';
+import { PostgresRun } from './connector-run.js';
+import { dropOwned, idleStatus } from './run/index.js';
+import type { PostgresSource } from './session/index.js';
 
-/** The COPY relay and the socket the snapshot reads with; the benchmark's baseline uses them too. */
-export { copyOut } from './copy-out.js';
-export { discoverPostgres } from './discover.js';
-/** LSN text (`16/B374D848`) as a number, as `/status` prints positions. */
-export { parseLsn } from './lsn.js';
-export { sharedReadSocket } from './socket.js';
 export {
+  discoverPostgres,
   type ListedTable,
   listPostgresTables,
   type PostgresConnection,
   type PostgresTables,
   type TableProblem,
-} from './table-list.js';
+} from './catalog/index.js';
+/** LSN text (`16/B374D848`) as a number, as `/status` prints positions. */
+export { parseLsn } from './changes/index.js';
+/** The socket the snapshot reads with and its COPY relay; the benchmark's baseline uses them too. */
+export { sharedReadSocket } from './session/index.js';
+export { copyOut } from './snapshot/index.js';
 
 /** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
 export const postgresConnector: SourceConnector = {

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { Batch } from '../../../../store/index.js';
+import { type RangeRead, rangeRead } from '../../../records/index.js';
+import type { RunContext } from '../../contract.js';
+import type { TablePlan } from '../catalog/index.js';
+import type { ChangeStream } from '../changes/index.js';
+import {
+  rangeFrom,
+  rangeLabel,
+  rangeTo,
+  rowsOfChanges,
+  type SeenBy,
+  sawTransaction,
+} from '../changes/index.js';
+import type { PostgresSource } from '../session/index.js';
+import type { SnapshotSessions } from '../snapshot/index.js';
+import { copyRange, type SnapshotRange, snapshotParallelism } from '../snapshot/index.js';
+import { followRelations, loadChanges, loadRowsFile, type RelationsHost } from '../target/index.js';
+import type { ChangesRange } from './cursor.js';
+
+/** What reading a batch needs of its run. */
+export interface BatchHost extends RelationsHost {
+  source: PostgresSource;
+  context: RunContext;
+  /** The sessions snapshot ranges read on. */
+  sessions: SnapshotSessions;
+  /** The exported snapshot the snapshot's ranges read under (null: the slot's own is gone). */
+  snapshotName: string | null;
+  stream: ChangeStream | undefined;
+  planOf(target: string): TablePlan;
+  /** What the snapshot a table was read under saw, when it was not the slot's (changes/seen.ts). */
+  seenBy(target: string): SeenBy | undefined;
+}
+
+/**
+ * Reads a batch into its tables' stages: a snapshot range copied under the exported snapshot
+ * (`COPY ... TO STDOUT` into a scratch file the engine parses), or the committed transactions of
+ * a range of changes, after the targets followed the source's schema.
+ */
+export async function readBatch(
+  host: BatchHost,
+  batch: Batch,
+  intoTable: (table: string) => string,
+  staged: (table: string) => boolean,
+): Promise<RangeRead> {
+  const { context } = host;
+  const { logger } = context;
+  const range = batch.range as unknown as SnapshotRange | ChangesRange;
+  const engines = { engine: context.engine, sourceReader: context.sourceReader };
+  const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
+  const file = { name, path: context.engine.scratchPath(`${name}.tsv`), label: '' };
+  try {
+    if (range.kind === 'snapshot') {
+      const plan = host.planOf(range.table);
+      const rows = await copyRange(host.sessions, plan, range, host.snapshotName, file.path);
+      const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
+      const { rangesAtOnce } = snapshotParallelism(host.source.settings);
+      const into = intoTable(plan.spec.table);
+      const load = { staged: staged(plan.spec.table), logger, rangesAtOnce };
+      return await loadRowsFile(engines, plan, { ...file, label, rows }, into, load);
+    }
+    const stream = host.stream as ChangeStream;
+    const [from, to] = [rangeFrom(range), rangeTo(range)];
+    await stream.waitFor(from, to, context.signal);
+    const transactions = stream.takeRange(from, to);
+    await followRelations(host, transactions, intoTable);
+    const byTable = rowsOfChanges(
+      transactions,
+      (schema, table) => host.planBySource(schema, table),
+      (plan, transaction) => {
+        const seen = host.seenBy(plan.mapping.targetTable);
+        return seen !== undefined && sawTransaction(seen, transaction);
+      },
+    );
+    const reads: RangeRead[] = [];
+    for (const changes of byTable.values()) {
+      const { schema, table } = changes.plan.source;
+      const label = `${rangeLabel(range)} of ${schema}.${table}`;
+      const { table: target } = changes.plan.spec;
+      const load = { staged: staged(target), logger };
+      reads.push(await loadChanges(engines, changes, { ...file, label }, intoTable(target), load));
+    }
+    return rangeRead(reads);
+  } finally {
+    await context.engine.removeScratch(`${name}.tsv`);
+  }
+}
