@@ -2,7 +2,13 @@ import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replicatio
 import type { Logger } from 'pino';
 import { sleep } from '../../../../concurrency.js';
 import { privateHostProblem } from '../../../../net/index.js';
-import { clientConfig, LastHeard, type PostgresSource, SourceConnectError } from '../session/index.js';
+import {
+  clientConfig,
+  LastHeard,
+  type PostgresSource,
+  replicationSocketOf,
+  SourceConnectError,
+} from '../session/index.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import { type Message, PgoutputDecoder, type Relation, type Value } from './pgoutput.js';
 import { type Position, partAfter, reaches, splitAt } from './positions.js';
@@ -239,11 +245,8 @@ export class ChangeStream {
     this.wake();
     for (const wake of this.roomWaiters) wake();
     // A connection in COPY BOTH mode may wait on its goodbye; its socket goes now, so the slot is
-    // free for the next stream at once.
-    const internal = this.service as unknown as {
-      _client?: { connection?: { stream?: { destroy(): void } } };
-    };
-    internal._client?.connection?.stream?.destroy();
+    // free for the next stream at once (session/pg-internals.ts).
+    replicationSocketOf(this.service)?.destroy();
     await this.service
       .destroy()
       .catch((error: unknown) =>

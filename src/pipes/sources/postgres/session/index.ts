@@ -22,6 +22,14 @@ export {
 } from './connection.js';
 export { LastHeard } from './last-heard.js';
 export { ownedNames } from './owned-names.js';
+export {
+  type DataListener,
+  type PgConnection,
+  pgReaderOf,
+  replicationSocketOf,
+  sendQuery,
+  socketOf,
+} from './pg-internals.js';
 export { publicationPrivilegeProblems } from './privileges.js';
 export { systemIdentifier } from './server-identity.js';
 export { limitProblems } from './server-limits.js';

@@ -2,7 +2,15 @@ import { createWriteStream } from 'node:fs';
 import type { Duplex, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
-import { LastHeard, lendReads } from '../session/index.js';
+import {
+  type DataListener,
+  LastHeard,
+  lendReads,
+  type PgConnection,
+  pgReaderOf,
+  sendQuery,
+  socketOf,
+} from '../session/index.js';
 
 /** The backend messages the relay consumes itself during COPY OUT (the protocol's codes). */
 const COPY_DATA = 0x64; // 'd'
@@ -27,8 +35,6 @@ function takeBlock(): Buffer {
 function giveBack(block: Buffer): void {
   if (idleBlocks.length < IDLE_BLOCKS_KEPT) idleBlocks.push(block);
 }
-
-type DataListener = (chunk: Buffer) => void;
 
 /**
  * A COPY that sends nothing for this long (while this side reads) is taken as lost: a server gone
@@ -101,17 +107,17 @@ class CopyRelay {
     });
   }
 
-  /** pg fails the query with what this returns. */
-  submit(connection: { stream: Duplex; query(text: string): void }): Error | undefined {
-    const socket = connection.stream;
-    const listeners = socket.listeners('data') as DataListener[];
-    if (listeners.length !== 1) return new Error('the PostgreSQL connection is not in a state to COPY');
+  /** pg fails the query with what this returns. Takes pg's socket (session/pg-internals.ts). */
+  submit(connection: PgConnection): Error | undefined {
+    const socket = socketOf(connection);
+    const pgReader = pgReaderOf(socket);
+    if (!pgReader) return new Error('the PostgreSQL connection is not in a state to COPY');
     this.socket = socket;
-    this.pgListener = listeners[0];
-    socket.removeListener('data', this.pgListener as DataListener);
+    this.pgListener = pgReader;
+    socket.removeListener('data', pgReader);
     socket.on('data', this.onData);
     lendReads(socket, true);
-    connection.query(this.text);
+    sendQuery(connection, this.text);
     this.lastHeard.heard();
     this.watchdog = setInterval(() => this.checkSilence(), COPY_SILENCE_MS / 6);
     return undefined;
