@@ -380,7 +380,8 @@ function median(values: number[]): number {
 /**
  * Runs a COPY ... TO STDOUT on a session of its own and drops what it reads; returns its bytes.
  * It reads with the pipe's own relay and socket (sources/postgres/snapshot/copy-out.ts,
- * session/shared-read-socket.ts), so the baseline is the fastest this process can take a COPY, not a slower client the pipe does not use.
+ * session/shared-read-socket.ts), so the baseline is the fastest this process can take a COPY,
+ * not a slower client the pipe does not use.
  */
 async function copyAndDrop(server: RunningPostgres, sql: string): Promise<number> {
   const session = new pg.Client({

@@ -25,7 +25,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A session as Sluice opens a plain one: its reads land in the shared buffer (sources/postgres/session/shared-read-socket.ts). */
+/** A session as Sluice opens a plain one: its reads land in the shared buffer (session/shared-read-socket.ts). */
 async function session(): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, stream: sharedReadSocket });
   client.on('error', () => {});

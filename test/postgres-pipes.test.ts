@@ -451,7 +451,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       pipeBody('ranges', port, ['t'], { replicationMode: 'snapshot', initialLoadParallelism: 2 }),
     );
     await waitForState(s, id, 'Completed', 90_000);
-    // The ranges the snapshot was cut into (sources/postgres/snapshot/ranges.ts, planRanges): blocks of ~1,000 rows.
+    // The ranges the snapshot was cut into (postgres/snapshot/ranges.ts, planRanges): blocks of ~1,000 rows.
     const stats = await client.query<{ blocks: number; rows: number }>(
       `SELECT relpages AS blocks, reltuples AS rows FROM pg_class WHERE relname = 't'`,
     );

@@ -1,7 +1,7 @@
 import type { SourceConnector } from '../contract.js';
 import { changedPostgresProblems, postgresProblems, postgresRunFailure } from './checks/index.js';
-import { PostgresRun } from './connector-run.js';
-import { dropOwned, idleStatus } from './run/index.js';
+
+import { dropOwned, idleStatus, PostgresRun } from './run/index.js';
 import type { PostgresSource } from './session/index.js';
 
 export {

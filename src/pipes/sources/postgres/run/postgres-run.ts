@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { Batch, Claim, Json } from '../../../store/index.js';
-import { PermanentError, type RangeRead } from '../../records/index.js';
-import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../contract.js';
+import type { Batch, Claim, Json } from '../../../../store/index.js';
+import { PermanentError, type RangeRead } from '../../../records/index.js';
+import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../../contract.js';
 import {
   alignOwnedPublication,
   planOptions,
@@ -9,28 +9,19 @@ import {
   type TablePlan,
   tableGone,
   tablePlan,
-} from './catalog/index.js';
-import { type ChangeStream, openChangeStream, parseLsn } from './changes/index.js';
-import {
-  type BatchHost,
-  type ChangesRange,
-  type Cursor,
-  claimChanges,
-  claimRange,
-  followMappings,
-  holdsOnlySnapshot,
-  readBatch,
-  replicationStatus,
-  restartKeylessSnapshots,
-  SourceWatch,
-  setUpPipe,
-  tableStatuses,
-  twinsAsOne,
-  twinsKeptAsOne,
-} from './run/index.js';
-import { closeClient, connect, type PostgresSource, waitEnded } from './session/index.js';
-import { HeldSnapshot, type SnapshotRange, snapshotParallelism } from './snapshot/index.js';
-import { dropFresh, emptyTarget, followSchema, freshName, swapIn } from './target/index.js';
+} from '../catalog/index.js';
+import { type ChangeStream, openChangeStream, parseLsn } from '../changes/index.js';
+import { closeClient, connect, type PostgresSource, waitEnded } from '../session/index.js';
+import { HeldSnapshot, type SnapshotRange, snapshotParallelism } from '../snapshot/index.js';
+import { dropFresh, emptyTarget, followSchema, freshName, swapIn } from '../target/index.js';
+import { type BatchHost, readBatch } from './batch-read.js';
+import { claimChanges, claimRange } from './claims.js';
+import { type ChangesRange, type Cursor, holdsOnlySnapshot } from './cursor.js';
+import { restartKeylessSnapshots, twinsAsOne, twinsKeptAsOne } from './keyless-restart.js';
+import { followMappings } from './mapping-changes.js';
+import { setUpPipe } from './pipe-setup.js';
+import { replicationStatus, tableStatuses } from './run-status.js';
+import { SourceWatch } from './source-watch.js';
 
 /** The states a run moves on from into Snapshot or Running (a retry may find it in either). */
 const MOVES_ON_FROM = ['Provisioning', 'Setup', 'Snapshot', 'Degraded', 'Running', 'Resync'];
@@ -190,7 +181,7 @@ export class PostgresRun implements SourceRun {
     return set.cursor;
   }
 
-  /** Tables without a key mid-snapshot start it over (run/keyless-restart.ts). */
+  /** Tables without a key mid-snapshot start it over (keyless-restart.ts). */
   private async restartKeylessSnapshots(beginning: ReadonlySet<string>): Promise<void> {
     const restart = await restartKeylessSnapshots({
       context: this.context,
@@ -205,7 +196,7 @@ export class PostgresRun implements SourceRun {
   }
 
   /**
-   * Table mappings changed while the pipe was stopped (run/mapping-changes.ts): the cursor follows them.
+   * Table mappings changed while the pipe was stopped (mapping-changes.ts): the cursor follows them.
    * Returns the tables whose snapshot begins now.
    */
   private async followMappings(mode: string, open: Batch[]): Promise<Set<string>> {
@@ -373,7 +364,7 @@ export class PostgresRun implements SourceRun {
     return String(result.rows[0]?.at);
   }
 
-  /** What reading a batch needs of this run (run/batch-read.ts). */
+  /** What reading a batch needs of this run (batch-read.ts). */
   private get batchHost(): BatchHost {
     return {
       context: this.context,
