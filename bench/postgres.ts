@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { Sluice } from '../src/app.js';
 import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
 import type { PipeStatus } from '../src/pipes/runtime-port.js';
-import { copyOut, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
+import { copyOut, type PostgresStatus, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
 import {
   benchSluice,
@@ -123,8 +123,8 @@ async function until(
   sluice: Sluice,
   scope: Scope,
   pipeId: string,
-  done: (status: PipeStatus) => boolean,
-  onStatus?: (status: PipeStatus) => void,
+  done: (status: PipeStatus & PostgresStatus) => boolean,
+  onStatus?: (status: PipeStatus & PostgresStatus) => void,
   everyMs = 100,
 ): Promise<void> {
   for (;;) {

@@ -4,6 +4,7 @@ export { toRecord } from './model.js';
 export { PipesService, type ServiceScope, validateCreateBody } from './pipes-service.js';
 export { errorRowsQuery, PermanentError } from './records/index.js';
 export { pipeRuleProblems } from './rules.js';
+export { sourceStatusFields } from './runtime-port.js';
 export type { PipeRecord } from './schema/index.js';
 export * as pipeSchemas from './schema/index.js';
 export { SECRET_PATHS } from './secrets.js';

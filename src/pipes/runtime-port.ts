@@ -1,13 +1,8 @@
+import type { TProperties } from '@sinclair/typebox';
 import type { Problem } from '../errors.js';
 import type { Json, PipeRow, Service } from '../store/index.js';
 import type { PipeConfig } from './model.js';
-import type {
-  PartitionStatus,
-  ReplicationStatus,
-  ShardStatus,
-  SourceStatus,
-  TableStatus,
-} from './sources/index.js';
+import { allConnectors, reportsStatus, type SourceStatus } from './sources/index.js';
 
 // What the pipes service and the pipe runtime say to each other, and the status a pipe reports.
 
@@ -62,7 +57,8 @@ export interface ClaimedCleanup {
   open(): Promise<RuntimeView>;
 }
 
-export interface PipeStatus {
+/** A pipe's progress, and what its source says of itself (its kind's parts: SourceStatus). */
+export type PipeStatus = SourceStatus & {
   id: string;
   state: string;
   reason: string | null;
@@ -74,13 +70,19 @@ export interface PipeStatus {
   lastInsertAt: string | null;
   lastError: string | null;
   lastErrorAt: string | null;
-  /** Streams: per partition, the next offset to claim, the log's end and the lag. */
-  partitions?: PartitionStatus[];
-  /** Kinesis pipes: per shard, its reader, position and lag. */
-  shards?: ShardStatus[];
-  /** PostgreSQL pipes: the stream and the slot, and each table's snapshot. */
-  replication?: ReplicationStatus;
-  tables?: TableStatus[];
+};
+
+/**
+ * The fields every kind adds to a pipe's status response (each kind's StatusShape), in the order
+ * of the connectors: the response schema lets through only what it lists.
+ */
+export function sourceStatusFields(): TProperties {
+  return Object.assign(
+    {},
+    ...allConnectors()
+      .filter(reportsStatus)
+      .map((c) => c.statusShape.fields),
+  );
 }
 
 export function redactAll(text: string, secrets: string[]): string {

@@ -1,3 +1,3 @@
 export { type Checker, checker } from './checker.js';
 export { LIMITS } from './limits.js';
-export { Integer, NonEmpty, StrictObject, StringEnum } from './types.js';
+export { Integer, NonEmpty, Nullable, StrictObject, StringEnum } from './types.js';

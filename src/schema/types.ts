@@ -28,4 +28,7 @@ export const Integer = (minimum?: number, maximum?: number, options: { descripti
     ...options,
   });
 
+/** A value or null (a response field that is known only sometimes). */
+export const Nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()]);
+
 export type { TSchema };

@@ -1,6 +1,7 @@
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type PipesService, pipeSchemas as S } from '../../pipes/index.js';
+import { type PipesService, pipeSchemas as S, sourceStatusFields } from '../../pipes/index.js';
+import { Nullable } from '../../schema/index.js';
 import { EmptyEnvelope, ok, V1_ERRORS } from '../envelope.js';
 import {
   readAccess as read,
@@ -15,7 +16,6 @@ import {
 const PipeParams = T.Object({ organizationId: T.String(), serviceId: T.String(), pipeId: T.String() });
 type PipeParams = { organizationId: string; serviceId: string; pipeId: string };
 
-const Nullable = <S extends Parameters<typeof T.Union>[0][number]>(schema: S) => T.Union([schema, T.Null()]);
 const PipeStatusSchema = T.Object({
   id: T.String(),
   state: T.String(),
@@ -34,67 +34,8 @@ const PipeStatusSchema = T.Object({
   bytesPerSecond: T.Optional(
     T.Number({ description: 'While the pipe runs: source bytes committed per second over the last minute' }),
   ),
-  partitions: T.Optional(
-    T.Array(
-      T.Object({
-        topic: T.String(),
-        partition: T.Number(),
-        offset: T.Number(),
-        highWatermark: Nullable(T.Number()),
-        lag: Nullable(T.Number()),
-      }),
-      { description: 'Kafka pipes while they run: per partition, the next offset, the log end and the lag' },
-    ),
-  ),
-  shards: T.Optional(
-    T.Array(
-      T.Object({
-        shardId: T.String(),
-        parents: T.Array(T.String()),
-        state: T.String({ description: 'waiting for its parents, reading, or finished' }),
-        replica: Nullable(T.Number()),
-        lastCommittedSequenceNumber: Nullable(T.String()),
-        millisBehindLatest: Nullable(T.Number()),
-        recordsPerSecond: T.Number(),
-        trouble: T.Optional(T.String()),
-      }),
-      { description: 'Kinesis pipes while they run: per shard, its reader, position and lag' },
-    ),
-  ),
-  replication: T.Optional(
-    T.Object(
-      {
-        phase: T.String(),
-        slot: Nullable(T.String()),
-        publication: Nullable(T.String()),
-        lastReceivedLsn: Nullable(T.String()),
-        lastCommittedLsn: Nullable(T.String()),
-        slotLagBytes: Nullable(T.Number()),
-        slotWalStatus: Nullable(T.String()),
-        changesPerSecond: T.Number(),
-      },
-      {
-        description:
-          'PostgreSQL pipes: the stream, the slot, its lag and WAL status (asked of the server when the pipe does not run)',
-      },
-    ),
-  ),
-  tables: T.Optional(
-    T.Array(
-      T.Object({
-        table: T.String(),
-        source: T.String(),
-        snapshot: T.String(),
-        snapshotRanges: T.Optional(T.Number()),
-        snapshotRangesDone: T.Optional(T.Number()),
-        estimatedRows: T.Optional(T.Number()),
-        snapshotRowsThisRun: T.Number(),
-        rows: T.Optional(T.Number({ description: "The target's live rows (FINAL, not deleted)" })),
-        rowsCountedAt: T.Optional(T.String({ description: 'When `rows` was counted (every 10 s or more)' })),
-      }),
-      { description: 'PostgreSQL pipes while they run: per table, the snapshot progress and the rows' },
-    ),
-  ),
+  // What each kind's source adds (a stream's offsets and lag, a database pipe's slot): its StatusShape.
+  ...sourceStatusFields(),
 });
 
 const BASE = `${SERVICE_PATH}/pipes`;

@@ -12,7 +12,7 @@ import {
 } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import { mappingsOf, type PipeConfig, sourceKindOf } from '../model.js';
-import { type CheckContext, connectorFor } from '../sources/index.js';
+import { type CheckContext, connectorFor, writesItsOwnTables } from '../sources/index.js';
 import { managedTableSpec } from './destination.js';
 
 /**
@@ -25,8 +25,10 @@ export async function createProblems(config: PipeConfig, context: CheckContext):
   const engine = context.service;
   const problems = await definitionProblems(config.destination, engine);
   if (problems.length > 0) return problems;
-  if (config.source.postgres === undefined) problems.push(...(await destinationProblems(config, engine)));
   const connector = connectorFor(sourceKindOf(config.source));
+  // A source that names its own tables (writesItsOwnTables) checks them itself.
+  if (!connector || !writesItsOwnTables(connector))
+    problems.push(...(await destinationProblems(config, engine)));
   if (!connector) return problems;
   // Samples are read only into a destination that passed its own checks.
   const validateSamples = context.validateSamples && problems.length === 0;

@@ -1,7 +1,16 @@
 import { sleep } from '../../concurrency.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch } from '../../store/index.js';
-import type { RunContext, SourceConnector, SourceRun } from '../sources/index.js';
+import {
+  explainsCompletion,
+  limitsInFlight,
+  ownsItsStates,
+  type RunContext,
+  type SourceConnector,
+  type SourceRun,
+  tracksCommits,
+  writesSeveralTables,
+} from '../sources/index.js';
 import { completeBatch } from './batch.js';
 import { prepareDestinations } from './destination.js';
 
@@ -40,16 +49,17 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
   try {
     // First, so a failure of anything below is recorded where the status shows it (lastError).
     await store.repos.progress.ensure(pipeId, source.firstCursor);
-    let destinations = await prepareDestinations(engine, config, source.tables);
-    let preparedFor = source.tables;
+    const tables = () => (writesSeveralTables(source) ? source.tables : undefined);
+    let destinations = await prepareDestinations(engine, config, tables());
+    let preparedFor = tables();
     // A source may change the tables it writes between claims (a database pipe swaps in the
     // tables its resync filled): the next batch goes to the new ones, made when missing.
     const prepareIfChanged = async () => {
-      if (source.tables === preparedFor) return;
-      destinations = await prepareDestinations(engine, config, source.tables);
-      preparedFor = source.tables;
+      if (tables() === preparedFor) return;
+      destinations = await prepareDestinations(engine, config, tables());
+      preparedFor = tables();
     };
-    const inFlight = () => source.inFlight ?? config.scaling.replicas ?? 1;
+    const inFlight = () => (limitsInFlight(source) ? source.inFlight : (config.scaling.replicas ?? 1));
     const slots = new Slots();
     const stagesChecked = new Map<number, string>();
     const run = (batch: Batch, release?: () => void) =>
@@ -62,7 +72,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
             (b, into, of, staged) => source.read(b, into, of, staged),
           );
           context.committed?.(done);
-          await source.committed?.(done);
+          if (tracksCommits(source)) await source.committed(done);
         } finally {
           release?.();
         }
@@ -71,7 +81,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       for (const batch of await store.repos.progress.openBatches(pipeId))
         run(batch, await context.permits?.acquire(signal));
       // A source with phases of its own (a database pipe's snapshot) moves the pipe itself.
-      if (!source.ownsState) await context.setState('Running', 'ingesting', STARTING);
+      if (!ownsItsStates(source)) await context.setState('Running', 'ingesting', STARTING);
       while (!signal.aborted) {
         // A pipe deleted under a running worker (a race with a PATCH) stops claiming work.
         if (!(await store.repos.pipes.getById(pipeId))) return;
@@ -114,10 +124,8 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         }
         if (answer === 'claimed') continue;
         if (answer === 'complete') {
-          await context.setState('Completed', source.completion ?? 'every file ingested', [
-            'Running',
-            'Snapshot',
-          ]);
+          const why = explainsCompletion(source) ? source.completion : 'every file ingested';
+          await context.setState('Completed', why, ['Running', 'Snapshot']);
           return;
         }
         await sleep(source.pollMs, signal);

@@ -3,7 +3,7 @@ import type { EngineRegistry } from '../../engine/index.js';
 import type { Store } from '../../store/index.js';
 import type { PipesService } from '../pipes-service.js';
 import type { ClaimedCleanup, RuntimeView } from '../runtime-port.js';
-import { type CleanupContext, connectorFor } from '../sources/index.js';
+import { type CleanupContext, cleansUpOnDelete, connectorFor } from '../sources/index.js';
 import { dropStages } from './stages.js';
 
 /**
@@ -91,7 +91,8 @@ export class SourceCleanups {
       view = await claimed.open();
       await this.dropStagesOf(view);
       const connector = connectorFor(view.row.sourceKind);
-      await connector?.deleted?.(view.config, this.deps.contextFor(view.row));
+      if (connector && cleansUpOnDelete(connector))
+        await connector.deleted(view.config, this.deps.contextFor(view.row));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       await this.failed(pipeId, claimed, view ? view.redact(message) : message);

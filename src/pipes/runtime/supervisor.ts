@@ -8,11 +8,15 @@ import type { PipesService } from '../pipes-service.js';
 import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
 import {
+  allConnectors,
   type CleanupContext,
   connectorFor,
-  kindsWithIdleStatus,
+  explainsRunFailure,
+  reportsIdleStatus,
+  reportsLiveStatus,
   type SourceRun,
   type SourceStatus,
+  sharesCdcCapacity,
 } from '../sources/index.js';
 import { IDLE_STATES, type PipeState } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
@@ -23,6 +27,18 @@ import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
 import { updateProblems } from './update-checks.js';
 import { removeOldDeduplication } from './upgrades.js';
+
+/** The kinds whose sources say something of a pipe that does not run (ReportsIdleStatus). */
+function kindsWithIdleStatus(): string[] {
+  return allConnectors()
+    .filter(reportsIdleStatus)
+    .map((connector) => connector.kind);
+}
+
+/** What a running source says of itself; {} from one that says nothing (ReportsLiveStatus). */
+function liveStatus(source: SourceRun): SourceStatus {
+  return reportsLiveStatus(source) ? source.status() : {};
+}
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
@@ -65,7 +81,7 @@ export class PipeSupervisor implements PipeRuntime {
       store: Store;
       pipes: PipesService;
       retry?: { firstMs: number; maxMs: number };
-      /** The batches a service's PostgreSQL pipes may have in flight together (pipesCdcScaling). */
+      /** The batches a service's CDC pipes may have in flight together (pipesCdcScaling, SharesCdcCapacity). */
       cdcCapacity?: CdcCapacity;
       /** Tests only: where a batch kills the process (SLUICE_TEST_KILL_AT, src/failpoints.ts). */
       killAt?: KillAt | undefined;
@@ -128,12 +144,12 @@ export class PipeSupervisor implements PipeRuntime {
 
   /**
    * What a running pipe says of itself: its rates over the last minute, and what its source adds
-   * (Kafka: partitions); {} when it does not run.
+   * (ReportsLiveStatus: a stream's offsets and lag); {} when it does not run.
    */
   sourceStatus(pipeId: string): SourceStatus {
     const source = this.sources.get(pipeId);
     if (!source) return {};
-    return { ...this.throughput.get(pipeId)?.rates(), ...source.status?.() };
+    return { ...this.throughput.get(pipeId)?.rates(), ...liveStatus(source) };
   }
 
   /**
@@ -210,7 +226,7 @@ export class PipeSupervisor implements PipeRuntime {
   private async askIdleSource(pipeId: string, cursor?: Json | null): Promise<SourceStatus> {
     const view = await this.deps.pipes.runtimeView(pipeId);
     const connector = view && connectorFor(view.row.sourceKind);
-    if (!view || !connector?.idleStatus) return {};
+    if (!view || !connector || !reportsIdleStatus(connector)) return {};
     const from =
       cursor !== undefined ? cursor : ((await this.deps.store.repos.progress.get(pipeId))?.cursor ?? null);
     return connector.idleStatus(view.config, from, this.cleanupContext(view.row));
@@ -224,7 +240,7 @@ export class PipeSupervisor implements PipeRuntime {
 
   /** Every running pipe's source status, for the metrics. */
   sourceStatuses(): [pipeId: string, status: SourceStatus][] {
-    return [...this.sources].map(([pipeId, source]) => [pipeId, source.status?.() ?? {}]);
+    return [...this.sources].map(([pipeId, source]) => [pipeId, liveStatus(source)]);
   }
 
   async reload(pipeId: string): Promise<void> {
@@ -312,7 +328,7 @@ export class PipeSupervisor implements PipeRuntime {
         committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
         failpoint: failpointFor(this.deps.killAt, view.row.name),
         checkDisk: () => this.deps.engines.checkDisk(view.service),
-        ...(view.row.sourceKind === 'postgres' && this.deps.cdcCapacity
+        ...(sharesCdcCapacity(connector) && this.deps.cdcCapacity
           ? { permits: await this.deps.cdcCapacity.forService(view.service.id) }
           : {}),
       });
@@ -320,7 +336,9 @@ export class PipeSupervisor implements PipeRuntime {
     } catch (thrown) {
       if (signal.aborted) return 'done';
       const context = this.cleanupContext(view.row);
-      const error = connector.runFailure ? await connector.runFailure(thrown, view.config, context) : thrown;
+      const error = explainsRunFailure(connector)
+        ? await connector.runFailure(thrown, view.config, context)
+        : thrown;
       const message = this.hidePaths(view.redact(error instanceof Error ? error.message : String(error)));
       // Also when the state stays (Degraded again, for another reason): lastError is the latest.
       await store.repos.progress.recordError(pipeId, message);

@@ -1,6 +1,6 @@
 import type { Problem } from '../../errors.js';
 import { type PipeConfig, sameSource, sourceKindOf } from '../model.js';
-import { type ChangeContext, connectorFor } from '../sources/index.js';
+import { type ChangeContext, checksChanges, connectorFor } from '../sources/index.js';
 
 /**
  * What a PATCH of a pipe's source must pass before it is stored, checked against the real source as
@@ -18,6 +18,6 @@ export async function updateProblems(
   if (sameSource(before, after)) return [];
   const connector = connectorFor(kind);
   if (!connector) return [];
-  if (connector.changedProblems) return connector.changedProblems(before, after, context);
+  if (checksChanges(connector)) return connector.changedProblems(before, after, context);
   return connector.createProblems(after, { ...context, validateSamples: false });
 }

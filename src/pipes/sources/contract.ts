@@ -1,4 +1,6 @@
+import type { TProperties } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Engine, TableSpec } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import type { Batch, Claim, Json, Store } from '../../store/index.js';
@@ -7,9 +9,12 @@ import type { RangeRead } from '../records/index.js';
 import type { SourceKind } from '../schema/enums.js';
 
 /**
- * One kind of source, as the runtime sees it (README, "How a pipe runs"). The runtime owns the
- * exactly-once protocol (claim a range in the store, stage it, mark it staged, move partitions,
- * commit); a connector only says what comes next and reads exactly a range it said.
+ * One kind of source, as the runtime sees it (README, "How a pipe runs"), in the stages every kind
+ * goes through: its configuration is checked (`createProblems`), then opened to run (`open`). The
+ * runtime owns the exactly-once protocol (claim a range in the store, stage it, mark it staged,
+ * move partitions, commit); a connector only says what comes next and reads exactly a range it
+ * said. What only some kinds do is a capability below, which a connector implements or not; the
+ * runtime asks with the guards (`checksChanges(connector)`), never by the kind's name.
  */
 export interface SourceConnector {
   readonly kind: SourceKind;
@@ -20,30 +25,93 @@ export interface SourceConnector {
    * accepted, the files or topics exist; with validateSamples, the first records parse as mapped.
    */
   createProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]>;
-  /**
-   * Checks of an existing pipe's changed source (PATCH), where its position must survive the change
-   * (a database pipe moved to another address). Absent: `createProblems` of the new configuration.
-   */
-  changedProblems?(before: PipeConfig, after: PipeConfig, context: ChangeContext): Promise<Problem[]>;
   /** Starts reading a pipe's source; checks what must hold at every start (an address still public). */
   open(context: RunContext): Promise<SourceRun>;
+}
+
+/**
+ * Checks of an existing pipe's changed source (PATCH), where its position must survive the change
+ * (a database pipe moved to another address). Without it: `createProblems` of the new configuration.
+ */
+export interface ChecksChanges {
+  changedProblems(before: PipeConfig, after: PipeConfig, context: ChangeContext): Promise<Problem[]>;
+}
+
+/** Holds something at the source for a pipe, given back when the pipe is deleted. */
+export interface CleansUpOnDelete {
   /**
    * The pipe was deleted: gives back what the source holds for it (a database pipe's
    * replication slot and the publication Sluice made). Throws when the source cannot be reached
    * or refuses; the runtime tries again later (runtime/source-cleanups.ts).
    */
-  deleted?(config: PipeConfig, context: CleanupContext): Promise<void>;
+  deleted(config: PipeConfig, context: CleanupContext): Promise<void>;
+}
+
+/** Has something to say of a pipe that does not run (its pipes are asked while stopped or failed). */
+export interface ReportsIdleStatus {
   /**
    * What the source says of a pipe that does not run, from its stored cursor (a database pipe:
    * its slot, whose lag grows while the pipe is stopped). Problems are logged, never thrown ({}).
    */
-  idleStatus?(config: PipeConfig, cursor: Json | null, context: CleanupContext): Promise<SourceStatus>;
+  idleStatus(config: PipeConfig, cursor: Json | null, context: CleanupContext): Promise<SourceStatus>;
+}
+
+/** Knows errors that waiting cannot fix, and says so before the runtime picks Degraded or Failed. */
+export interface ExplainsRunFailure {
   /**
-   * What the error that ended a run means, before the runtime picks `Degraded` (try again) or
-   * `Failed`: a connector may turn one that waiting cannot fix (a database pipe's user refused a
-   * privilege) into a PermanentError that says what to do. Absent: the error as it is.
+   * What the error that ended a run means: a connector may turn one that waiting cannot fix (a
+   * database pipe's user refused a privilege) into a PermanentError that says what to do.
+   * Without it: the error as it is.
    */
-  runFailure?(error: unknown, config: PipeConfig, context: CleanupContext): Promise<unknown>;
+  runFailure(error: unknown, config: PipeConfig, context: CleanupContext): Promise<unknown>;
+}
+
+/**
+ * The tables it writes come from its own configuration (a database pipe's table mappings), not
+ * from the pipe's one `destination`: its `createProblems` checks them, and the runtime does not
+ * check `destination` against the engine at create.
+ */
+export interface WritesItsOwnTables {
+  readonly writesItsOwnTables: true;
+}
+
+/**
+ * Its batches share the service's CDC capacity with the service's other pipes of such kinds
+ * (pipesCdcScaling, runtime/cdc-capacity.ts): a batch holds a permit from before its claim to
+ * its commit.
+ */
+export interface SharesCdcCapacity {
+  readonly sharesCdcCapacity: true;
+}
+
+/** Adds parts of its own to a pipe's status, and metrics made of them. */
+export interface ReportsStatus {
+  readonly statusShape: StatusShape;
+}
+
+/**
+ * The part of a pipe's status a kind adds (a stream's partitions), described once for the status
+ * response, with the Prometheus gauges made of it.
+ */
+export interface StatusShape<Status extends SourceStatus = SourceStatus> {
+  /**
+   * Its fields of the status response (GET .../status), each optional: the response schema (and
+   * so the OpenAPI document and the JSON written) is the runtime's fields and these.
+   */
+  readonly fields: TProperties;
+  /**
+   * Registers its gauges, filled at each scrape from `statuses`: those of every pipe, of any kind
+   * (a kind reads only its own parts, absent from the others').
+   */
+  registerMetrics(registry: Registry, statuses: SourceStatuses<Partial<Status>>): void;
+}
+
+/** What the sources said, for the metrics, each with its pipe's id. */
+export interface SourceStatuses<Status = SourceStatus> {
+  /** What the sources of the pipes this node runs say now. */
+  running(): [pipeId: string, status: Status][];
+  /** What the sources of the pipes that do not run said last (a stopped database pipe's slot). */
+  idle(): Promise<[pipeId: string, status: Status][]>;
 }
 
 export interface CleanupContext {
@@ -53,22 +121,13 @@ export interface CleanupContext {
   logger: Logger;
 }
 
-/** What a connector reads with while a pipe runs. */
+/**
+ * What a connector reads with while a pipe runs. What only some sources do is a capability below
+ * (`limitsInFlight(run)`).
+ */
 export interface SourceRun {
   /** Where a new pipe starts (the progress row's first cursor). */
   readonly firstCursor: Json | null;
-  /** Batches it may have in flight at once, asked before each claim; `scaling.replicas` when absent. */
-  readonly inFlight?: number;
-  /**
-   * The tables this source writes, each beside its error table, when it writes several (a
-   * database pipe's table mappings): the runtime makes them when absent and stages a batch for
-   * each. Absent: the pipe's one destination.
-   */
-  readonly tables?: readonly WrittenTable[];
-  /** The source moves the pipe through its own states (Setup, Snapshot, Running), not the runtime. */
-  readonly ownsState?: boolean;
-  /** Why a one-off source is complete, for the pipe's state history. */
-  readonly completion?: string;
   /** How long to wait before asking `next` again after it answered 'idle'. */
   readonly pollMs: number;
   /**
@@ -93,74 +152,118 @@ export interface SourceRun {
     intoTable: (table: string) => string,
     staged: (table: string) => boolean,
   ): Promise<RangeRead>;
-  /** What the source says of itself while it runs (Kafka: each partition's offset and lag). */
-  status?(): SourceStatus;
-  /** After the store committed a batch (a stream tells its own bookkeeping, like Kafka's group). */
-  committed?(batch: Batch): Promise<void>;
   close(): Promise<void>;
 }
 
-/** A stream's position per partition: the next offset to claim, the end of the log, the gap. */
-export interface PartitionStatus {
-  topic: string;
-  partition: number;
-  offset: number;
-  highWatermark: number | null;
-  lag: number | null;
+/** Says how many batches it may have in flight at once. Without it: `scaling.replicas`. */
+export interface LimitsInFlight {
+  /** Asked before each claim. */
+  readonly inFlight: number;
 }
 
-/** A database pipe's replication: where the stream and the slot are. */
-export interface ReplicationStatus {
-  phase: 'snapshot' | 'changes';
-  slot: string | null;
-  publication: string | null;
-  lastReceivedLsn: string | null;
-  lastCommittedLsn: string | null;
-  /** WAL the server keeps for the slot: its current position past the slot's confirmed one. */
-  slotLagBytes: number | null;
-  /** Whether the server keeps the WAL the slot needs: `unreserved` loses it soon, `lost` has (setup.ts). */
-  slotWalStatus: 'reserved' | 'extended' | 'unreserved' | 'lost' | null;
-  changesPerSecond: number;
+/**
+ * Writes several tables, each beside its error table (a database pipe's table mappings): the
+ * runtime makes them when absent and stages a batch for each. Without it: the pipe's one
+ * destination.
+ */
+export interface WritesSeveralTables {
+  /** May change between claims (a resync's fresh tables): the next batch goes to the new ones. */
+  readonly tables: readonly WrittenTable[];
 }
 
-/** One table of a database pipe: its snapshot's progress and its rows. */
-export interface TableStatus {
-  table: string;
-  source: string;
-  snapshot: 'copying' | 'done';
-  snapshotRanges?: number;
-  snapshotRangesDone?: number;
-  estimatedRows?: number;
-  snapshotRowsThisRun: number;
-  /** The target's live rows (FINAL, without deleted ones), counted in the background at `rowsCountedAt`. */
-  rows?: number;
-  rowsCountedAt?: string;
+/** Moves the pipe through its own states (Setup, Snapshot, Running); without it the runtime does. */
+export interface OwnsItsStates {
+  readonly ownsState: true;
 }
 
-/** One shard of a Kinesis stream: who reads it, where it is, how far behind. */
-export interface ShardStatus {
-  shardId: string;
-  /** The shards it was split or merged from: it is read once they are finished. */
-  parents: string[];
-  state: 'waiting for its parents' | 'reading' | 'finished';
-  /** The replica that reads it (of `scaling.replicas`). */
-  replica: number | null;
-  lastCommittedSequenceNumber: string | null;
-  millisBehindLatest: number | null;
-  recordsPerSecond: number;
-  /** Why it cannot be read now (throttled, unreachable), while its reader retries. */
-  trouble?: string;
+/** A one-off source that says why it is complete, for the pipe's state history. */
+export interface ExplainsCompletion {
+  readonly completion: string;
 }
 
-export interface SourceStatus {
+/** Says something of itself while it runs (Kafka: each partition's offset and lag). */
+export interface ReportsLiveStatus {
+  status(): SourceStatus;
+}
+
+/** Keeps bookkeeping of its own of what the store committed (a stream's consumer group). */
+export interface TracksCommits {
+  /** After the store committed a batch. */
+  committed(batch: Batch): Promise<void>;
+}
+
+export function checksChanges(connector: SourceConnector): connector is SourceConnector & ChecksChanges {
+  return typeof (connector as Partial<ChecksChanges>).changedProblems === 'function';
+}
+
+export function cleansUpOnDelete(
+  connector: SourceConnector,
+): connector is SourceConnector & CleansUpOnDelete {
+  return typeof (connector as Partial<CleansUpOnDelete>).deleted === 'function';
+}
+
+export function reportsIdleStatus(
+  connector: SourceConnector,
+): connector is SourceConnector & ReportsIdleStatus {
+  return typeof (connector as Partial<ReportsIdleStatus>).idleStatus === 'function';
+}
+
+export function explainsRunFailure(
+  connector: SourceConnector,
+): connector is SourceConnector & ExplainsRunFailure {
+  return typeof (connector as Partial<ExplainsRunFailure>).runFailure === 'function';
+}
+
+export function writesItsOwnTables(
+  connector: SourceConnector,
+): connector is SourceConnector & WritesItsOwnTables {
+  return (connector as Partial<WritesItsOwnTables>).writesItsOwnTables === true;
+}
+
+export function sharesCdcCapacity(
+  connector: SourceConnector,
+): connector is SourceConnector & SharesCdcCapacity {
+  return (connector as Partial<SharesCdcCapacity>).sharesCdcCapacity === true;
+}
+
+export function reportsStatus(connector: SourceConnector): connector is SourceConnector & ReportsStatus {
+  return (connector as Partial<ReportsStatus>).statusShape !== undefined;
+}
+
+export function limitsInFlight(run: SourceRun): run is SourceRun & LimitsInFlight {
+  return 'inFlight' in run;
+}
+
+export function writesSeveralTables(run: SourceRun): run is SourceRun & WritesSeveralTables {
+  return 'tables' in run;
+}
+
+export function ownsItsStates(run: SourceRun): run is SourceRun & OwnsItsStates {
+  return (run as Partial<OwnsItsStates>).ownsState === true;
+}
+
+export function explainsCompletion(run: SourceRun): run is SourceRun & ExplainsCompletion {
+  return 'completion' in run;
+}
+
+export function reportsLiveStatus(run: SourceRun): run is SourceRun & ReportsLiveStatus {
+  return typeof (run as Partial<ReportsLiveStatus>).status === 'function';
+}
+
+export function tracksCommits(run: SourceRun): run is SourceRun & TracksCommits {
+  return typeof (run as Partial<TracksCommits>).committed === 'function';
+}
+
+/**
+ * What a source says of itself, joined into a pipe's status: the rates the runtime measured, and
+ * the parts its kind adds (a stream's partitions), which its connector's StatusShape describes.
+ */
+export type SourceStatus = {
   /** Rows and source bytes committed per second over the last minute, while the pipe runs. */
   rowsPerSecond?: number;
   bytesPerSecond?: number;
-  partitions?: PartitionStatus[];
-  shards?: ShardStatus[];
-  replication?: ReplicationStatus;
-  tables?: TableStatus[];
-}
+  readonly [part: string]: unknown;
+};
 
 export interface CheckContext {
   /** The service's engine: confined, it reaches nothing outside the service. */

@@ -6,20 +6,8 @@ import { discoverKinesis, kinesisConnector } from './kinesis/index.js';
 import { discoverObjectStorage, objectStorageConnector } from './object-storage/index.js';
 import { discoverPostgres, postgresConnector } from './postgres/index.js';
 
-export type {
-  ChangeContext,
-  CheckContext,
-  CleanupContext,
-  PartitionStatus,
-  ReplicationStatus,
-  RunContext,
-  ShardStatus,
-  SourceConnector,
-  SourceRun,
-  SourceStatus,
-  TableStatus,
-  WrittenTable,
-} from './contract.js';
+// The contract: the base interfaces, the capabilities a connector or a run may have, their guards.
+export * from './contract.js';
 
 export {
   type DiscoveredField,
@@ -44,11 +32,9 @@ const CONNECTORS: Record<SourceKind, SourceConnector> = {
   postgres: postgresConnector,
 };
 
-/** The kinds whose sources say something of a pipe that does not run (`idleStatus`). */
-export function kindsWithIdleStatus(): string[] {
-  return Object.values(CONNECTORS)
-    .filter((connector) => connector.idleStatus)
-    .map((connector) => connector.kind);
+/** Every connector, for what the runtime composes of all kinds (the status response, the metrics). */
+export function allConnectors(): SourceConnector[] {
+  return Object.values(CONNECTORS);
 }
 
 export function connectorFor(kind: SourceKind | string): SourceConnector | undefined {

@@ -1,7 +1,7 @@
 import { sleep } from '../../../concurrency.js';
 import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
-import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
+import type { LimitsInFlight, ReportsLiveStatus, RunContext, SourceRun, TracksCommits } from '../contract.js';
 import { ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
@@ -9,6 +9,7 @@ import { readRange } from './fetch.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
 import { kafkaMessagePlan, type SourcedMessage } from './messages.js';
 import { EARLIEST, LATEST, requireTopics, startOffsets } from './start.js';
+import type { KafkaStatus } from './status-shape.js';
 
 /** A batch's range: per partition, the offsets [from, to) it holds (decimal strings in JSON). */
 export interface KafkaRange {
@@ -40,7 +41,7 @@ export async function openKafka(context: RunContext): Promise<SourceRun> {
   return run;
 }
 
-class KafkaRun implements SourceRun, MemberHost {
+class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCommits, MemberHost {
   readonly firstCursor: Json = {};
   readonly pollMs = POLL_MS;
   /** Three batches per member: parsing, loading and moving overlap (the engines run statements side by side). */
@@ -310,7 +311,7 @@ class KafkaRun implements SourceRun, MemberHost {
   }
 
   /** Per partition: where the pipe is, the end of the log, and the difference. */
-  status(): SourceStatus {
+  status(): KafkaStatus {
     const known = (n: bigint) => (n < 0n ? null : Number(n));
     return {
       partitions: [...this.partitions.values()]

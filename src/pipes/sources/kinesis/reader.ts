@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
 import type { Batch, Claim, Json } from '../../../store/index.js';
 import { PermanentError, type RangeRead } from '../../records/index.js';
-import type { RunContext, SourceRun, SourceStatus } from '../contract.js';
+import type { LimitsInFlight, ReportsLiveStatus, RunContext, SourceRun, TracksCommits } from '../contract.js';
 import {
   ClaimedMessages,
   flushDue,
@@ -22,6 +22,7 @@ import type { FanOut, ShardHost } from './shard-host.js';
 import { ShardReader } from './shard-reader.js';
 import { listShards, type ShardInfo } from './shards.js';
 import { ShardRates, shardStatuses, Troubles } from './status.js';
+import type { KinesisStatus } from './status-shape.js';
 
 /** How often the shard list is read for splits and merges (and at once when a shard ends). */
 const SHARD_CHECK_MS = 10_000;
@@ -50,7 +51,7 @@ export async function openKinesis(context: RunContext): Promise<SourceRun> {
   return run;
 }
 
-class KinesisRun implements SourceRun, ShardHost {
+class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCommits, ShardHost {
   firstCursor: Json | null = null;
   readonly pollMs = 100;
   readonly inFlight: number;
@@ -277,7 +278,7 @@ class KinesisRun implements SourceRun, ShardHost {
     }
   }
 
-  status(): SourceStatus {
+  status(): KinesisStatus {
     return { shards: shardStatuses(this.shards, this.readers, this.troubles, this.rates) };
   }
 

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import type { RunContext, ShardStatus } from '../contract.js';
+import type { RunContext } from '../contract.js';
 import type { ShardReader } from './shard-reader.js';
 import type { ShardInfo } from './shards.js';
+import type { ShardStatus } from './status-shape.js';
 
 /** A shard that has not read for this long makes the pipe Degraded. */
 const DEGRADED_AFTER_MS = 2_000;

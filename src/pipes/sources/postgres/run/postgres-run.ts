@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Batch, Claim, Json } from '../../../../store/index.js';
 import { PermanentError, type RangeRead } from '../../../records/index.js';
-import type { RunContext, SourceRun, SourceStatus, WrittenTable } from '../../contract.js';
+import type { RunContext, SourceStatus, WrittenTable } from '../../contract.js';
 import {
   alignOwnedPublication,
   planOptions,
@@ -15,6 +15,7 @@ import { closeClient, connect, type PostgresSource, waitEnded } from '../session
 import { HeldSnapshot, type SnapshotRange, snapshotParallelism } from '../snapshot/index.js';
 import { dropFresh, emptyTarget, followSchema, freshName, swapIn } from '../target/index.js';
 import { type BatchHost, readBatch } from './batch-read.js';
+import type { PostgresRunCapabilities } from './capabilities.js';
 import { claimChanges, claimRange } from './claims.js';
 import { type ChangesRange, type Cursor, holdsOnlySnapshot } from './cursor.js';
 import { restartKeylessSnapshots, twinsAsOne, twinsKeptAsOne } from './keyless-restart.js';
@@ -27,7 +28,7 @@ import { SourceWatch } from './source-watch.js';
 const MOVES_ON_FROM = ['Provisioning', 'Setup', 'Snapshot', 'Degraded', 'Running', 'Resync'];
 
 /** A pipe's run: setup, the snapshot's ranges, then batches of changes (README, "PostgreSQL pipes"). */
-export class PostgresRun implements SourceRun {
+export class PostgresRun implements PostgresRunCapabilities {
   readonly ownsState = true;
   readonly pollMs = 100;
   readonly completion = 'snapshot complete';
@@ -392,9 +393,6 @@ export class PostgresRun implements SourceRun {
   }
 
   private planBySource(schema: string, table: string): TablePlan | undefined {
-    for (const plan of this.plans.values()) {
-      if (plan.source.schema === schema && plan.source.table === table) return plan;
-    }
-    return undefined;
+    return [...this.plans.values()].find((p) => p.source.schema === schema && p.source.table === table);
   }
 }

@@ -1,8 +1,8 @@
-import type { ReplicationStatus, TableStatus } from '../../contract.js';
 import type { TablePlan } from '../catalog/index.js';
 import type { ChangeStream, SlotState } from '../changes/index.js';
 import { formatLsn } from '../changes/index.js';
 import type { TableRanges } from '../snapshot/index.js';
+import type { ReplicationStatus, TableStatus } from '../status-shape.js';
 import type { RowCount } from '../target/index.js';
 import type { Cursor } from './cursor.js';
 
