@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { BackoffDelays } from '../backoff.js';
 import { mapLimited } from '../concurrency.js';
 import { privateHostProblem } from '../net/index.js';
 import type { OutboxRow, Store } from '../store/index.js';
@@ -11,7 +12,10 @@ export interface NotifierOptions {
   logger: Logger;
   allowPrivate: boolean;
   clock: () => Date;
-  /** First delay between attempts; it doubles, with 0-500 ms of jitter, up to 10 s. */
+  /**
+   * First delay between attempts; it doubles up to 10 s, each delay jittered down by up to half
+   * (src/backoff.ts).
+   */
   backoffMs?: number;
   /** Counts for /metrics. */
   metrics?: AlertMetrics;
@@ -64,7 +68,7 @@ export class WebhookNotifier {
   private async deliver(row: OutboxRow): Promise<void> {
     const { store } = this.options;
     let attempts = row.attempts;
-    let delay = this.options.backoffMs ?? 1000;
+    const delays = new BackoffDelays({ baseMs: this.options.backoffMs ?? 1000, maxMs: MAX_BACKOFF_MS });
     for (;;) {
       attempts += 1;
       const about = { alertId: row.alertId, webhookId: row.webhookId, attempt: attempts };
@@ -84,8 +88,7 @@ export class WebhookNotifier {
         }
         this.options.metrics?.deliveries.inc({ outcome: 'retried' });
         this.options.logger.info({ ...about, error: failure.message }, 'webhook notification retried');
-        await new Promise((resolve) => setTimeout(resolve, delay + Math.floor(Math.random() * 500)));
-        delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+        await new Promise((resolve) => setTimeout(resolve, delays.next()));
       }
     }
   }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BackoffDelays } from '../../backoff.js';
 import type { Engine, QueryOptions, QueryResult, RowStream } from '../engine.js';
 import {
   EngineError,
@@ -256,12 +257,14 @@ export class EmbeddedEngine implements Engine {
   /** Starts the engine process, again while the data stays held by another for OPEN_PATIENCE_MS. */
   private async start(): Promise<ChildProcess> {
     const deadline = Date.now() + OPEN_PATIENCE_MS;
-    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+    const waits = new BackoffDelays({ baseMs: 100, maxMs: 2_000 });
+    for (;;) {
       let child: ChildProcess;
       try {
         child = await this.startOnce();
       } catch (error) {
         const held = error instanceof EngineUnavailableError && HELD.test(error.message);
+        const wait = waits.next();
         if (!held || Date.now() + wait > deadline || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, wait));
         continue;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { backoffDelay } from '../../backoff.js';
 import type { EngineRegistry } from '../../engine/index.js';
 import type { Store } from '../../store/index.js';
 import type { PipesService } from '../pipes-service.js';
@@ -7,8 +8,9 @@ import { type CleanupContext, cleansUpOnDelete, connectorFor } from '../sources/
 import { dropStages } from './stages.js';
 
 /**
- * How often every node looks for cleanups that are due; the first retry comes this long after a
- * failed attempt, each later one twice as long after, up to RETRY_MAX_MS.
+ * How often every node looks for cleanups that are due; the first retry comes up to this long
+ * after a failed attempt, each later one up to twice as long after, up to RETRY_MAX_MS (each wait
+ * jittered down by up to half, src/backoff.ts, so nodes that failed together do not retry together).
  */
 export const CLEANUP_SWEEP_MS = 10_000;
 const RETRY_MAX_MS = 10 * 60_000;
@@ -114,7 +116,11 @@ export class SourceCleanups {
       await this.settle(pipeId, () => store.repos.cleanups.done(pipeId));
       return;
     }
-    const retryMs = Math.min(CLEANUP_SWEEP_MS * 2 ** (claimed.attempts - 1), RETRY_MAX_MS);
+    const retryMs = backoffDelay({
+      attempt: claimed.attempts,
+      baseMs: CLEANUP_SWEEP_MS,
+      maxMs: RETRY_MAX_MS,
+    });
     logger.warn(
       { pipeId, attempts: claimed.attempts, retryInSeconds: retryMs / 1000 },
       `a deleted pipe's source still holds what the pipe made there: ${reason}`,

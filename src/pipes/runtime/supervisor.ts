@@ -1,3 +1,4 @@
+import { BackoffDelays } from '../../backoff.js';
 import { sleep } from '../../concurrency.js';
 import { isDefinitionError } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
@@ -42,6 +43,7 @@ function liveStatus(source: SourceRun): SourceStatus {
 
 /** States in which a pipe has a worker. */
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
+/** Waits between runs of a failing pipe's worker: 1 s doubling to 60 s, each jittered (src/backoff.ts). */
 const BACKOFF_MS = { first: 1_000, max: 60_000 };
 /** A pipe that does not run has its source asked at most this often (each time a connection). */
 const IDLE_STATUS_MS = 10_000;
@@ -270,7 +272,7 @@ export class PipeSupervisor implements PipeRuntime {
 
   private async run(pipeId: string, signal: AbortSignal): Promise<void> {
     const retry = this.deps.retry ?? { firstMs: BACKOFF_MS.first, maxMs: BACKOFF_MS.max };
-    let delay = retry.firstMs;
+    const delays = new BackoffDelays({ baseMs: retry.firstMs, maxMs: retry.maxMs });
     while (!signal.aborted) {
       try {
         if ((await this.attempt(pipeId, signal)) === 'done') return;
@@ -279,8 +281,7 @@ export class PipeSupervisor implements PipeRuntime {
         this.deps.logger.warn({ pipeId, err: error }, 'pipe worker could not reach the store; retrying');
       }
       if (signal.aborted) return;
-      await sleep(delay, signal);
-      delay = Math.min(delay * 2, retry.maxMs);
+      await sleep(delays.next(), signal);
     }
   }
 

@@ -1,10 +1,12 @@
 import type { _Record } from '@aws-sdk/client-kinesis';
 import type { Logger } from 'pino';
+import { BackoffDelays } from '../../../backoff.js';
 import { sleep } from '../../../concurrency.js';
 import { awsErrorName, type KinesisConnection } from './client.js';
 import type { PipeConsumer } from './consumer.js';
 import { type KinesisMessage, kinesisMessage } from './records.js';
 
+/** Waits between tries of a shard's call: 250 ms doubling to 10 s, each jittered (src/backoff.ts). */
 const BACKOFF = { firstMs: 250, maxMs: 10_000 };
 
 /** Errors that pass by themselves: the reader waits, with backoff, and asks again. */
@@ -52,7 +54,7 @@ export interface ShardHost {
  * call goes through again; any other error is thrown.
  */
 export class Backoff {
-  private waitMs = BACKOFF.firstMs;
+  private readonly waits = new BackoffDelays({ baseMs: BACKOFF.firstMs, maxMs: BACKOFF.maxMs });
 
   constructor(
     private readonly host: ShardHost,
@@ -63,7 +65,7 @@ export class Backoff {
 
   /** A call went through: the next trouble waits from the start. */
   succeeded(): void {
-    this.waitMs = BACKOFF.firstMs;
+    this.waits.reset();
     this.host.trouble(this.shard, undefined);
   }
 
@@ -78,8 +80,7 @@ export class Backoff {
       this.shard,
       `Kinesis: ${doing} shard ${this.shard} failed (${name}: ${message}); retrying`,
     );
-    await sleep(this.waitMs, this.host.signal);
-    this.waitMs = Math.min(BACKOFF.maxMs, this.waitMs * 2);
+    await sleep(this.waits.next(), this.host.signal);
   }
 }
 
