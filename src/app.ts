@@ -11,9 +11,8 @@ import {
   WebhooksService,
 } from './alerts/index.js';
 import { type Config, ConfigError } from './config.js';
-import { checkMasterKey, loadMasterKey, SecretBox } from './crypto/index.js';
-import { DataDirLock } from './data-dir.js';
-import { detectSandbox, EngineRegistry, type SandboxStatus } from './engine/index.js';
+import { openCore } from './core.js';
+import type { EngineRegistry, SandboxStatus } from './engine/index.js';
 import {
   buildServer,
   createMetricsRegistry,
@@ -21,12 +20,15 @@ import {
   TlsFilesError,
   type TlsMaterial,
 } from './http/index.js';
-import { type BootstrapResult, IdentityService } from './identity/index.js';
+import type { BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { CdcScalingService, PipeDiscovery, PipesService } from './pipes/index.js';
 import { CdcCapacity, PipeSupervisor, registerPipeMetrics, SourceDiscovery } from './pipes/runtime/index.js';
-import { QueryService } from './query/index.js';
-import { openStore, type Store } from './store/index.js';
+import type { QueryService } from './query/index.js';
+import type { Store } from './store/index.js';
+
+// The CLI's offline commands stand on the same core as the server, through this root only.
+export { type Core, holdStore, openCore } from './core.js';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -86,22 +88,12 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
         throw new ConfigError(error instanceof TlsFilesError ? error.problems : [error.message]);
       })
     : undefined;
-  const lock = await DataDirLock.acquire(config.dataDir);
-  let store: Store | undefined;
+  // Lock, master key, store, key check, identity, bootstrap, engines, queries (src/core.ts).
+  const { store, secretBox, identity, bootstrap, engines, sandbox, query, lock, opened } = await openCore(
+    config,
+    { logger },
+  );
   try {
-    const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
-    store = await openStore({
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
-      onConnectionError: (error) =>
-        logger.warn({ err: error }, 'an idle metadata database connection failed; the next query reconnects'),
-    });
-    const secretBox = new SecretBox(masterKey);
-    await checkMasterKey(secretBox, store.repos.identity);
-    const identity = new IdentityService(store, masterKey, config.servicesPerOrganization);
-    const bootstrap = await identity.bootstrap(config.bootstrap);
-    const engines = await openEngines(config, store, logger);
-    const sandbox = engines.sandboxStatus();
     const pipes = new PipesService(store, identity, secretBox, logger);
     const { discovery, cdcScaling, cdcCapacity } = discoveryServices(
       config,
@@ -121,8 +113,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       killAt: config.testKillAt,
       cdcCapacity,
     });
+    opened.add('pipe runtime', supervisor, (runtime) => runtime.close());
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
-    const query = new QueryService(identity, engines, queryLimits(config));
     const alerts = new AlertsService(store);
     const webhooks = new WebhooksService(store, secretBox, config.allowPrivateWebhooks);
     const sources = new SourcesService(store, identity, engines);
@@ -180,7 +172,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       version: VERSION,
       tls,
     });
-    const opened = store;
+    opened.add('HTTP server', server, (http) => http.close());
     if (options.runtime !== false) await supervisor.start();
     const ticker =
       options.alertTimer === false
@@ -201,7 +193,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     return {
       config,
       logger,
-      store: opened,
+      store,
       identity,
       pipes,
       query,
@@ -237,17 +229,12 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
         if (ticker) clearInterval(ticker);
         await evaluator.idle();
         await notifier.idle();
-        await server.close();
-        await supervisor.close();
-        await engines.closeAll();
+        // The HTTP server, the pipe runtime, the engines, the store, the lock: last opened first.
         await opened.close();
-        await lock.release();
       },
     };
   } catch (error) {
-    await store?.close();
-    await lock.release();
-    throw error;
+    return opened.closeAfter(error);
   }
 }
 
@@ -282,41 +269,4 @@ function discoveryServices(
     );
   }
   return { discovery, cdcScaling, cdcCapacity };
-}
-
-/** What a user's statement may take (SLUICE_QUERY_TIMEOUT, SLUICE_QUERY_RESULT_MB). */
-export function queryLimits(config: Config): { timeoutMs: number; resultBytes: number } {
-  return { timeoutMs: config.queryTimeoutSeconds * 1000, resultBytes: config.queryResultMb * 1024 * 1024 };
-}
-
-/**
- * The engines, each process in the operating-system sandbox. Where the sandbox cannot start, the
- * start says so, and only the operator organization's SQL reaches an engine unless the operator
- * accepted the risk (README, "Security").
- */
-export async function openEngines(config: Config, store: Store, logger: Logger): Promise<EngineRegistry> {
-  const policy = await detectSandbox(config.sandbox);
-  const options = {
-    dataDir: config.dataDir,
-    localFilesDir: config.localFilesDir,
-    sandbox: policy,
-    engineMemoryBytes: config.engineMemoryMb * 1024 * 1024,
-    engineIdleMs: config.engineIdleSeconds * 1000,
-    serviceDiskBytes: config.serviceDiskMb * 1024 * 1024,
-    logger,
-  };
-  if (policy.kind === 'bwrap') return new EngineRegistry(options);
-  if (config.allowUnsandboxedSql) {
-    logger.warn(
-      { sandbox: policy.reason },
-      "engines run WITHOUT a sandbox and SLUICE_ALLOW_UNSANDBOXED_SQL=true: any organization's SQL can read the host's files (the master key among them) and reach its network",
-    );
-    return new EngineRegistry(options);
-  }
-  const operator = (await store.repos.identity.listOrganizations()).find((org) => org.operator);
-  logger.warn(
-    { sandbox: policy.reason },
-    'engines run without a sandbox: only the operator organization\'s SQL reaches them; other organizations\' queries, expressions and pipes are refused (README, "Security")',
-  );
-  return new EngineRegistry({ ...options, onlyOrganization: operator?.id ?? '' });
 }

@@ -1,64 +1,31 @@
-import { openEngines, queryLimits } from '../app.js';
+import { type Core, openCore } from '../app.js';
 import type { Config } from '../config.js';
-import { checkMasterKey, loadMasterKey, SecretBox } from '../crypto/index.js';
-import { DataDirLock } from '../data-dir.js';
-import { type EngineRegistry, readAllRows } from '../engine/index.js';
-import {
-  IdentityService,
-  keyView,
-  organizationView,
-  serviceView,
-  teamView,
-  tokenView,
-} from '../identity/index.js';
+import { readAllRows } from '../engine/index.js';
+import { keyView, organizationView, serviceView, teamView, tokenView } from '../identity/index.js';
 import { createLogger } from '../log.js';
-import { QueryService } from '../query/index.js';
-import { openStore, type Store } from '../store/index.js';
 import type { Backend, Row } from './backend.js';
 import { bootstrapLines } from './serve.js';
 
 /**
- * The CLI on the data directory itself, when no server holds it. It takes the same lock a server
- * takes, so a server started meanwhile waits for nothing and corrupts nothing: it fails to start.
- * Acting on the directory is acting as its operator.
+ * The CLI on the data directory itself, when no server holds it: the server's core (src/core.ts,
+ * through src/app.ts) without its HTTP server, pipe runtime or timers. It takes the same lock a
+ * server takes, so a server started meanwhile waits for nothing and corrupts nothing: it fails to
+ * start. Acting on the directory is acting as its operator.
  */
 export class LocalBackend implements Backend {
-  private readonly engines: EngineRegistry;
-  private readonly queries: QueryService;
+  private readonly identity: Core['identity'];
 
-  private constructor(
-    private readonly store: Store,
-    private readonly identity: IdentityService,
-    private readonly lock: DataDirLock,
-    engines: EngineRegistry,
-    queryLimits: { timeoutMs: number; resultBytes: number },
-  ) {
-    this.engines = engines;
-    this.queries = new QueryService(identity, this.engines, queryLimits);
+  private constructor(private readonly core: Core) {
+    this.identity = core.identity;
   }
 
   static async open(config: Config): Promise<LocalBackend> {
-    const lock = await DataDirLock.acquire(config.dataDir);
-    let store: Store | undefined;
-    try {
-      const masterKey = await loadMasterKey(config.dataDir, config.masterKey);
-      store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-      await checkMasterKey(new SecretBox(masterKey), store.repos.identity);
-      const identity = new IdentityService(store, masterKey, config.servicesPerOrganization);
-      const bootstrap = await identity.bootstrap(config.bootstrap);
+    const core = await openCore(config, {
+      logger: createLogger('warn', process.stderr, config.logFormat),
       // The CLI on an empty directory makes the first credentials; they must not vanish unseen.
-      if (bootstrap) console.error(bootstrapLines(bootstrap).join('\n'));
-      const engines = await openEngines(
-        config,
-        store,
-        createLogger('warn', process.stderr, config.logFormat),
-      );
-      return new LocalBackend(store, identity, lock, engines, queryLimits(config));
-    } catch (error) {
-      await store?.close();
-      await lock.release();
-      throw error;
-    }
+      onBootstrap: (bootstrap) => console.error(bootstrapLines(bootstrap).join('\n')),
+    });
+    return new LocalBackend(core);
   }
 
   listOrganizations = async () =>
@@ -89,10 +56,6 @@ export class LocalBackend implements Backend {
   };
   revokeToken = (org: string, team: string, tokenId: string) => this.identity.revokeToken(org, team, tokenId);
   query = async (org: string, service: string, sql: string) =>
-    readAllRows(await this.queries.run({ organizationId: org, serviceId: service }, 'admin', { sql }));
-  close = async () => {
-    await this.engines.closeAll();
-    await this.store.close();
-    await this.lock.release();
-  };
+    readAllRows(await this.core.query.run({ organizationId: org, serviceId: service }, 'admin', { sql }));
+  close = () => this.core.opened.close();
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { holdStore } from '../app.js';
 import { type Config, parseMasterKey } from '../config.js';
 import {
   installNewMasterKey,
@@ -13,8 +14,8 @@ import {
   sealedMasterKeyCheck,
   writeNewMasterKey,
 } from '../crypto/index.js';
-import { DataDirLock, liveHolder } from '../data-dir.js';
-import { openStore, type SealedPlace, type Store } from '../store/index.js';
+import { liveHolder } from '../data-dir.js';
+import type { SealedPlace, Store } from '../store/index.js';
 import { CliError } from './http-backend.js';
 
 const COUNTED_AS: Record<SealedPlace, keyof RotationReport['resealed']> = {
@@ -77,22 +78,26 @@ export async function rotateMasterKey(
   const newKey = newKeyText === undefined ? randomBytes(32) : parseMasterKey(newKeyText);
   if (!newKey)
     throw new CliError('--new-key: not a 32-byte key as hex or base64 (`openssl rand -hex 32` makes one)');
-  const lock = await DataDirLock.acquire(config.dataDir);
+  // The same lock and store as the server's (src/core.ts), with the key in use read, never made.
+  const {
+    masterKey: oldKey,
+    store,
+    opened,
+  } = await holdStore(config, {
+    readKey: async () => {
+      const inUse = await readMasterKey(config.dataDir, config.masterKey);
+      if (!inUse)
+        throw new CliError(
+          `${config.dataDir} has no master key yet: nothing is sealed, so there is nothing to rotate`,
+        );
+      if (inUse.equals(newKey)) throw new CliError('--new-key: the new key is the key in use; give another');
+      return inUse;
+    },
+  });
   try {
-    const oldKey = await readMasterKey(config.dataDir, config.masterKey);
-    if (!oldKey)
-      throw new CliError(
-        `${config.dataDir} has no master key yet: nothing is sealed, so there is nothing to rotate`,
-      );
-    if (oldKey.equals(newKey)) throw new CliError('--new-key: the new key is the key in use; give another');
-    const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-    try {
-      return await rotate(store, config, { oldKey, newKey, keyIn });
-    } finally {
-      await store.close();
-    }
+    return await rotate(store, config, { oldKey, newKey, keyIn });
   } finally {
-    await lock.release();
+    await opened.close();
   }
 }
 
