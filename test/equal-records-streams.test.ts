@@ -44,6 +44,8 @@ async function everyPipeReads(options: {
   body: (name: string) => { name: string };
   write: (round: number) => Promise<void>;
   total: number;
+  /** The pipe's status says it is at the end of what was written (no lag, the last record committed). */
+  caughtUp: (status: any) => boolean;
 }) {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-equal-streams-'));
   dirs.push(dataDir);
@@ -61,13 +63,13 @@ async function everyPipeReads(options: {
   ids.set('never-killed', never.result.id);
   while (round < ROUNDS) await options.write(round++);
   for (const [name, id] of ids) {
-    await statusUntil(served, id, (s) => s.rowsWritten >= options.total, 180_000).catch(async (error) => {
+    // Every row committed and the pipe at the end of its source: a row doubled would be in the table now.
+    const settled = (s: any) => s.rowsWritten >= options.total && options.caughtUp(s);
+    await statusUntil(served, id, settled, 180_000).catch(async (error) => {
       console.log(name, (await served.call(`${served.pipes}/${id}/status`)).result);
       throw error;
     });
   }
-  // A row doubled late would land after the count reached the total.
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
   return { served, ids };
 }
 
@@ -120,6 +122,8 @@ describe('Kafka: the same message 10,000 times lands 10,000 times (a real broker
         partitions.push(...messages.map((m) => String(m.partition)));
       },
       total: ROUNDS * PER_ROUND,
+      caughtUp: (status) =>
+        status.partitions?.length === 3 && status.partitions.every((p: { lag: number }) => p.lag === 0),
     });
   }, 900_000);
 
@@ -146,6 +150,8 @@ describe('Kinesis: the same record 6,000 times lands 6,000 times (kinesalite, a 
   let kinesis: RunningKinesis;
   let result: { served: Served; ids: Map<string, string> };
   const shards: string[] = [];
+  /** Per shard, the sequence number of the last record put. */
+  const lastPut: Record<string, string> = {};
 
   beforeAll(async () => {
     kinesis = await startKinesis();
@@ -167,9 +173,19 @@ describe('Kinesis: the same record 6,000 times lands 6,000 times (kinesalite, a 
           key: `k${round}-${i}`,
           data: '{"v": "same"}',
         }));
-        shards.push(...(await kinesis.put('equal', records)).map((put) => put.shardId));
+        for (const put of await kinesis.put('equal', records)) {
+          shards.push(put.shardId);
+          lastPut[put.shardId] = put.sequenceNumber;
+        }
       },
       total: ROUNDS * PER_ROUND,
+      caughtUp: (status) =>
+        Object.entries(lastPut).every(([shard, last]) =>
+          status.shards?.some(
+            (s: { shardId: string; lastCommittedSequenceNumber: string | null }) =>
+              s.shardId === shard && s.lastCommittedSequenceNumber === last,
+          ),
+        ),
     });
   }, 900_000);
 

@@ -60,6 +60,8 @@ describe('Kafka ingestion survives crashes (a real server process, killed with S
             })),
           ),
       },
+      caughtUp: (status) =>
+        status.partitions?.length === 4 && status.partitions.every((p: { lag: number }) => p.lag === 0),
       started: (server) => {
         running = server;
       },

@@ -1,8 +1,8 @@
 import { Admin, Consumer } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningKafka, startKafka } from './support/kafka.js';
-import { kafkaPipe, produce, type TestMessage } from './support/kafka-pipes.js';
-import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
+import { claimedToLogEnd, kafkaPipe, produce, type TestMessage } from './support/kafka-pipes.js';
+import { createPipe, sql, statusOf, waitForCommittedToEnd, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
@@ -55,6 +55,11 @@ function caughtUp(pipeId: string, partitions: number) {
   });
 }
 
+/** The pipe committed all of its `partitions` partitions up to their log end: nothing more is to come. */
+function committedToEnd(pipeId: string, partitions: number) {
+  return waitForCommittedToEnd(s, pipeId, claimedToLogEnd(partitions), 90_000);
+}
+
 describe('where a Kafka pipe starts', () => {
   it('from_latest skips what was there before; from_timestamp starts at the first message at or after the time', async () => {
     await kafka.createTopic('latest', 2);
@@ -77,7 +82,7 @@ describe('where a Kafka pipe starts', () => {
       ...rows('from-time', 30, 20, { timestamp: BigInt(at) }),
       ...rows('from-time', 50, 10, { timestamp: BigInt(at + 60_000) }),
     ]);
-    await createPipe(s, {
+    const fromTime = await createPipe(s, {
       ...kafkaPipe('from_time', {
         brokers: brokers(),
         topics: 'from-time',
@@ -86,7 +91,8 @@ describe('where a Kafka pipe starts', () => {
       settings,
     });
     await waitForCount('from_time', 30);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await committedToEnd(latest, 2);
+    await committedToEnd(fromTime, 1);
     expect(await totals('latest')).toEqual({ n: 50, ids: 50 });
     expect(await sql(s, 'SELECT min(id) AS lo, max(id) AS hi FROM kafka.latest')).toEqual([
       { lo: 100, hi: 149 },
@@ -152,7 +158,7 @@ describe('a Kafka pipe while it runs', () => {
     expect(scaled.statusCode).toBe(200);
     await produce(kafka.connection('plaintext'), rows(topic, 4000, 2000));
     await waitForCount('rebalance', 6000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await committedToEnd(id, 4);
     expect(taken.length).toBeGreaterThan(0);
     expect(await totals('rebalance')).toEqual({ n: 6000, ids: 6000 });
     const status = await caughtUp(id, 4);
@@ -224,7 +230,7 @@ describe('a Kafka pipe while it runs', () => {
     await waitForState(s, id, 'Running', 120_000);
     await produce(kafka.connection('plaintext'), rows(topic, 1000, 1000));
     await waitForCount('outage', 2000, 120_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await committedToEnd(id, 2);
     expect(await totals('outage')).toEqual({ n: 2000, ids: 2000 });
   }, 300_000);
 
@@ -255,7 +261,7 @@ describe('a Kafka pipe while it runs', () => {
     await produce(kafka.connection('plaintext'), rows(topic, 1000, 30));
     await s.request({ method: 'PATCH', url, body: { command: 'start' } });
     await waitForCount('remade', 130);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await committedToEnd(id, 1);
     expect(await totals('remade')).toEqual({ n: 130, ids: 130 });
     const status = await statusOf(s, id);
     expect(status.state).toBe('Running');
@@ -296,7 +302,7 @@ describe('a Kafka pipe while it runs', () => {
     expect(atStop).toBeLessThan(4000);
     expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
     await waitForCount('stop_start', 4000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await committedToEnd(id, 3);
     expect(await totals('stop_start')).toEqual({ n: 4000, ids: 4000 });
 
     const doomed = await createPipe(s, {

@@ -80,6 +80,13 @@ describe.each(READS)(
             for (const put of await kinesis.put(STREAM, records)) lastPut[put.shardId] = put.sequenceNumber;
           },
         },
+        caughtUp: (status) =>
+          Object.entries(lastPut).every(([shard, last]) =>
+            status.shards?.some(
+              (s: { shardId: string; lastCommittedSequenceNumber: string | null }) =>
+                s.shardId === shard && s.lastCommittedSequenceNumber === last,
+            ),
+          ),
         started: (server) => {
           running = server;
         },

@@ -6,6 +6,7 @@ import {
   type ThrottlingProxy,
 } from './support/kinesis.js';
 import {
+  claimedToLastPut,
   ids,
   KINESIS_VIRTUAL_COLUMNS,
   kinesisBody,
@@ -15,7 +16,7 @@ import {
   splitAndMerge,
   waitForRows,
 } from './support/kinesis-pipes.js';
-import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
+import { createPipe, sql, statusOf, waitForCommittedToEnd, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
@@ -207,7 +208,7 @@ describe('a Kinesis pipe', () => {
       expect(deleted.statusCode).toBe(200);
     }
     await kinesis.createStream(stream, 1);
-    await kinesis.put(stream, records(0, 100));
+    const puts = await kinesis.put(stream, records(0, 100));
     const id = await createPipe(s, kinesisBody(stream, { streamName: stream }));
     await waitForRows(s, stream, 100);
     // The next read is refused as Kinesis refuses an iterator older than five minutes.
@@ -221,14 +222,15 @@ describe('a Kinesis pipe', () => {
       return 'ExpiredIteratorException';
     });
     try {
-      await kinesis.put(stream, records(100, 100));
+      puts.push(...(await kinesis.put(stream, records(100, 100))));
       await waitForRows(s, stream, 200);
     } finally {
       proxy.setRule(() => false);
     }
     expect(expired).toBe(1);
     expect(iterators).toEqual(['AFTER_SEQUENCE_NUMBER']);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Committed up to the last record: a record read again would be in the table now.
+    await waitForCommittedToEnd(s, id, claimedToLastPut(puts));
     expect(await ids(s, stream)).toEqual(range(0, 200));
     expect((await statusOf(s, id)).state).toBe('Running');
   });

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
+import { createPipe, sql, statusOf, waitForCommittedToEnd, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 const events = (from: number, count: number) =>
@@ -130,12 +130,18 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     await expectEventually(
       async () => (await sql(s, 'SELECT count() AS n FROM local.continuous'))[0]?.n === 250,
     );
-    await writeFile(join(files, 'batch/b/4.ndjson'), events(250, 10));
+    // Written first, so the listing that finds 4.ndjson finds it too, were it listed.
     await writeFile(join(files, 'batch/a/0-too-early.ndjson'), events(9000, 5)); // before the cursor: never read
+    await writeFile(join(files, 'batch/b/4.ndjson'), events(250, 10));
     await expectEventually(
       async () => (await sql(s, 'SELECT count() AS n FROM local.continuous'))[0]?.n === 260,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Claimed and committed up to 4.ndjson with nothing pending: a file read after it would show now.
+    await waitForCommittedToEnd(
+      s,
+      id,
+      (cursor, status) => String(cursor).endsWith('batch/b/4.ndjson') && status.filesPending === 0,
+    );
     expect(await sql(s, 'SELECT count() AS n, max(id) AS top FROM local.continuous')).toEqual([
       { n: 260, top: 259 },
     ]);

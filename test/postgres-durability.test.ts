@@ -359,6 +359,31 @@ function degradedWithin(sluice: Sluice, pipeId: string, ms: number): Promise<any
   return statusWhen(sluice, pipeId, 'the pipe to be Degraded', (status) => status.state === 'Degraded', ms);
 }
 
+/**
+ * Waits until the server logged a failed run of the pipe's worker later than `since` (ms since the
+ * epoch): a retry made after that moment did not get through either. The supervisor logs each
+ * failed run before it marks the pipe Degraded and retries after a backoff
+ * (src/pipes/runtime/supervisor.ts), so a line later than the moment the test saw Degraded is a
+ * retry's.
+ */
+async function failedAgainAfter(sluice: Sluice, pipeId: string, since: number, timeoutMs = 150_000) {
+  await waitFor(
+    `a run of pipe ${pipeId} to fail after the pipe was seen Degraded`,
+    async () =>
+      sluice.server
+        .output()
+        .split('\n')
+        .some(
+          (line) =>
+            line.includes('pipe worker failed; retrying') &&
+            line.includes(pipeId) &&
+            Number(/"time":(\d+)/.exec(line)?.[1]) > since,
+        ) || undefined,
+    timeoutMs,
+    200,
+  );
+}
+
 const streaming = (status: any) => status.state === 'Running' && status.replication?.phase === 'changes';
 
 /** Batches of changes are being committed: the committed position moves on past `after`. */
@@ -406,10 +431,12 @@ async function silentNetwork(
     const silencedAt = Date.now();
     network.silence(options.silenced);
     const degraded = await degradedWithin(sluice, pipeId, options.degradedWithinMs);
-    step(`degraded after ${Date.now() - silencedAt} ms`);
+    const degradedSeenAt = Date.now();
+    step(`degraded after ${degradedSeenAt - silencedAt} ms`);
     expect(degraded.reason).toMatch(options.reason);
-    // Still silent: new sessions hear nothing either, the pipe stays Degraded.
-    await pause(12_000);
+    // Still silent: new sessions hear nothing either (a retry made since failed), the pipe stays Degraded.
+    await failedAgainAfter(sluice, pipeId, degradedSeenAt);
+    step('a retry failed');
     expect((await sluice.status(pipeId)).state).toBe('Degraded');
 
     step('restore');
@@ -803,10 +830,11 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
     await within(60_000, postgres.halt(), 'PostgreSQL to shut down while the pipe streams');
     step(`halted in ${Date.now() - halting} ms`);
     const degraded = await degradedWithin(sluice, pipeId, 60_000);
+    const degradedSeenAt = Date.now();
     // The reason names the source and what broke (a reset or terminated connection).
     expect(degraded.reason).toMatch(/^PostgreSQL: the replication stream stopped \(.+\)$/);
     // Down for a while: the retries fail too, the pipe stays Degraded.
-    await pause(3_000);
+    await failedAgainAfter(sluice, pipeId, degradedSeenAt);
     expect((await sluice.status(pipeId)).state).toBe('Degraded');
     step('start pg');
     await postgres.start();

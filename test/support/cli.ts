@@ -96,10 +96,11 @@ async function killWhileStreaming(options: {
 }
 
 /**
- * After the kills: waits until `total` rows are in `table` (ids 0 to total - 1) and a little
- * longer (a duplicate would land after the count reached the total), stops the server, and checks
- * every row is there once and every kill came before the end. The pipe's last status is returned
- * for the test's own checks.
+ * After the kills: waits until `total` rows are in `table` (ids 0 to total - 1) and the pipe has
+ * committed all of it: its status counts `total` rows written and says it is at the end of its
+ * source (`caughtUp`), so a duplicate would be in the table by then. Then stops the server, and
+ * checks every row is there once and every kill came before the end. The pipe's last status is
+ * returned for the test's own checks.
  */
 async function expectEveryRowOnce(options: {
   server: ServedSluice;
@@ -109,6 +110,7 @@ async function expectEveryRowOnce(options: {
   kills: number;
   query: (sql: string) => Promise<any[]>;
   status: () => Promise<any>;
+  caughtUp: (status: any) => boolean;
 }): Promise<any> {
   const { server, table, total, query } = options;
   console.log(`killed at rows written: ${options.killedAt.join(', ')}`);
@@ -121,11 +123,18 @@ async function expectEveryRowOnce(options: {
     180_000,
     500,
   );
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const status = await waitFor(
+    `the pipe to commit all of ${table}`,
+    async () => {
+      const current = await options.status();
+      return current.rowsWritten >= total && options.caughtUp(current) ? current : undefined;
+    },
+    180_000,
+    500,
+  );
   const [final] = await query(
     `SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM ${table}`,
   );
-  const status = await options.status();
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
   expect(options.killedAt.filter((rows) => rows < total)).toHaveLength(options.kills);
@@ -148,6 +157,8 @@ export async function survivesKillsWhileWriting(options: {
   table: string;
   kills: number;
   writer: { rounds: number; size: number; pauseMs: number; write: (ids: number[]) => Promise<void> };
+  /** The pipe's status says it is at the end of what the writer wrote (no lag, the last record committed). */
+  caughtUp: (status: any) => boolean;
   /** Told of each server started (the test kills the last one when it ends, even when it fails). */
   started: (server: ServedSluice) => void;
 }): Promise<any> {
@@ -206,5 +217,6 @@ export async function survivesKillsWhileWriting(options: {
       (await callApi(`${last.url}/v1/organizations/${org}/services/${service}/query`, 'POST', { sql })).result
         .rows,
     status: () => statusAt(last),
+    caughtUp: options.caughtUp,
   });
 }

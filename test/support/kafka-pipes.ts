@@ -74,3 +74,22 @@ export function kafkaPipe(
     })),
   };
 }
+
+/**
+ * For waitForCommittedToEnd (runtime.ts): a Kafka pipe's `partitions` partitions, each at lag 0,
+ * and claimed in the store's cursor (per `topic:partition`, the next offset) up to its log end. A
+ * partition the pipe never claimed from is not in the cursor: lag 0 says its start is the end.
+ */
+export function claimedToLogEnd(partitions: number) {
+  return (
+    cursor: Record<string, string> | null,
+    status: {
+      partitions?: { topic: string; partition: number; highWatermark: number | null; lag: number | null }[];
+    },
+  ) =>
+    status.partitions?.length === partitions &&
+    status.partitions.every((p) => {
+      const claimed = cursor?.[`${p.topic}:${p.partition}`];
+      return p.lag === 0 && (claimed === undefined || claimed === String(p.highWatermark));
+    });
+}

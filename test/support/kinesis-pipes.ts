@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { KINESIS_CREDENTIALS, type StreamTools } from './kinesis.js';
+import { KINESIS_CREDENTIALS, type PutResult, type StreamTools } from './kinesis.js';
 import { createPipe, sql, statusOf, waitForState } from './runtime.js';
 import type { TestSluice } from './sluice.js';
 import { waitFor } from './wait.js';
@@ -72,6 +72,20 @@ export function records(from: number, count: number) {
     const i = from + n;
     return { key: `k${i}`, data: JSON.stringify({ id: i, name: `n${i}` }) };
   });
+}
+
+/**
+ * For waitForCommittedToEnd (runtime.ts): a Kinesis pipe claimed, in the store's cursor (per
+ * shard, the last sequence number claimed), the last record of `puts` on each shard they wrote to.
+ */
+export function claimedToLastPut(puts: PutResult[]) {
+  const last = new Map<string, string>();
+  for (const { shardId, sequenceNumber } of puts) {
+    const seen = last.get(shardId);
+    if (seen === undefined || BigInt(sequenceNumber) > BigInt(seen)) last.set(shardId, sequenceNumber);
+  }
+  return (cursor: { shards?: Record<string, string> } | null) =>
+    [...last].every(([shard, sequenceNumber]) => cursor?.shards?.[shard] === sequenceNumber);
 }
 
 export const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);

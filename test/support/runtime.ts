@@ -46,3 +46,29 @@ export async function createPipe(s: TestSluice, body: unknown): Promise<string> 
     throw new Error(`create failed (${response.statusCode}): ${response.json?.error}`);
   return response.json.result.id as string;
 }
+
+/**
+ * Waits until a pipe has committed everything up to the end of its source: the store's cursor
+ * (where its next claim starts; it moves with each claim, in the same transaction that records the
+ * batch) is where `atEnd` says the source ends, and, read after it, no batch is claimed and not yet
+ * committed. From then on a record read twice or read again would already be in the target, so a
+ * test asserts that nothing more arrived on this fact rather than after a pause.
+ */
+export async function waitForCommittedToEnd(
+  s: TestSluice,
+  pipeId: string,
+  atEnd: (cursor: any, status: any) => boolean,
+  timeoutMs = 60_000,
+) {
+  const progress = s.sluice.store.repos.progress;
+  return waitFor(
+    `pipe ${pipeId} to commit all of its source`,
+    async () => {
+      const status = await statusOf(s, pipeId);
+      const cursor = (await progress.get(pipeId))?.cursor ?? null;
+      if (!atEnd(cursor, status)) return undefined;
+      return (await progress.openBatches(pipeId)).length === 0 ? status : undefined;
+    },
+    timeoutMs,
+  );
+}
