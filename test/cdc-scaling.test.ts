@@ -1,14 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  fillTable,
-  openDatabase,
-  postgresPipeBody,
-  type RunningPostgres,
-  startPostgres,
-} from './support/postgres.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fillTable, openDatabase, postgresPipeBody, type RunningPostgres } from './support/postgres.js';
+import { usePostgresAndSluice } from './support/postgres-sluice.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 
 // What pipesCdcScaling does in Sluice: the cores it gives a service's database pipes bound the
 // batches those pipes have in flight, all of them together.
@@ -17,15 +12,10 @@ let s: TestSluice;
 let postgres: RunningPostgres;
 const clients: pg.Client[] = [];
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-  s = await startSluice({ runtime: true });
-}, 300_000);
+usePostgresAndSluice((started) => ({ server: postgres, s } = started), undefined, 300_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.end()));
-  await s?.close();
-  await postgres?.stop();
 });
 
 /**

@@ -1,15 +1,15 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   fillTable,
   openDatabase,
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
-  startPostgres,
 } from './support/postgres.js';
+import { usePostgresAndSluice } from './support/postgres-sluice.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 // A new user's first PostgreSQL pipe (issue 35, item 3), against real PostgreSQL servers of each
@@ -62,20 +62,17 @@ function state(id: string, command: string) {
 }
 
 describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreSQL %i", (major) => {
-  beforeAll(async () => {
-    server = await startPostgres(major);
-    s = await startSluice({ runtime: true });
+  usePostgresAndSluice(async (started) => {
+    ({ server, s } = started);
     ({ client, port } = await openDatabase(server, 'shop'));
     await fillTable(client, 'orders', 50);
     await fillTable(client, 'items', 10);
     await client.query(`CREATE ROLE replicator LOGIN REPLICATION PASSWORD 'replicator-secret'`);
     await client.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO replicator');
-  }, 120_000);
+  }, major);
 
   afterAll(async () => {
-    await s?.close();
     await client?.end();
-    await server?.stop();
   });
 
   it('refuses a user without CREATE on the database or owning no table, naming the GRANT and the ALTER TABLE ... OWNER to run; a publicationName needs neither', async () => {

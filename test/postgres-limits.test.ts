@@ -1,15 +1,15 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   fillTable,
   openDatabase,
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
-  startPostgres,
 } from './support/postgres.js';
+import { usePostgresAndSluice } from './support/postgres-sluice.js';
 import { createPipe, sql, statusOf } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 // The server's connection and slot limits against a postgres pipe, on a real PostgreSQL server and
@@ -59,15 +59,7 @@ async function pipesNamed(name: string): Promise<unknown[]> {
 }
 
 describe.each(POSTGRES_MAJORS)('postgres pipes and the server limits on PostgreSQL %i', (major) => {
-  beforeAll(async () => {
-    server = await startPostgres(major);
-    s = await startSluice({ runtime: true });
-  }, 120_000);
-
-  afterAll(async () => {
-    await s?.close();
-    await server?.stop();
-  });
+  usePostgresAndSluice((started) => ({ server, s } = started), major);
 
   it('refuses a pipe the server never gives the sessions to run, or a slot; a narrower snapshot than asked runs', async () => {
     const { client, port } = await openDatabase(server, 'narrow');

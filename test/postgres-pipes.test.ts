@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseLsn } from '../src/pipes/sources/postgres/index.js';
 import {
   fillTable,
@@ -6,8 +6,8 @@ import {
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
-  startPostgres,
 } from './support/postgres.js';
+import { usePostgresAndSluice } from './support/postgres-sluice.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { untilEqual, waitFor } from './support/wait.js';
@@ -39,15 +39,7 @@ async function refused(body: unknown, ...says: string[]): Promise<void> {
 }
 
 describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
-  beforeAll(async () => {
-    server = await startPostgres(major);
-    s = await startSluice({ runtime: true });
-  }, 120_000);
-
-  afterAll(async () => {
-    await s?.close();
-    await server?.stop();
-  });
+  usePostgresAndSluice((started) => ({ server, s } = started), major);
 
   it('copies a table in ctid ranges, then follows inserts, updates, deletes and truncates', async () => {
     const { client, port } = await database('shop');

@@ -1,15 +1,15 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   fillTable,
   openDatabase,
   POSTGRES_MAJORS,
   postgresPipeBody,
   type RunningPostgres,
-  startPostgres,
 } from './support/postgres.js';
+import { usePostgresAndSluice } from './support/postgres-sluice.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 import { untilEqual, waitFor } from './support/wait.js';
 
 // What ends a postgres pipe at the source, on a real PostgreSQL server and a Sluice run as a user
@@ -67,15 +67,7 @@ async function invalidate(client: pg.Client, slot: string, table: string): Promi
 }
 
 describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on PostgreSQL %i', (major) => {
-  beforeAll(async () => {
-    server = await startPostgres(major);
-    s = await startSluice({ runtime: true });
-  }, 120_000);
-
-  afterAll(async () => {
-    await s?.close();
-    await server?.stop();
-  });
+  usePostgresAndSluice((started) => ({ server, s } = started), major);
 
   it('a slot the server invalidated (max_slot_wal_keep_size) fails the pipe saying resync; a resync brings the changes back', async () => {
     const { client, port } = await database('lost');

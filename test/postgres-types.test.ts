@@ -1,15 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   POSTGRES_MAJORS,
   type PostgresMajor,
   postgresPipeBody,
   type RunningPostgres,
-  startPostgres,
 } from './support/postgres.js';
+import { usePostgresAndSluice } from './support/postgres-sluice.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 // Every PostgreSQL type of the type map (src/pipes/sources/postgres/catalog/column-types.ts, README "PostgreSQL
@@ -47,9 +47,8 @@ let port: number;
 
 /** A PostgreSQL of `major` with the `kinds` database, and a Sluice, for one describe's tests. */
 function onPostgres(major: PostgresMajor): void {
-  beforeAll(async () => {
-    server = await startPostgres(major);
-    s = await startSluice({ runtime: true });
+  usePostgresAndSluice(async (started) => {
+    ({ server, s } = started);
     const url = await server.createDatabase('kinds');
     // Every value as PostgreSQL's text: the client turns nothing into a JavaScript type.
     client = new pg.Client({
@@ -62,12 +61,10 @@ function onPostgres(major: PostgresMajor): void {
     // A server whose default prints bytea as escapes: Sluice's sessions ask for hex whatever it says.
     await client.query(`ALTER DATABASE kinds SET bytea_output = 'escape'`);
     port = Number(new URL(url).port);
-  }, 120_000);
+  }, major);
 
   afterAll(async () => {
     await client?.end().catch(() => {});
-    await s?.close();
-    await server?.stop();
   });
 }
 
