@@ -10,5 +10,7 @@ export default defineConfig({
     maxWorkers: 2,
     // s3rver pages its listings with a DES cipher, which OpenSSL 3 keeps in its legacy provider.
     execArgv: ['--openssl-legacy-provider'],
+    // Prints how long the run took when it ends (npm test: the whole suite's duration).
+    globalSetup: ['test/support/duration.ts'],
   },
 });
