@@ -6,7 +6,7 @@ import type { LogicalReplicationService } from 'pg-logical-replication';
  * Every use Sluice makes of `pg` (and of pg-logical-replication) beyond their documented API sits
  * here, written against pg 8.23.1 and pg-logical-replication 2.5.0: pg-internals.test.ts fails
  * when the installed versions are others, and when the members read here are gone from a real
- * client. package.json allows any pg ^8.23.1: an update must pass that test (and
+ * client. package.json pins both exactly: an update must pass that test (and
  * test/postgres-copy-relay.test.ts) before the versions here move.
  *
  * Why they are needed:
