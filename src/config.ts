@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { ErrorCode } from './errors.js';
 import { type KillAt, parseKillAt } from './failpoints.js';
 
 /**
@@ -83,6 +84,8 @@ export const DEFAULT_RATE_LIMIT = 1000;
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export class ConfigError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_CONFIG';
+
   constructor(readonly problems: string[]) {
     // One problem is one line; several are a list, so an operator fixes them together.
     super(

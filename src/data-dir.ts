@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from './config.js';
+import type { ErrorCode } from './errors.js';
 
 export const LOCK_FILE = 'sluice.lock';
 
@@ -13,6 +14,8 @@ export interface LockInfo {
 }
 
 export class DataDirBusyError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_DATA_DIR_BUSY';
+
   constructor(
     readonly dataDir: string,
     readonly holder: LockInfo,

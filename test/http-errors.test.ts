@@ -12,11 +12,14 @@ describe('HTTP status codes and the error envelope', () => {
   const expectEnvelope = (
     response: { json: any; headers: Record<string, unknown> },
     status: number,
+    label: string,
     code: string,
   ) => {
-    expect(Object.keys(response.json).sort()).toEqual(['error', 'requestId', 'status']);
+    expect(Object.keys(response.json).sort()).toEqual(['code', 'error', 'requestId', 'status']);
     expect(response.json.status).toBe(status);
-    expect(response.json.error).toMatch(new RegExp(`^${code}: .+`));
+    // `error` keeps the words clients have matched; `code` is the condition's own field.
+    expect(response.json.error).toMatch(new RegExp(`^${label}: .+`));
+    expect(response.json.code).toBe(code);
     expect(response.json.requestId).toBe(response.headers['x-request-id']);
   };
 
@@ -28,8 +31,7 @@ describe('HTTP status codes and the error envelope', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(response.statusCode).toBe(400);
-    expectEnvelope(response, 400, 'BAD_REQUEST');
-    expect(response.json.error).toContain('not valid JSON');
+    expectEnvelope(response, 400, 'BAD_REQUEST', 'SLUICE_ERR_INVALID_JSON');
     expect((await s.request({ method: 'GET', url: s.pipesUrl })).json.result).toEqual([]);
   });
 
@@ -44,7 +46,7 @@ describe('HTTP status codes and the error envelope', () => {
       const response = await s.request({ method: 'GET', url: s.pipesUrl, auth });
       expect(response.statusCode).toBe(401);
       expect(response.headers['www-authenticate']).toMatch(/^Basic realm="sluice"/);
-      expectEnvelope(response, 401, 'UNAUTHORIZED');
+      expectEnvelope(response, 401, 'UNAUTHORIZED', 'SLUICE_ERR_UNAUTHENTICATED');
     }
   });
 
@@ -62,7 +64,7 @@ describe('HTTP status codes and the error envelope', () => {
       auth: reader,
     });
     expect(response.statusCode).toBe(403);
-    expectEnvelope(response, 403, 'FORBIDDEN');
+    expectEnvelope(response, 403, 'FORBIDDEN', 'SLUICE_ERR_FORBIDDEN');
     expect(response.json.error).toBe(
       'FORBIDDEN: this needs a key with role developer or stronger; this key is read-only',
     );
@@ -70,23 +72,38 @@ describe('HTTP status codes and the error envelope', () => {
   });
 
   it('404 for an unknown route, organization, service or pipe', async () => {
-    for (const url of [
-      '/v1/nothing-here',
-      `/v1/organizations/00000000-0000-0000-0000-000000000000/services`,
-      `/v1/organizations/${s.organizationId}/services/00000000-0000-0000-0000-000000000000/pipes`,
-      `${s.pipesUrl}/00000000-0000-0000-0000-000000000000`,
-    ]) {
+    for (const [url, code] of [
+      ['/v1/nothing-here', 'SLUICE_ERR_ROUTE_NOT_FOUND'],
+      [
+        `/v1/organizations/00000000-0000-0000-0000-000000000000/services`,
+        'SLUICE_ERR_ORGANIZATION_NOT_FOUND',
+      ],
+      [
+        `/v1/organizations/${s.organizationId}/services/00000000-0000-0000-0000-000000000000/pipes`,
+        'SLUICE_ERR_SERVICE_NOT_FOUND',
+      ],
+      [`${s.pipesUrl}/00000000-0000-0000-0000-000000000000`, 'SLUICE_ERR_PIPE_NOT_FOUND'],
+    ] as const) {
       const response = await s.request({ method: 'GET', url });
       expect(response.statusCode, url).toBe(404);
-      expectEnvelope(response, 404, 'NOT_FOUND');
+      expectEnvelope(response, 404, 'NOT_FOUND', code);
     }
+  });
+
+  it('409 with the code of the conflict: a name taken', async () => {
+    const url = `/v1/organizations/${s.organizationId}/services`;
+    const body = { name: 'twice', kind: 'embedded' };
+    expect((await s.request({ method: 'POST', url, body })).statusCode).toBe(200);
+    const response = await s.request({ method: 'POST', url, body });
+    expect(response.statusCode).toBe(409);
+    expectEnvelope(response, 409, 'CONFLICT', 'SLUICE_ERR_NAME_TAKEN');
   });
 
   it('413 for a body over SLUICE_BODY_LIMIT, and nothing is stored', async () => {
     const body = objectStoragePipe({ name: 'x'.repeat(5000) });
     const response = await s.request({ method: 'POST', url: s.pipesUrl, body });
     expect(response.statusCode).toBe(413);
-    expectEnvelope(response, 413, 'PAYLOAD_TOO_LARGE');
+    expectEnvelope(response, 413, 'PAYLOAD_TOO_LARGE', 'SLUICE_ERR_BODY_TOO_LARGE');
     expect((await s.request({ method: 'GET', url: s.pipesUrl })).json.result).toEqual([]);
   });
 
@@ -98,7 +115,7 @@ describe('HTTP status codes and the error envelope', () => {
       headers: { 'content-type': 'text/plain' },
     });
     expect(response.statusCode).toBe(415);
-    expectEnvelope(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectEnvelope(response, 415, 'UNSUPPORTED_MEDIA_TYPE', 'SLUICE_ERR_MEDIA_TYPE');
     expect(response.json.error).toContain('send Content-Type: application/json');
   });
 
@@ -107,7 +124,7 @@ describe('HTTP status codes and the error envelope', () => {
     await other.sluice.store.close(); // the metadata store goes away under a running server
     const response = await other.request({ method: 'GET', url: other.pipesUrl });
     expect(response.statusCode).toBe(500);
-    expectEnvelope(response, 500, 'INTERNAL_ERROR');
+    expectEnvelope(response, 500, 'INTERNAL_ERROR', 'SLUICE_ERR_INTERNAL');
     expect(response.json.error).toBe(
       `INTERNAL_ERROR: unexpected error; the server log has details under request id ${response.json.requestId}`,
     );
@@ -136,6 +153,7 @@ describe('rate limit', () => {
     expect(statuses.slice(3)).toEqual([429, 429, 429, 429, 429]);
     expect(Number(limited?.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited?.json.status).toBe(429);
+    expect(limited?.json.code).toBe('SLUICE_ERR_RATE_LIMITED');
     expect(limited?.json.error).toMatch(/^TOO_MANY_REQUESTS: more than 5 requests in 10 s for this key/);
     const health = await s.request({ method: 'GET', url: '/health', auth: null });
     expect(health.statusCode).toBe(200);
@@ -154,6 +172,7 @@ describe('rate limit', () => {
     expect(Number(limited?.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited?.json).toEqual({
       message: expect.stringMatching(/^more than 5 requests in 10 s for this key/),
+      code: 'SLUICE_ERR_RATE_LIMITED',
     });
   });
 });

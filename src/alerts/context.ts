@@ -37,10 +37,17 @@ export function pageOf(query: unknown): { limit: number; offset: number } {
   return page;
 }
 
+const AREA_CODES = {
+  Alert: 'SLUICE_ERR_ALERT_NOT_FOUND',
+  Webhook: 'SLUICE_ERR_WEBHOOK_NOT_FOUND',
+  Dashboard: 'SLUICE_ERR_DASHBOARD_NOT_FOUND',
+  Source: 'SLUICE_ERR_ALERT_SOURCE_NOT_FOUND',
+} as const;
+
 /** The 404 of the alerts area names the kind of object: `{"message": "Alert not found"}`. */
 export class AreaNotFoundError extends NotFoundError {
   constructor(what: 'Alert' | 'Webhook' | 'Dashboard' | 'Source') {
-    super(what);
+    super(AREA_CODES[what], what);
     this.message = `${what} not found`;
   }
 }

@@ -1,7 +1,10 @@
 import { ident, literal } from '../engine/index.js';
+import type { ErrorCode } from '../errors.js';
 
 /** A Lucene query the subset does not cover, or does not parse, with where it went wrong. */
-export class LuceneError extends Error {}
+export class LuceneError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_LUCENE_SYNTAX';
+}
 
 type Token =
   | { kind: 'word'; text: string }

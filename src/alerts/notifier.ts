@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { BackoffDelays } from '../backoff.js';
 import { mapLimited } from '../concurrency.js';
+import type { ErrorCode } from '../errors.js';
 import { privateHostProblem } from '../net/index.js';
 import type { OutboxRow, Store } from '../store/index.js';
 import type { AlertMetrics } from './metrics.js';
@@ -27,6 +28,8 @@ const MAX_BACKOFF_MS = 10_000;
 
 /** Why a delivery failed, and whether another attempt may succeed. */
 class DeliveryError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_WEBHOOK_DELIVERY';
+
   constructor(
     message: string,
     readonly retry: boolean,

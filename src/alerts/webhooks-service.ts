@@ -54,6 +54,7 @@ export class WebhooksService {
       const users = await repos.alerts.alertsUsingWebhook(existing.id);
       if (users > 0) {
         throw new ConflictError(
+          'SLUICE_ERR_WEBHOOK_IN_USE',
           `Webhook is used by ${users} alert${users === 1 ? '' : 's'}: delete or change them first`,
         );
       }

@@ -2,8 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import type { ErrorCode } from '../errors.js';
 
-export class CliError extends Error {}
+export class CliError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_CLI';
+}
 
 /** What the server answered: its status and its body's text. */
 export interface Answer {

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import { SEALED_CONTEXT } from './contexts.js';
 import type { SecretBox } from './secret-box.js';
 
@@ -7,6 +8,8 @@ const CONTEXT = SEALED_CONTEXT.masterKeyCheck;
 export const MASTER_KEY_CHECK = 'master_key_check';
 
 export class MasterKeyMismatchError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_MASTER_KEY_MISMATCH';
+
   constructor() {
     super(
       'the master key does not open the secrets in this metadata store: set SLUICE_MASTER_KEY (or restore <data dir>/master.key) to the key this store was first used with (after an interrupted `sluice master-key rotate`, run it again)',

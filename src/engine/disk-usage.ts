@@ -12,6 +12,7 @@ export class DiskQuotaError extends SluiceError {
       'SLUICE_ERR_DISK_QUOTA',
       400,
       `the service uses ${mb(usedBytes)} MB of disk, over its quota of ${mb(quotaBytes)} MB (SLUICE_SERVICE_DISK_MB): only reads and statements that free space run, and pipes wait, until it is under. TRUNCATE TABLE and DROP TABLE ... SYNC free it at once; a plain DROP, DELETE or DROP PARTITION frees it minutes later`,
+      { label: 'SLUICE_ERR_DISK_QUOTA' },
     );
   }
 }

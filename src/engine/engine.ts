@@ -1,3 +1,5 @@
+import type { ErrorCode } from '../errors.js';
+
 /** A column as the engine describes it. */
 export interface EngineColumn {
   name: string;
@@ -67,14 +69,21 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-/** An error the engine reported, with its ClickHouse error code when it gave one. */
+/**
+ * An error the engine reported, with its ClickHouse error code when it gave one, and the catalog's
+ * code of its condition (src/error-codes.ts) beside it.
+ */
 export class EngineError extends Error {
+  readonly condition: ErrorCode;
+
   constructor(
     message: string,
     readonly code: number | undefined,
+    condition?: ErrorCode,
   ) {
     super(message);
     this.name = 'EngineError';
+    this.condition = condition ?? engineCondition(code);
   }
 
   /** `Code: 81. DB::Exception: Database nope does not exist. (UNKNOWN_DATABASE)` -> 81 and the text. */
@@ -99,7 +108,7 @@ function cleanMessage(text: string): string {
  */
 export class EngineUnavailableError extends EngineError {
   constructor(message: string) {
-    super(message, undefined);
+    super(message, undefined, 'SLUICE_ERR_ENGINE_UNAVAILABLE');
     this.name = 'EngineUnavailableError';
   }
 }
@@ -110,12 +119,11 @@ export class EngineUnavailableError extends EngineError {
  * engine's own stop would.
  */
 export class StatementTimeLimitError extends EngineError {
-  readonly condition = 'SLUICE_ERR_STATEMENT_TIME_LIMIT';
-
   constructor(timeoutMs: number) {
     super(
       `the statement ran past its time limit of ${Math.ceil(timeoutMs / 1000)} s, which no setting lifts: its engine process was stopped to end it and starts again with the next statement`,
       ENGINE_CODES.TIMEOUT_EXCEEDED,
+      'SLUICE_ERR_STATEMENT_TIME_LIMIT',
     );
     this.name = 'StatementTimeLimitError';
   }
@@ -127,6 +135,7 @@ export class UnreadableResultError extends EngineError {
     super(
       'the statement printed its result in a FORMAT of its own: leave the FORMAT clause out, results come back as JSON',
       undefined,
+      'SLUICE_ERR_ENGINE_RESULT_FORMAT',
     );
     this.name = 'UnreadableResultError';
   }
@@ -185,12 +194,37 @@ const DEFINITION_CODES = new Set([
   497, // ACCESS_DENIED
 ]);
 
+/** The catalog's code for an engine's numeric code (src/error-codes.ts). */
+function engineCondition(code: number | undefined): ErrorCode {
+  if (code === undefined) return 'SLUICE_ERR_ENGINE';
+  if (code === ENGINE_CODES.TIMEOUT_EXCEEDED) return 'SLUICE_ERR_STATEMENT_TIME_LIMIT';
+  if (SCHEMA_CODES.has(code)) return 'SLUICE_ERR_DESTINATION_MISMATCH';
+  if (DEFINITION_CODES.has(code)) return 'SLUICE_ERR_ENGINE_DEFINITION';
+  if (BAD_DATA_CODES.has(code)) return 'SLUICE_ERR_ENGINE_BAD_DATA';
+  return 'SLUICE_ERR_ENGINE';
+}
+
 export function isDefinitionError(error: unknown): boolean {
   return error instanceof EngineError && error.code !== undefined && DEFINITION_CODES.has(error.code);
 }
 
+/** The engine says the data itself cannot be read as declared: a part or record to set aside. */
+export function isBadDataEngineError(error: unknown): boolean {
+  return error instanceof EngineError && error.code !== undefined && BAD_DATA_CODES.has(error.code);
+}
+
+/**
+ * Whether an error may pass if the statement runs again: the engine unavailable or out of time, an
+ * engine error with no code or one of neither kind below, and anything that is not the engine's
+ * (the network, the disk). Bad data and a statement's definition (syntax, types, rights) never do.
+ */
 export function isTransientEngineError(error: unknown): boolean {
-  return !(error instanceof EngineError) || error.code === undefined || !BAD_DATA_CODES.has(error.code);
+  if (!(error instanceof EngineError)) return true;
+  return (
+    error.condition === 'SLUICE_ERR_ENGINE_UNAVAILABLE' ||
+    error.condition === 'SLUICE_ERR_STATEMENT_TIME_LIMIT' ||
+    error.condition === 'SLUICE_ERR_ENGINE'
+  );
 }
 
 export const ENGINE_CODES = {

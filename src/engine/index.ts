@@ -13,6 +13,7 @@ export {
   type EngineColumn,
   EngineError,
   EngineUnavailableError,
+  isBadDataEngineError,
   isDefinitionError,
   isTransientEngineError,
   type QueryOptions,

@@ -70,6 +70,7 @@ export class UnsandboxedSqlError extends SluiceError {
       'SLUICE_ERR_UNSANDBOXED_SQL',
       403,
       `this server runs its engines without a sandbox (${reason}), so only the operator organization's SQL reaches them; the operator can install bubblewrap, or accept the risk with SLUICE_ALLOW_UNSANDBOXED_SQL=true (README, "Security")`,
+      { label: 'SLUICE_ERR_UNSANDBOXED_SQL' },
     );
   }
 }

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import { LIMITS } from '../schema/index.js';
 import type { Engine } from './engine.js';
 import { EngineError } from './engine.js';
@@ -16,7 +17,7 @@ const CHECK_TIMEOUT_MS = 10_000;
 
 /** A text the engine refused to read as what it was asked to be, with the engine's reason. */
 export class NotParsedError extends Error {
-  readonly code = 'SLUICE_ERR_NOT_PARSED';
+  readonly code: ErrorCode = 'SLUICE_ERR_NOT_PARSED';
 }
 
 /** The engine's canonical text of one statement (comments gone, literals quoted its way). */

@@ -7,6 +7,7 @@ export class TooManyFailuresError extends SluiceError {
       'SLUICE_ERR_AUTH_FAILURES',
       429,
       `too many failed authentications from this address; retry after ${retryAfterSeconds} s`,
+      { label: 'SLUICE_ERR_AUTH_FAILURES' },
     );
   }
 }

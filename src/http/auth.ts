@@ -76,14 +76,15 @@ export function basicAuth(identity: IdentityService, failures: AuthFailureLimite
       );
     }
     const organizationId = (request.params as { organizationId?: string }).organizationId;
-    if (organizationId !== undefined && !isUuid(organizationId)) throw new NotFoundError('organization');
+    if (organizationId !== undefined && !isUuid(organizationId))
+      throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
     if (organizationId !== undefined && organizationId !== principal.organizationId) {
       const operatorAdmin = principal.operator && principal.role === 'admin';
       if (operatorAdmin && rule.operatorMayCross) return;
       // An organization that does not exist is a 404 for the operator too.
       if (operatorAdmin)
         throw new ForbiddenError(operatorStaysOut(await identity.getOrganization(organizationId)));
-      throw new NotFoundError('organization');
+      throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
     }
   };
 }

@@ -9,6 +9,7 @@ export class BodyTooDeepError extends SluiceError {
       'SLUICE_ERR_BODY_DEPTH',
       400,
       `the body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels; no request of this API needs that many`,
+      { label: 'SLUICE_ERR_BODY_DEPTH' },
     );
   }
 }

@@ -19,7 +19,12 @@ export const ErrorEnvelope = T.Object(
   {
     status: T.Integer(),
     error: T.String({
-      description: '"<CODE>: <message>", for example "BAD_REQUEST: scaling.replicas: Not between 1 and 40"',
+      description:
+        '"<STATUS NAME>: <message>", for example "BAD_REQUEST: scaling.replicas: Not between 1 and 40"; its words stay as they were, but match `code` instead',
+    }),
+    code: T.String({
+      description:
+        'The stable code of the condition, SLUICE_ERR_* (README, "Errors"), for example SLUICE_ERR_VALIDATION or SLUICE_ERR_PIPE_NOT_FOUND',
     }),
     requestId: T.String({ format: 'uuid' }),
   },

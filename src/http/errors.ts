@@ -1,20 +1,25 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SluiceError, ValidationError } from '../errors.js';
+import { type ErrorCode, SluiceError, STATUS_NAMES, ValidationError } from '../errors.js';
 
-/** The codes of the envelope for HTTP statuses that do not come from a domain error. */
-const CODES: Record<number, string> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
+/** The catalog's codes (src/error-codes.ts) of the errors Fastify and its plugins raise. */
+const FRAMEWORK_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'SLUICE_ERR_INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'SLUICE_ERR_INVALID_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'SLUICE_ERR_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'SLUICE_ERR_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'SLUICE_ERR_BAD_REQUEST',
+  FST_ERR_VALIDATION: 'SLUICE_ERR_VALIDATION',
 };
+
+/** A framework error's code: the catalog's, else one by status (@fastify/rate-limit sets none). */
+function frameworkCode(error: FastifyError, status: number): ErrorCode {
+  const known = FRAMEWORK_CODES[error.code];
+  if (known) return known;
+  if (status === 429) return 'SLUICE_ERR_RATE_LIMITED';
+  if (status === 404) return 'SLUICE_ERR_ROUTE_NOT_FOUND';
+  if (status === 405) return 'SLUICE_ERR_METHOD_NOT_ALLOWED';
+  return 'SLUICE_ERR_BAD_REQUEST';
+}
 
 /** Messages a user can act on for the errors Fastify raises before a handler runs. */
 function frameworkMessage(error: FastifyError, request: FastifyRequest): string {
@@ -34,42 +39,51 @@ function frameworkMessage(error: FastifyError, request: FastifyRequest): string 
 }
 
 /**
- * Renders every error in the envelope of its area: `{status, error, requestId}` under /v1,
- * `{message}` under /api/v2. Unexpected errors are logged with their stack and answered with a
- * plain 500 that names only the request id, never the internals.
+ * Renders every error in the envelope of its area: `{status, error, code, requestId}` under /v1,
+ * `{message, code}` under /api/v2 (README, "Errors"). `code` is the condition's stable code
+ * (src/error-codes.ts); `error` keeps the words it always had (`BAD_REQUEST: ...`), which clients
+ * match. Unexpected errors are logged with their stack and answered with a plain 500 that names
+ * only the request id, never the internals.
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ValidationError && request.url.startsWith('/api/v2')) {
-      return send(request, reply, 400, error.code, `${error.part} validation failed: ${error.message}`);
+      const message = `${error.part} validation failed: ${error.message}`;
+      return send(request, reply, 400, { code: error.code, label: error.label, message });
     }
-    if (error instanceof SluiceError) return send(request, reply, error.status, error.code, error.message);
+    if (error instanceof SluiceError) return send(request, reply, error.status, error);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return send(request, reply, status, CODES[status] ?? 'BAD_REQUEST', frameworkMessage(error, request));
+      const code = frameworkCode(error, status);
+      const label = STATUS_NAMES[status] ?? 'BAD_REQUEST';
+      return send(request, reply, status, { code, label, message: frameworkMessage(error, request) });
     }
     request.log.error({ err: error }, 'unexpected error');
-    return send(
-      request,
-      reply,
-      500,
-      'INTERNAL_ERROR',
-      `unexpected error; the server log has details under request id ${request.id}`,
-    );
+    return send(request, reply, 500, {
+      code: 'SLUICE_ERR_INTERNAL',
+      label: 'INTERNAL_ERROR',
+      message: `unexpected error; the server log has details under request id ${request.id}`,
+    });
   });
   app.setNotFoundHandler((request, reply) =>
-    send(request, reply, 404, 'NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`),
+    send(request, reply, 404, {
+      code: 'SLUICE_ERR_ROUTE_NOT_FOUND',
+      label: 'NOT_FOUND',
+      message: `no route for ${request.method} ${request.url.split('?')[0]}`,
+    }),
   );
 }
 
-export function send(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
-  code: string,
-  message: string,
-) {
+/** What an error answer says: its code, the word its /v1 `error` text starts with, its message. */
+export interface ErrorAnswer {
+  code: ErrorCode;
+  label: string;
+  message: string;
+}
+
+export function send(request: FastifyRequest, reply: FastifyReply, status: number, answer: ErrorAnswer) {
   reply.code(status);
-  if (request.url.startsWith('/api/v2')) return reply.send({ message });
-  return reply.send({ status, error: `${code}: ${message}`, requestId: request.id });
+  const { code, label, message } = answer;
+  if (request.url.startsWith('/api/v2')) return reply.send({ message, code });
+  return reply.send({ status, error: `${label}: ${message}`, code, requestId: request.id });
 }

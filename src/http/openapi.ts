@@ -28,9 +28,9 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
 /** What each area's document says of it, and how its callers authenticate. */
 const AREA_DESCRIPTIONS = {
   '/v1':
-    'Pipes that move data into tables of a database service, and the organizations, services and keys they belong to. HTTP Basic with an API key (key id and secret).',
+    'Pipes that move data into tables of a database service, and the organizations, services and keys they belong to. HTTP Basic with an API key (key id and secret). Errors carry a stable `code` (SLUICE_ERR_*) beside `error`.',
   '/api/v2':
-    'Alerts on dashboard tiles over the data, with their dashboards, sources and webhooks. A bearer access token of a team: `Authorization: Bearer <token>`.',
+    'Alerts on dashboard tiles over the data, with their dashboards, sources and webhooks. A bearer access token of a team: `Authorization: Bearer <token>`. Errors carry a stable `code` (SLUICE_ERR_*) beside `message`.',
 } as const;
 
 /**

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { ErrorCode } from '../errors.js';
 
 /** The PEM files HTTPS is served with (SLUICE_TLS_CERT and SLUICE_TLS_KEY). */
 export interface TlsFiles {
@@ -13,6 +14,8 @@ export interface TlsMaterial {
 
 /** The TLS files that cannot be read, each named (one message per file). */
 export class TlsFilesError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_TLS_FILES';
+
   constructor(readonly problems: string[]) {
     super(problems.join('; '));
   }

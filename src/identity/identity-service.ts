@@ -187,7 +187,7 @@ export class IdentityService {
     const key = await this.makeKey('', 'admin', 'admin');
     return this.store.transaction(async (repos) => {
       if (await repos.identity.findOrganizationByName(name)) {
-        throw new ConflictError(`an organization named "${name}" already exists`);
+        throw new ConflictError('SLUICE_ERR_NAME_TAKEN', `an organization named "${name}" already exists`);
       }
       const organization: Organization = { id: randomUUID(), name, operator: false, createdAt: new Date() };
       await repos.identity.insertOrganization(organization);
@@ -205,7 +205,7 @@ export class IdentityService {
 
   async getOrganization(id: string): Promise<Organization> {
     const organization = isUuid(id) ? await this.store.repos.identity.getOrganization(id) : undefined;
-    if (!organization) throw new NotFoundError('organization');
+    if (!organization) throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
     return organization;
   }
 
@@ -243,7 +243,10 @@ export class IdentityService {
       }
       const taken = existing.some((s) => s.name === service.name);
       if (taken)
-        throw new ConflictError(`a service named "${service.name}" already exists in this organization`);
+        throw new ConflictError(
+          'SLUICE_ERR_NAME_TAKEN',
+          `a service named "${service.name}" already exists in this organization`,
+        );
       await repos.identity.insertService(service);
       return service;
     });
@@ -260,7 +263,7 @@ export class IdentityService {
     const service = isUuid(serviceId)
       ? await this.store.repos.identity.getService(organizationId, serviceId)
       : undefined;
-    if (!service) throw new NotFoundError('service');
+    if (!service) throw new NotFoundError('SLUICE_ERR_SERVICE_NOT_FOUND', 'service');
     this.knownServices.set(cacheKey, service);
     return service;
   }
@@ -284,7 +287,7 @@ export class IdentityService {
 
   async revokeKey(organizationId: string, keyId: string): Promise<ApiKey> {
     const key = await this.store.repos.identity.revokeApiKey(organizationId, keyId, new Date());
-    if (!key) throw new NotFoundError('key');
+    if (!key) throw new NotFoundError('SLUICE_ERR_KEY_NOT_FOUND', 'key');
     this.verifiedKeys.delete(keyId);
     return key;
   }
@@ -302,7 +305,10 @@ export class IdentityService {
     };
     return this.store.transaction(async (repos) => {
       if ((await repos.identity.listTeams(organizationId)).some((t) => t.name === team.name)) {
-        throw new ConflictError(`a team named "${team.name}" already exists in this organization`);
+        throw new ConflictError(
+          'SLUICE_ERR_NAME_TAKEN',
+          `a team named "${team.name}" already exists in this organization`,
+        );
       }
       await repos.identity.insertTeam(team);
       return team;
@@ -315,7 +321,7 @@ export class IdentityService {
 
   async getTeam(organizationId: string, teamId: string): Promise<Team> {
     const team = isUuid(teamId) ? await this.store.repos.identity.getTeam(organizationId, teamId) : undefined;
-    if (!team) throw new NotFoundError('team');
+    if (!team) throw new NotFoundError('SLUICE_ERR_TEAM_NOT_FOUND', 'team');
     return team;
   }
 
@@ -358,7 +364,7 @@ export class IdentityService {
     const revoked =
       isUuid(tokenId) &&
       (await this.store.repos.identity.revokeAccessToken(organizationId, teamId, tokenId, new Date()));
-    if (!revoked) throw new NotFoundError('token');
+    if (!revoked) throw new NotFoundError('SLUICE_ERR_TOKEN_NOT_FOUND', 'token');
     this.verifiedTokens.clear();
   }
 

@@ -127,7 +127,10 @@ export class PipesService {
     return this.mutate(scope, pipeId, (row, config) => {
       const planned = planUpdate(row, config, patch);
       if (checked && !sameSource(checked, planned.config)) {
-        throw new ConflictError('the pipe changed while this update was checked: send it again');
+        throw new ConflictError(
+          'SLUICE_ERR_CHANGED_MEANWHILE',
+          'the pipe changed while this update was checked: send it again',
+        );
       }
       return planned;
     });
@@ -278,6 +281,7 @@ export class PipesService {
       badRecords: progress?.badRecords ?? 0,
       lastInsertAt: progress?.lastInsertAt?.toISOString() ?? null,
       lastError: progress?.lastError ?? null,
+      lastErrorCode: progress?.lastErrorCode ?? null,
       lastErrorAt: progress?.lastErrorAt?.toISOString() ?? null,
       ...(await this.sourceStatus(row, progress?.cursor ?? null)),
     };
@@ -381,7 +385,8 @@ export class PipesService {
     if (!isUuid(pipeId)) row = undefined;
     else if (forUpdate || !this.cache) row = await repos.pipes.get(scope.serviceId, pipeId, { forUpdate });
     else row = await this.cache.read(pipeId, () => repos.pipes.get(scope.serviceId, pipeId));
-    if (!row || row.serviceId !== scope.serviceId) throw new NotFoundError('pipe');
+    if (!row || row.serviceId !== scope.serviceId)
+      throw new NotFoundError('SLUICE_ERR_PIPE_NOT_FOUND', 'pipe');
     return row;
   }
 }

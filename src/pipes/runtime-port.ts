@@ -69,6 +69,8 @@ export type PipeStatus = SourceStatus & {
   badRecords: number;
   lastInsertAt: string | null;
   lastError: string | null;
+  /** The catalog code of lastError (src/error-codes.ts). */
+  lastErrorCode: string | null;
   lastErrorAt: string | null;
 };
 

@@ -52,19 +52,24 @@ export function transitionsFor(command: PipeCommand, current: PipeState, kind: S
       // A 400 saying "is already running", as the hosted service answers: its Terraform provider
       // takes exactly that as success when it starts a pipe after an update.
       if (ACTIVE.includes(current))
-        throw new BadRequestError(`the pipe is already running (state ${current})`);
+        throw new BadRequestError('SLUICE_ERR_PIPE_STATE', `the pipe is already running (state ${current})`);
       if (!STARTABLE.includes(current)) {
         throw new ConflictError(
+          'SLUICE_ERR_PIPE_STATE',
           `cannot start a pipe in state ${current}: start works from Stopped or Failed`,
         );
       }
       return [{ to: 'Provisioning', reason: 'start requested' }];
     case 'resync':
       if (kind !== 'postgres') {
-        throw new BadRequestError('command: resync is only for database (postgres) pipes');
+        throw new BadRequestError(
+          'SLUICE_ERR_PIPE_IMMUTABLE',
+          'command: resync is only for database (postgres) pipes',
+        );
       }
       if (!RESYNCABLE.includes(current)) {
         throw new ConflictError(
+          'SLUICE_ERR_PIPE_STATE',
           `cannot resync a pipe in state ${current}: resync works from ${RESYNCABLE.join(', ')}`,
         );
       }

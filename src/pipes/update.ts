@@ -55,6 +55,7 @@ function applyUpdate(
   for (const other of Object.keys(sourcePatch)) {
     if (other !== kind) {
       throw new BadRequestError(
+        'SLUICE_ERR_PIPE_IMMUTABLE',
         `source.${other}: this pipe reads from ${kind}; only source.${kind} may change`,
       );
     }
@@ -99,6 +100,7 @@ function applyUpdate(
 function requirePaused(state: PipeState, what: string): void {
   if (canModifyTableMappings(state)) return;
   throw new BadRequestError(
+    'SLUICE_ERR_PIPE_IMMUTABLE',
     `PostgreSQL pipe must be paused to edit ${what}: it is ${state}; stop it first, then edit, then start it`,
   );
 }

@@ -38,10 +38,16 @@ export class QueryService {
   ): Promise<RowStream> {
     const sql = (body as { sql?: unknown } | undefined)?.sql;
     if (typeof sql !== 'string' || sql.trim() === '') {
-      throw new BadRequestError('sql: Required: give one SQL statement as a string');
+      throw new BadRequestError(
+        'SLUICE_ERR_SQL_INVALID',
+        'sql: Required: give one SQL statement as a string',
+      );
     }
     if (sql.length > MAX_SQL_LENGTH)
-      throw new BadRequestError(`sql: Must be at most ${MAX_SQL_LENGTH} characters`);
+      throw new BadRequestError(
+        'SLUICE_ERR_SQL_INVALID',
+        `sql: Must be at most ${MAX_SQL_LENGTH} characters`,
+      );
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     const engine = this.engines.engineFor(service);
     const caller = role === 'admin' ? 'admin' : 'reader';
@@ -53,7 +59,7 @@ export class QueryService {
       },
     );
     const refused = await statementProblem(engine, sql, caller, overQuota);
-    if (refused) throw new BadRequestError(`sql: ${refused}`);
+    if (refused) throw new BadRequestError('SLUICE_ERR_SQL_REFUSED', `sql: ${refused}`);
     try {
       return await engine.queryRows(sql, {
         caller,
@@ -69,19 +75,21 @@ export class QueryService {
 /** The engine's message is about the user's SQL (unknown table, syntax, read-only): a 400. */
 function asUserError(error: unknown, role: Role): unknown {
   if (error instanceof UnreadableResultError)
-    return new BadRequestError(`sql: ${error.message}`, { cause: error });
+    return new BadRequestError(error.condition, `sql: ${error.message}`, { cause: error });
   if (!(error instanceof EngineError) || error.code === undefined) return error;
   if (error.code === ENGINE_CODES.READONLY && role !== 'admin') {
     return new BadRequestError(
+      'SLUICE_ERR_SQL_REFUSED',
       `sql: this key may only read (SELECT, WITH, SHOW, DESCRIBE, EXISTS, EXPLAIN) and change no setting (it is a ${role} key): ${error.message}`,
       { cause: error },
     );
   }
   if (error.code === ACCESS_DENIED) {
     return new BadRequestError(
+      'SLUICE_ERR_SQL_REFUSED',
       `sql: not allowed on this service: it may not reach files of the host, the network, other databases or programs, nor manage the engine (${error.message})`,
       { cause: error },
     );
   }
-  return new BadRequestError(`sql: ${error.message}`, { cause: error });
+  return new BadRequestError(error.condition, `sql: ${error.message}`, { cause: error });
 }

@@ -277,6 +277,12 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: "the code of a pipe's last error (lastErrorCode)",
+    // Errors recorded before keep a null code: which condition they were is not known.
+    sql: 'alter table pipe_progress add column last_error_code text;',
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import type { Queryable } from './db.js';
 
 /** A JSON value: how a source describes a range it reads and where it has got to. */
@@ -46,13 +47,16 @@ export interface PipeProgress {
   badRecords: number;
   lastInsertAt: Date | null;
   lastError: string | null;
+  /** The catalog code of lastError (src/error-codes.ts); null for one recorded before codes. */
+  lastErrorCode: string | null;
   lastErrorAt: Date | null;
 }
 
 const PROGRESS = `pipe_id as "pipeId", cursor, files_done::float8 as "filesDone",
   files_pending::float8 as "filesPending", rows_written::float8 as "rowsWritten",
   bytes_written::float8 as "bytesWritten", bad_records::float8 as "badRecords",
-  last_insert_at as "lastInsertAt", last_error as "lastError", last_error_at as "lastErrorAt"`;
+  last_insert_at as "lastInsertAt", last_error as "lastError", last_error_code as "lastErrorCode",
+  last_error_at as "lastErrorAt"`;
 const BATCH = `pipe_id as "pipeId", seq::float8 as seq, slot, range, files_count::float8 as files,
   bytes::float8 as bytes, skipped, staged, rows::float8 as rows, bad_records::float8 as "badRecords"`;
 
@@ -207,24 +211,27 @@ export class ProgressRepo {
   }
 
   /**
-   * The pipe's last error (null: the error passed, its time stays). A pipe whose first run failed
-   * before its progress row was made (a database pipe's setup) gets one, without a cursor (ensure).
+   * The pipe's last error and its code (null: the error passed, its time stays). A pipe whose
+   * first run failed before its progress row was made (a database pipe's setup) gets one, without
+   * a cursor (ensure).
    */
-  async recordError(pipeId: string, message: string | null): Promise<void> {
+  async recordError(pipeId: string, message: null): Promise<void>;
+  async recordError(pipeId: string, message: string, code: ErrorCode): Promise<void>;
+  async recordError(pipeId: string, message: string | null, code?: ErrorCode): Promise<void> {
     const now = new Date();
     if (message === null) {
-      await this.db.query('update pipe_progress set last_error = null, updated_at = $2 where pipe_id = $1', [
-        pipeId,
-        now,
-      ]);
+      await this.db.query(
+        'update pipe_progress set last_error = null, last_error_code = null, updated_at = $2 where pipe_id = $1',
+        [pipeId, now],
+      );
       return;
     }
     // A pipe deleted meanwhile gets no row.
     await this.db.query(
-      `insert into pipe_progress (pipe_id, cursor, last_error, last_error_at, updated_at)
-       select id, null, $2, $3, $3 from pipes where id = $1::uuid
-       on conflict (pipe_id) do update set last_error = $2, last_error_at = $3, updated_at = $3`,
-      [pipeId, message, now],
+      `insert into pipe_progress (pipe_id, cursor, last_error, last_error_code, last_error_at, updated_at)
+       select id, null, $2, $3, $4, $4 from pipes where id = $1::uuid
+       on conflict (pipe_id) do update set last_error = $2, last_error_code = $3, last_error_at = $4, updated_at = $4`,
+      [pipeId, message, code, now],
     );
   }
 }

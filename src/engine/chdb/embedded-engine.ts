@@ -31,8 +31,14 @@ const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}
  * seconds while it finishes a statement, and holds the directory until then.
  */
 const OPEN_PATIENCE_MS = 30_000;
-/** What chDB says when another process holds the data directory. */
-const HELD = /Failed to create connection/;
+/**
+ * chDB could not open the data because another process holds the directory. chDB reports it with
+ * no code, only in words ("Failed to create connection"), so its message is the only signal; it
+ * is read here alone.
+ */
+function chdbSaysDataHeld(message: string): boolean {
+  return /Failed to create connection/.test(message);
+}
 
 /**
  * A statement still running this long after its time limit ended with its engine process: a
@@ -263,7 +269,7 @@ export class EmbeddedEngine implements Engine {
       try {
         child = await this.startOnce();
       } catch (error) {
-        const held = error instanceof EngineUnavailableError && HELD.test(error.message);
+        const held = error instanceof EngineUnavailableError && chdbSaysDataHeld(error.message);
         const wait = waits.next();
         if (!held || Date.now() + wait > deadline || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, wait));

@@ -27,6 +27,12 @@ const PipeStatusSchema = T.Object({
   badRecords: T.Number(),
   lastInsertAt: Nullable(T.String()),
   lastError: Nullable(T.String()),
+  lastErrorCode: Nullable(
+    T.String({
+      description:
+        'The stable code of lastError\'s condition (SLUICE_ERR_*, README "Errors"); null with no error, or for one recorded before codes',
+    }),
+  ),
   lastErrorAt: Nullable(T.String()),
   rowsPerSecond: T.Optional(
     T.Number({ description: 'While the pipe runs: rows committed per second over the last minute' }),

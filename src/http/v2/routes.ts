@@ -9,7 +9,16 @@ import {
 } from '../../alerts/index.js';
 import { scopeOf } from './auth.js';
 
-const Message = T.Object({ message: T.String() }, { $id: 'V2Message' });
+const Message = T.Object(
+  {
+    message: T.String(),
+    code: T.String({
+      description:
+        'The stable code of the condition (SLUICE_ERR_*, README "Errors"); match it, not the message',
+    }),
+  },
+  { $id: 'V2Message' },
+);
 const ERRORS = { 400: Message, 401: Message, 404: Message, 409: Message, 429: Message, 500: Message };
 const IdParams = T.Object({ id: T.String() });
 const Data = <S extends TSchema>(schema: S) => T.Object({ data: schema });

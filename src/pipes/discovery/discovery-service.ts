@@ -52,7 +52,10 @@ export class PipeDiscovery {
 
   private require(): DiscoveryRuntime {
     if (!this.runtime) {
-      throw new ServiceUnavailableError('this server runs no pipes, so it reads no sources');
+      throw new ServiceUnavailableError(
+        'SLUICE_ERR_PIPES_DISABLED',
+        'this server runs no pipes, so it reads no sources',
+      );
     }
     return this.runtime;
   }

@@ -35,7 +35,9 @@ export type RangeReader = (
  * batch again when it is started.
  */
 export class StagedCountError extends PermanentError {
-  readonly code = 'SLUICE_ERR_STAGED_COUNT';
+  constructor(message: string) {
+    super('SLUICE_ERR_STAGED_COUNT', message);
+  }
 }
 
 /**
@@ -153,7 +155,10 @@ function targetsOf(destinations: readonly Destination[], stages: Stages) {
   const destinationOf = (table: string | undefined) => {
     const found = table === undefined ? main : byTable.get(table);
     if (!found)
-      throw new PermanentError(`the source wrote to ${table}, which is not one of the pipe's tables`);
+      throw new PermanentError(
+        'SLUICE_ERR_UNSUPPORTED',
+        `the source wrote to ${table}, which is not one of the pipe's tables`,
+      );
     return found;
   };
   return {

@@ -59,7 +59,10 @@ async function prepareDestination(engine: Engine, config: PipeConfig): Promise<D
   if (spec) {
     await engine.execute(createTableSql(spec, { ifNotExists: true }));
   } else if (!(await describeTable(engine, database, table))) {
-    throw new PermanentError(`the destination table ${database}.${table} does not exist`);
+    throw new PermanentError(
+      'SLUICE_ERR_DESTINATION_MISSING',
+      `the destination table ${database}.${table} does not exist`,
+    );
   }
   return besideErrors(engine, database, table, '');
 }

@@ -50,6 +50,7 @@ export class SourceAccess {
     } catch (error) {
       if (!(error instanceof EngineUnavailableError)) throw error;
       throw new ServiceUnavailableError(
+        'SLUICE_ERR_ENGINE_UNAVAILABLE',
         `the database service's engine cannot answer now (${error.message.replace(/ for path '[^']*'/, '')}): try again in a few seconds`,
         { cause: error },
       );

@@ -80,6 +80,7 @@ export async function ensureStages(
     const into = tableName(destination.database, target);
     if (!targetStorage?.engine.endsWith('MergeTree')) {
       throw new PermanentError(
+        'SLUICE_ERR_DESTINATION_MISMATCH',
         `${destination.database}.${target} is a ${targetStorage?.engine ?? 'missing'} table: a pipe writes into a table of the MergeTree family (or Null)`,
       );
     }
@@ -90,6 +91,7 @@ export async function ensureStages(
       ]);
       if (JSON.stringify(stageColumns) !== JSON.stringify(targetColumns)) {
         throw new PermanentError(
+          'SLUICE_ERR_DESTINATION_MISMATCH',
           `${destination.database}.${target} changed shape while a batch was staged for it: put the columns back, or delete and create the pipe again`,
         );
       }
@@ -125,6 +127,7 @@ async function checkMove(engine: Engine, stage: string, into: string, name: stri
   const problem = await moveProblem(engine, stage, into);
   if (problem === undefined) return;
   throw new PermanentError(
+    'SLUICE_ERR_UNSUPPORTED',
     `a batch staged for ${name} could not be moved into it (${problem}); its definition is one Sluice cannot stage for yet`,
   );
 }
@@ -159,6 +162,7 @@ async function restage(engine: Engine, stage: string, into: string, storage: Tab
   ]);
   if (copied !== staged) {
     throw new PermanentError(
+      'SLUICE_ERR_STAGED_COUNT',
       `the staged rows for ${into} could not be copied into a stage that moves into it (${copied} of ${staged})`,
     );
   }

@@ -1,18 +1,17 @@
 import { BackoffDelays } from '../../backoff.js';
 import { sleep } from '../../concurrency.js';
-import { isDefinitionError } from '../../engine/index.js';
-import type { Problem } from '../../errors.js';
+import { codeOf, type ErrorCode, isRetried, type Problem } from '../../errors.js';
 import { failpointFor, type KillAt } from '../../failpoints.js';
 import type { Json, Service, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
-import { PermanentError } from '../records/index.js';
 import type { PipeRuntime } from '../runtime-port.js';
 import {
   allConnectors,
   type CleanupContext,
   connectorFor,
   explainsRunFailure,
+  libraryFailureCode,
   reportsIdleStatus,
   reportsLiveStatus,
   type SourceRun,
@@ -39,6 +38,14 @@ function kindsWithIdleStatus(): string[] {
 /** What a running source says of itself; {} from one that says nothing (ReportsLiveStatus). */
 function liveStatus(source: SourceRun): SourceStatus {
   return reportsLiveStatus(source) ? source.status() : {};
+}
+
+/**
+ * The catalog code of a pipe's failure: the error's own, else what its library's fields say (a
+ * source's network, TLS, credentials), else SLUICE_ERR_INTERNAL (retried, as any unknown failure).
+ */
+export function failureCode(error: unknown): ErrorCode {
+  return codeOf(error) ?? libraryFailureCode(error) ?? 'SLUICE_ERR_INTERNAL';
 }
 
 /** States in which a pipe has a worker. */
@@ -297,6 +304,7 @@ export class PipeSupervisor implements PipeRuntime {
         'Failed',
         `${view.row.sourceKind} pipes are not supported yet`,
         RUNNING_STATES,
+        'SLUICE_ERR_UNSUPPORTED',
       );
       return 'done';
     }
@@ -316,7 +324,7 @@ export class PipeSupervisor implements PipeRuntime {
         logger,
         signal,
         redact: (text) => this.hidePaths(view.redact(text)),
-        setState: (to, reason, from) => this.transition(pipeId, to, reason, from),
+        setState: (to, reason, from, code) => this.transition(pipeId, to, reason, from, code),
         opened: (source) => {
           if (source) {
             this.sources.set(pipeId, source);
@@ -341,26 +349,41 @@ export class PipeSupervisor implements PipeRuntime {
         ? await connector.runFailure(thrown, view.config, context)
         : thrown;
       const message = this.hidePaths(view.redact(error instanceof Error ? error.message : String(error)));
+      const code = failureCode(error);
       // Also when the state stays (Degraded again, for another reason): lastError is the latest.
-      await store.repos.progress.recordError(pipeId, message);
-      if (error instanceof PermanentError || isDefinitionError(error)) {
-        await this.transition(pipeId, 'Failed', message, RUNNING_STATES);
+      await store.repos.progress.recordError(pipeId, message, code);
+      // Retry or fail by the code alone (src/error-codes.ts): a PermanentError's never retries.
+      if (!isRetried(code)) {
+        await this.transition(pipeId, 'Failed', message, RUNNING_STATES, code);
         return 'done';
       }
-      logger.warn({ pipeId, error: message }, 'pipe worker failed; retrying');
-      await this.transition(pipeId, 'Degraded', message, ['Provisioning', 'Setup', 'Snapshot', 'Running']);
+      logger.warn({ pipeId, error: message, code }, 'pipe worker failed; retrying');
+      await this.transition(
+        pipeId,
+        'Degraded',
+        message,
+        ['Provisioning', 'Setup', 'Snapshot', 'Running'],
+        code,
+      );
       return 'retry';
     }
   }
 
   /**
    * A state change of the runtime's (or of a source that moves its pipe itself); a pipe that goes
-   * `Degraded` or `Failed` says why in `lastError` and `lastErrorAt` too (README, "Pipe states").
+   * `Degraded` or `Failed` says why in `lastError`, `lastErrorCode` and `lastErrorAt` too (README,
+   * "Pipe states"); a source that moves its pipe without a code records SLUICE_ERR_SOURCE.
    */
-  private async transition(pipeId: string, to: PipeState, reason: string, from: string[]): Promise<boolean> {
+  private async transition(
+    pipeId: string,
+    to: PipeState,
+    reason: string,
+    from: string[],
+    code: ErrorCode = 'SLUICE_ERR_SOURCE',
+  ): Promise<boolean> {
     const moved = await this.deps.pipes.runtimeTransition(pipeId, to, reason, from);
     if (moved && (to === 'Degraded' || to === 'Failed'))
-      await this.deps.store.repos.progress.recordError(pipeId, reason);
+      await this.deps.store.repos.progress.recordError(pipeId, reason, code);
     return moved;
   }
 

@@ -2,7 +2,7 @@ import type { TProperties } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Engine, TableSpec } from '../../engine/index.js';
-import type { Problem } from '../../errors.js';
+import type { ErrorCode, Problem } from '../../errors.js';
 import type { Batch, Claim, Json, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { RangeRead } from '../records/index.js';
@@ -307,8 +307,11 @@ export interface RunContext {
   signal: AbortSignal;
   /** Takes the pipe's secrets out of a text (engine errors may quote their input). */
   redact(text: string): string;
-  /** Moves the pipe to a state when it is in one of `from`; false when it was not. */
-  setState(to: RunState, reason: string, from: string[]): Promise<boolean>;
+  /**
+   * Moves the pipe to a state when it is in one of `from`; false when it was not. A move to
+   * Degraded records `code` beside the reason (lastErrorCode; SLUICE_ERR_SOURCE when not given).
+   */
+  setState(to: RunState, reason: string, from: string[], code?: ErrorCode): Promise<boolean>;
 }
 
 /** A table a source writes; its bad records go beside `errorsOf` when given (a resync's fresh table). */

@@ -1,4 +1,4 @@
-import type { Problem } from '../../errors.js';
+import type { ErrorCode, Problem } from '../../errors.js';
 import type { PipeConfig } from '../model.js';
 import type { CheckContext } from './contract.js';
 
@@ -30,6 +30,8 @@ export type DiscoverySource = PipeConfig['source'];
  * is a 400 that names the field to fix.
  */
 export class DiscoveryProblem extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_DISCOVERY';
+
   constructor(readonly problem: Problem) {
     super(problem.message);
     this.name = 'DiscoveryProblem';

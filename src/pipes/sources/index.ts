@@ -16,6 +16,7 @@ export {
   type DiscoverySource,
   type SchemaDiscovery,
 } from './discovery.js';
+export { isTlsCode, libraryFailureCode, NETWORK_CODES, nestedErrors } from './failure-code.js';
 export {
   type ListedTable,
   listPostgresTables,

@@ -1,3 +1,4 @@
+import { CodedError } from '../../../errors.js';
 /** AWS keys: an access key, or the temporary keys of an assumed role (with their session token). */
 export interface AwsKeys {
   accessKeyId: string;
@@ -37,7 +38,8 @@ export async function assumeRole(roleArn: string, organizationId: string): Promi
   } catch (error) {
     // STS's own message names this node's identity (its account and role): a tenant sees the code.
     const code = (error as { name?: string }).name ?? 'an error';
-    throw new Error(
+    throw new CodedError(
+      'SLUICE_ERR_SOURCE_ROLE_REFUSED',
       `STS refused to assume ${roleArn} (${code}): check the role's trust policy and ExternalId`,
     );
   }

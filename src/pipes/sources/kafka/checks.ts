@@ -5,7 +5,7 @@ import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { type MessagePlan, RegistryError, sampleProblem } from '../messages/index.js';
 import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from './connection.js';
-import { codesOf, messagesOf } from './errors.js';
+import { codesOf, messagesOf, messageWithCode, saslStateRefused, tlsFailureOf } from './errors.js';
 import { fetchOnce } from './fetch.js';
 import type { KafkaConsumer } from './member.js';
 import { kafkaMessagePlan, kafkaMessages, type SourcedMessage } from './messages.js';
@@ -94,18 +94,15 @@ async function listTopics(consumer: KafkaConsumer, topics: string[]): Promise<Se
 
 function connectionProblem(error: unknown): Problem {
   const codes = codesOf(error);
-  // A refused OAUTHBEARER token (MSK IAM) ends the SASL exchange early: the broker then calls the
-  // client's next request one "not valid given the current SASL state".
-  const saslRefused = messagesOf(error).some((m) => /SASL state|OAUTHBEARER token/i.test(m));
   if (codes.includes(ROLE_REFUSED)) {
-    const reason = messagesOf(error).find((m) => m.startsWith('cannot assume iamRole'));
+    const reason = messageWithCode(error, ROLE_REFUSED);
     return { path: `${PATH}.iamRole`, message: reason ?? 'cannot assume iamRole' };
   }
-  if (codes.includes('PLT_KFK_AUTHENTICATION') || saslRefused) {
+  if (codes.includes('PLT_KFK_AUTHENTICATION') || saslStateRefused(error)) {
     return { path: `${PATH}.credentials`, message: 'the brokers refused the credentials' };
   }
-  const reason = messagesOf(error).find((m) => /certificate|TLS|SSL|handshake/i.test(m));
-  if (reason) return { path: `${PATH}.caCertificate`, message: `TLS with the brokers failed: ${reason}` };
+  const tls = tlsFailureOf(error);
+  if (tls) return { path: `${PATH}.caCertificate`, message: `TLS with the brokers failed: ${tls}` };
   return {
     path: `${PATH}.brokers`,
     message: `cannot reach the brokers: ${messagesOf(error).at(-1) ?? 'no answer'}`,

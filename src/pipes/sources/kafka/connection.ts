@@ -32,10 +32,15 @@ export function parseBrokers(source: Pick<KafkaConfig, 'brokers' | 'type'>): Bro
       const plaintext = entry.toLowerCase().startsWith(PLAINTEXT);
       const address = plaintext ? entry.slice(PLAINTEXT.length) : entry;
       const match = /^(\[[^\]]+\]|[^:/\s]+)(?::(\d{1,5}))?$/.exec(address);
-      if (!match) throw new PermanentError(`"${entry}" is not a broker address: write host:port`);
+      if (!match)
+        throw new PermanentError(
+          'SLUICE_ERR_SOURCE_CONFIG',
+          `"${entry}" is not a broker address: write host:port`,
+        );
       const host = (match[1] ?? '').replace(/^\[|\]$/g, '');
       const port = match[2] ? Number(match[2]) : source.type === 'azureeventhub' ? 9093 : 9092;
-      if (port < 1 || port > 65_535) throw new PermanentError(`"${entry}" has no valid port`);
+      if (port < 1 || port > 65_535)
+        throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', `"${entry}" has no valid port`);
       return { host, port, plaintext };
     });
 }
@@ -62,13 +67,18 @@ export function connectionOptions(
 ): ConnectionOptions {
   const allowPlaintext = context.allowPlaintextKafka;
   const brokers = parseBrokers(source);
-  if (brokers.length === 0) throw new PermanentError('brokers names no broker: write host:port, ...');
+  if (brokers.length === 0)
+    throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'brokers names no broker: write host:port, ...');
   const plaintext = brokers.filter((broker) => broker.plaintext).length;
   if (plaintext > 0 && plaintext < brokers.length) {
-    throw new PermanentError('brokers mixes plaintext:// and TLS brokers: a cluster is one or the other');
+    throw new PermanentError(
+      'SLUICE_ERR_SOURCE_CONFIG',
+      'brokers mixes plaintext:// and TLS brokers: a cluster is one or the other',
+    );
   }
   if (plaintext > 0 && !allowPlaintext) {
     throw new PermanentError(
+      'SLUICE_ERR_PLAINTEXT_REFUSED',
       'plaintext:// brokers are refused: the server allows them only with SLUICE_ALLOW_PLAINTEXT_KAFKA=true',
     );
   }

@@ -1,12 +1,13 @@
+import type { ErrorCode } from '../../../errors.js';
 import { PermanentError } from '../../records/index.js';
 import { assumeRole } from '../aws/index.js';
 import type { Broker, KafkaConfig } from './connection.js';
 
 /** The pipe's role could not be assumed for MSK IAM (found through the client's error causes). */
-export const ROLE_REFUSED = 'SLUICE_ERR_MSK_IAM_ROLE';
+export const ROLE_REFUSED = 'SLUICE_ERR_MSK_IAM_ROLE' satisfies ErrorCode;
 
 class RoleRefusedError extends Error {
-  readonly code = ROLE_REFUSED;
+  readonly code: ErrorCode = ROLE_REFUSED;
 }
 
 /** MSK's broker names end in kafka.<region>.amazonaws.com (kafka-serverless for serverless). */
@@ -56,6 +57,7 @@ function mskRegion(brokers: Broker[], nodeRegion: string | undefined): string {
   }
   if (nodeRegion) return nodeRegion;
   throw new PermanentError(
+    'SLUICE_ERR_SOURCE_CONFIG',
     'cannot tell the AWS region for MSK IAM: the brokers are not named *.kafka.<region>.amazonaws.com and AWS_REGION is not set',
   );
 }

@@ -33,9 +33,9 @@ const PARTITION_CHECK_MS = 10_000;
  */
 export async function openKafka(context: RunContext): Promise<SourceRun> {
   const source = context.config.source.kafka;
-  if (!source) throw new PermanentError('the pipe has no kafka source');
+  if (!source) throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'the pipe has no kafka source');
   const unsupported = unsupportedKafka(source);
-  if (unsupported) throw new PermanentError(unsupported.message);
+  if (unsupported) throw new PermanentError('SLUICE_ERR_UNSUPPORTED', unsupported.message);
   const run = new KafkaRun(context, source);
   await run.start();
   return run;
@@ -200,7 +200,11 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
           ? `${state.topic} partition ${state.partition}: messages ${state.position} to ${start - 1n} were deleted (retention) before the pipe read them; going on from ${start}`
           : `${state.topic} partition ${state.partition} ends at ${end}, before the pipe's position ${state.position} (was the topic made again?); reading it from ${start}`;
       this.logger.warn({ topic: state.topic, partition: state.partition }, message);
-      await this.context.store.repos.progress.recordError(this.context.pipeId, message);
+      await this.context.store.repos.progress.recordError(
+        this.context.pipeId,
+        message,
+        'SLUICE_ERR_SOURCE_DATA_EXPIRED',
+      );
       state.moveTo(start);
     }
   }

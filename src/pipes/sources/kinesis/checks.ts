@@ -1,4 +1,4 @@
-import type { Problem } from '../../../errors.js';
+import { codeOf, type Problem } from '../../../errors.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
 import { messagePlan, sampleProblem } from '../messages/index.js';
@@ -87,7 +87,8 @@ function streamProblem(source: KinesisSource, error: unknown): Problem {
       path: source.authentication === 'IAM_ROLE' ? `${PATH}.iamRole` : `${PATH}.accessKey`,
       message: `Kinesis refused the credentials (${name}): check the key and its permission to read ${source.streamName}`,
     };
-  if (/STS refused/.test(reason)) return { path: `${PATH}.iamRole`, message: (error as Error).message };
+  if (codeOf(error) === 'SLUICE_ERR_SOURCE_ROLE_REFUSED')
+    return { path: `${PATH}.iamRole`, message: (error as Error).message };
   return {
     path: `${PATH}.region`,
     message: `cannot read the stream ${source.streamName} in ${source.region}: ${reason}`,

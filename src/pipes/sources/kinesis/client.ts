@@ -92,10 +92,12 @@ async function sourceIdentity(source: KinesisSource, organizationId: string) {
 
 async function sourceKeys(source: KinesisSource, organizationId: string): Promise<AwsKeys> {
   if (source.authentication === 'IAM_ROLE' || (!source.authentication && source.iamRole)) {
-    if (!source.iamRole) throw new PermanentError('IAM_ROLE authentication needs iamRole');
+    if (!source.iamRole)
+      throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'IAM_ROLE authentication needs iamRole');
     return assumeRole(source.iamRole, organizationId);
   }
-  if (!source.accessKey) throw new PermanentError('IAM_USER authentication needs accessKey');
+  if (!source.accessKey)
+    throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'IAM_USER authentication needs accessKey');
   return source.accessKey;
 }
 

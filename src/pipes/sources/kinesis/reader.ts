@@ -37,9 +37,9 @@ const SHARD_CHECK_MS = 10_000;
  */
 export async function openKinesis(context: RunContext): Promise<SourceRun> {
   const source = context.config.source.kinesis as KinesisSource | undefined;
-  if (!source) throw new PermanentError('the pipe has no kinesis source');
+  if (!source) throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'the pipe has no kinesis source');
   const unsupported = unsupportedKinesis(source);
-  if (unsupported) throw new PermanentError(unsupported.message);
+  if (unsupported) throw new PermanentError('SLUICE_ERR_UNSUPPORTED', unsupported.message);
   const connection = await connectKinesis(source, context.organizationId);
   const run = new KinesisRun(context, source, connection);
   try {

@@ -2,6 +2,7 @@ import type { _Record } from '@aws-sdk/client-kinesis';
 import type { Logger } from 'pino';
 import { BackoffDelays } from '../../../backoff.js';
 import { sleep } from '../../../concurrency.js';
+import { NETWORK_CODES, nestedErrors } from '../failure-code.js';
 import { awsErrorName, type KinesisConnection } from './client.js';
 import type { PipeConsumer } from './consumer.js';
 import { type KinesisMessage, kinesisMessage } from './records.js';
@@ -19,7 +20,6 @@ const PASSING = new Set([
   'ServiceUnavailableException',
   'TimeoutError',
 ]);
-const NETWORK = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|socket hang up/i;
 
 /** Where a shard's reading starts. */
 export type StartAt =
@@ -73,8 +73,9 @@ export class Backoff {
     if (this.host.signal.aborted) throw error;
     const name = awsErrorName(error);
     const message = (error as Error)?.message ?? String(error);
-    const passes =
-      PASSING.has(name) || this.alsoPassing.has(name) || NETWORK.test(message) || NETWORK.test(name);
+    // A network that dropped the call: Node's code under the SDK's error ("socket hang up" is ECONNRESET).
+    const network = nestedErrors(error).some((e) => typeof e.code === 'string' && NETWORK_CODES.has(e.code));
+    const passes = PASSING.has(name) || this.alsoPassing.has(name) || network;
     if (!passes) throw error;
     this.host.trouble(
       this.shard,

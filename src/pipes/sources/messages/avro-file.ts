@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../../errors.js';
 import { avroLong, containerHeader, nestingDepth, plainBlockData, readContainer } from './avro.js';
 import type { MessagePlan } from './plan.js';
 import type { SchemaAnswer } from './schema-registry.js';
@@ -94,7 +95,9 @@ export function avroFiles<M>(
   return { groups: [...groups.values()], refused };
 }
 
-class RefusedMessage extends Error {}
+class RefusedMessage extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_BAD_RECORD';
+}
 
 interface Framed {
   key: string;

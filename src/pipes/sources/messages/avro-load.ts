@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { type Engine, EngineError, isTransientEngineError, literal } from '../../../engine/index.js';
+import { type Engine, EngineError, isBadDataEngineError, literal } from '../../../engine/index.js';
 import { loadThroughReader, PermanentError, type RangeRead, StageLoadError } from '../../records/index.js';
 import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
@@ -14,6 +14,19 @@ const HEADER_CODES = new Set([
   53, // TYPE_MISMATCH
   70, // CANNOT_CONVERT_TYPE
 ]);
+
+/**
+ * The engine's Avro reader refused a file's header (its writer schema), not a record in it. The
+ * codes are shared with records the columns cannot take, and the engine gives no other field to
+ * tell them apart: its message's "while reading header" is the only signal, kept here alone.
+ */
+function isHeaderRefused(error: unknown): boolean {
+  return (
+    error instanceof EngineError &&
+    HEADER_CODES.has(error.code ?? 0) &&
+    /while reading header/i.test(error.message)
+  );
+}
 
 /**
  * Loads a batch of Avro messages into `into`: one container file per writer schema, parsed by the
@@ -132,7 +145,10 @@ async function loadEntries<M>(
     // The engine's Avro reader stops at a record it cannot read rather than skip it; a skipped one
     // could not be told apart from its message's other records, so it is never let pass unseen.
     if (loaded.skipped.length > 0)
-      throw new PermanentError('the engine skipped records of an Avro container file without saying which');
+      throw new PermanentError(
+        'SLUICE_ERR_STAGED_COUNT',
+        'the engine skipped records of an Avro container file without saying which',
+      );
     return { rows: loaded.rows };
   });
 }
@@ -157,11 +173,8 @@ async function withContainerFile<M, T>(
   } catch (error) {
     // Rows may be in the stage already: only the whole batch read again is safe.
     if (error instanceof StageLoadError || error instanceof PermanentError) throw error;
-    const wholeSchema =
-      error instanceof EngineError &&
-      HEADER_CODES.has(error.code ?? 0) &&
-      /while reading header/i.test(error.message);
-    if (!wholeSchema && isTransientEngineError(error)) throw error;
+    const wholeSchema = isHeaderRefused(error);
+    if (!wholeSchema && !isBadDataEngineError(error)) throw error;
     return { reason: reasonOf(error as Error), wholeSchema };
   } finally {
     await engine.removeScratch(file);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
+import type { ErrorCode } from '../../../errors.js';
 
 /**
  * The few pieces of Avro's binary encoding Sluice writes and reads itself: longs, bytes, and the
@@ -59,7 +60,9 @@ export interface Container {
   blocks: { count: number; data: Buffer }[];
 }
 
-export class AvroFrameError extends Error {}
+export class AvroFrameError extends Error {
+  readonly code: ErrorCode = 'SLUICE_ERR_BAD_RECORD';
+}
 
 /** Reads a container file's frame: header and blocks, without decoding a record. */
 export function readContainer(bytes: Buffer): Container {

@@ -28,7 +28,10 @@ export function messagePlan<M>(
 ): MessagePlan<M> {
   // The create checks refuse other formats; a pipe stored before they did fails, never guesses.
   if (!FORMATS.includes(format as MessageFormat))
-    throw new PermanentError(`format ${format} is not supported yet: use ${FORMATS.join(', ')}`);
+    throw new PermanentError(
+      'SLUICE_ERR_UNSUPPORTED',
+      `format ${format} is not supported yet: use ${FORMATS.join(', ')}`,
+    );
   const columns = Object.keys(source.virtualTypes);
   const mappings = mappingsOf(config);
   const virtual = columns.filter((column) => mappings.some((mapping) => mapping.sourceField === column));

@@ -1,6 +1,8 @@
 import { request } from 'node:https';
+import type { ErrorCode } from '../../../errors.js';
 import { privateHostProblem, publicOnlyLookup } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
+import { isTlsCode } from '../failure-code.js';
 
 /** A whole request's deadline. */
 const TIMEOUT_MS = 10_000;
@@ -11,7 +13,8 @@ const MAX_CACHED = 256;
 
 /** The registry cannot be asked (unreachable, refused the credentials, answered nonsense). */
 export class RegistryError extends Error {
-  readonly code = 'SLUICE_ERR_SCHEMA_REGISTRY';
+  readonly code: ErrorCode = 'SLUICE_ERR_SCHEMA_REGISTRY';
+
   constructor(
     message: string,
     readonly field: 'url' | 'credentials' | 'caCertificate',
@@ -158,7 +161,8 @@ function asRegistryError(error: Error): RegistryError {
   if (error.name === 'AbortError' || error.name === 'TimeoutError') {
     return new RegistryError(`no answer within ${TIMEOUT_MS / 1000} s`, 'url');
   }
-  const tls = /certificate|self.signed|TLS|SSL/i.test(error.message);
+  const code = (error as NodeJS.ErrnoException).code;
+  const tls = code !== undefined && isTlsCode(code);
   return new RegistryError(
     tls ? `TLS with the registry failed: ${error.message}` : `cannot reach it: ${error.message}`,
     tls ? 'caCertificate' : 'url',

@@ -10,7 +10,11 @@ export type Location =
   | { kind: 'azure'; connectionString: string; container: string; pattern: string };
 
 /** A URL or path that cannot name a location: retrying will not make it one. */
-export class LocationError extends PermanentError {}
+export class LocationError extends PermanentError {
+  constructor(message: string) {
+    super('SLUICE_ERR_SOURCE_CONFIG', message);
+  }
+}
 
 const WILDCARD = /[*?]/;
 

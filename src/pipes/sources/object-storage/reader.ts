@@ -41,13 +41,13 @@ interface FileRange {
 export async function openObjectStorage(context: RunContext): Promise<SourceRun> {
   const { config, store, pipeId } = context;
   const source = config.source.objectStorage;
-  if (!source) throw new PermanentError('the pipe has no objectStorage source');
+  if (!source) throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'the pipe has no objectStorage source');
   checkSupported(source);
   const location = sourceLocation(source, context.localFilesDir);
   // Checked again at every start: a name may resolve elsewhere than it did at create.
   const host = context.allowPrivateSources ? undefined : locationHost(location);
   const privateHost = host ? await privateHostProblem(host, 'SLUICE_ALLOW_PRIVATE_SOURCES') : undefined;
-  if (privateHost) throw new PermanentError(privateHost);
+  if (privateHost) throw new PermanentError('SLUICE_ERR_PRIVATE_ADDRESS', privateHost);
   const settings = config.settings;
   const limits = {
     maxFileCount: settings.object_storage_max_file_count ?? DEFAULTS.maxFileCount,
@@ -173,7 +173,7 @@ function fileInserter(context: RunContext, location: Location, source: ObjectSto
 
 function checkSupported(source: ObjectStorageConfig): void {
   const unsupported = unsupportedObjectStorage(source);
-  if (unsupported) throw new PermanentError(unsupported.message);
+  if (unsupported) throw new PermanentError('SLUICE_ERR_UNSUPPORTED', unsupported.message);
 }
 
 /** Options accepted by the API whose ingestion is not built yet (README, "What works today"). */

@@ -234,6 +234,7 @@ export async function missingTables(
  */
 export function tableGone(schema: string, table: string): PermanentError {
   return new PermanentError(
+    'SLUICE_ERR_SOURCE_TABLE_GONE',
     `the source table ${schema}.${table} no longer exists as the pipe read it (dropped, renamed, or dropped and made again): stop the pipe and remove its mapping (tableMappingsToRemove), or make the table again and resync the pipe`,
   );
 }

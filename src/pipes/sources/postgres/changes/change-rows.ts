@@ -121,6 +121,7 @@ function keylessRows(plan: TablePlan, change: RowChange, id: string): TargetRow[
   if (change.kind !== 'insert' && (!change.old || change.oldIsKey)) {
     const { schema, name } = change.relation;
     throw new PermanentError(
+      'SLUICE_ERR_SOURCE_REPLICA_IDENTITY',
       `an ${change.kind} of ${schema}.${name}, a table without a key, came without its whole old row: set ALTER TABLE ${schema}.${name} REPLICA IDENTITY FULL (and on each of its partitions), then resync the pipe`,
     );
   }

@@ -35,9 +35,13 @@ export async function postgresRunFailure(
     fixes.length > 0
       ? fixes.map((p) => `${p.path}: ${p.message}`).join('; ')
       : 'grant what README "How a PostgreSQL pipe runs" lists';
-  return new PermanentError(`PostgreSQL refused the pipe's user (${said}): ${needs}; then start the pipe`, {
-    cause: error,
-  });
+  return new PermanentError(
+    'SLUICE_ERR_SOURCE_PRIVILEGE',
+    `PostgreSQL refused the pipe's user (${said}): ${needs}; then start the pipe`,
+    {
+      cause: error,
+    },
+  );
 }
 
 /**

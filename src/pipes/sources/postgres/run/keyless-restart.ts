@@ -100,6 +100,7 @@ export async function twinsAsOne(engine: Engine, plan: TablePlan): Promise<boole
 /** The failure of a pipe whose targets keep one of identical rows (twinsAsOne): resync it. */
 export function twinsKeptAsOne(targets: readonly string[]): PermanentError {
   return new PermanentError(
+    'SLUICE_ERR_RESYNC_NEEDED',
     `${targets.join(', ')}: made by an earlier Sluice for a table without a key, it keeps one row of identical rows; resync the pipe (PATCH .../state {"command": "resync"}) to mirror every row (README, "Upgrading")`,
   );
 }

@@ -65,10 +65,11 @@ export async function followMappings(
     for (const { field, message } of await unpublishable(meta, source))
       problems.push(`source.postgres.${field}: ${message}`);
   }
-  if (problems.length > 0) throw new PermanentError(`${problems.join('; ')}; then start the pipe`);
+  if (problems.length > 0)
+    throw new PermanentError('SLUICE_ERR_SOURCE_SETUP', `${problems.join('; ')}; then start the pipe`);
   if (publication && source.settings?.publicationName) {
     const problem = await publicationProblem(meta, publication, source);
-    if (problem) throw new PermanentError(`${problem}, then start the pipe`);
+    if (problem) throw new PermanentError('SLUICE_ERR_SOURCE_SETUP', `${problem}, then start the pipe`);
   } else if (publication) await ensurePublication(meta, source, context.pipeId);
   const tables = { ...cursor.tables };
   for (const target of removed) delete tables[target];

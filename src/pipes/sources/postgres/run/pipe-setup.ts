@@ -138,7 +138,7 @@ export async function setUpPipe(
   if (given && existing) {
     // A given slot the server invalidated cannot be taken: nothing is emptied or set up.
     const problem = slotProblem(slot, existing, slotFix('cdc_only', false));
-    if (problem) throw new PermanentError(problem);
+    if (problem) throw new PermanentError('SLUICE_ERR_SOURCE_SETUP', problem);
     return {
       cursor: {
         phase: 'cdc',

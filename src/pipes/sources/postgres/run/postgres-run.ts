@@ -237,7 +237,8 @@ export class PostgresRun implements PostgresRunCapabilities {
     await this.snapshot.release();
     await this.stream?.close();
     const { slot, publication } = this.cursor;
-    if (!slot || !publication) throw new PermanentError('the pipe has no replication slot: resync it');
+    if (!slot || !publication)
+      throw new PermanentError('SLUICE_ERR_RESYNC_NEEDED', 'the pipe has no replication slot: resync it');
     await alignOwnedPublication(this.meta, this.source, publication, this.context.logger);
     this.stream = await this.openStream(slot, publication);
     await this.context.setState('Running', 'replicating changes', MOVES_ON_FROM);
@@ -388,7 +389,10 @@ export class PostgresRun implements PostgresRunCapabilities {
   private planOf(target: string): TablePlan {
     const plan = this.plans.get(target);
     if (!plan)
-      throw new PermanentError(`the table mapping for ${target} was removed while a batch for it was open`);
+      throw new PermanentError(
+        'SLUICE_ERR_SOURCE_CONFIG',
+        `the table mapping for ${target} was removed while a batch for it was open`,
+      );
     return plan;
   }
 

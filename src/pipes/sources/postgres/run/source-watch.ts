@@ -74,7 +74,7 @@ export class SourceWatch {
     );
     if (!problem) return error;
     logger.warn({ pipeId, err: error }, 'the replication stream could not start: the slot is unusable');
-    return new PermanentError(problem, { cause: error });
+    return new PermanentError('SLUICE_ERR_SOURCE_SETUP', problem, { cause: error });
   }
 
   /** Why `slot` can never stream again (gone, invalidated), in words that say what to do. */
@@ -90,7 +90,7 @@ export class SourceWatch {
       try {
         this.slot = await slotState(this.meta, slot);
         const problem = this.slotProblem(slot, this.slot);
-        if (problem) this.failure ??= new PermanentError(problem);
+        if (problem) this.failure ??= new PermanentError('SLUICE_ERR_SOURCE_SETUP', problem);
       } catch (error) {
         this.slot = undefined;
         this.failIfUnanswered(error);

@@ -2,8 +2,10 @@ import { isIP } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { ErrorCode } from '../../../../errors.js';
 import { privateHostProblem } from '../../../../net/index.js';
 import type { PipeConfig } from '../../../model.js';
+import { isTlsCode } from '../../failure-code.js';
 import { sharedReadSocket } from './shared-read-socket.js';
 
 export type PostgresSource = NonNullable<PipeConfig['source']['postgres']>;
@@ -119,17 +121,41 @@ export async function closeClient(client: pg.Client, logger?: Logger): Promise<v
     .catch((error: unknown) => logger?.debug({ err: error }, 'closing a PostgreSQL connection failed'));
 }
 
+type ConnectField = 'host' | 'port' | 'database' | 'credentials' | 'disableTls' | 'caCertificate' | 'tlsHost';
+
+/** The catalog code (src/error-codes.ts) of each field a refused connection names. */
+const CONNECT_CODES: Record<ConnectField, ErrorCode> = {
+  host: 'SLUICE_ERR_SOURCE_UNREACHABLE',
+  port: 'SLUICE_ERR_SOURCE_UNREACHABLE',
+  database: 'SLUICE_ERR_SOURCE',
+  credentials: 'SLUICE_ERR_SOURCE_AUTH_REFUSED',
+  disableTls: 'SLUICE_ERR_SOURCE_TLS',
+  caCertificate: 'SLUICE_ERR_SOURCE_TLS',
+  tlsHost: 'SLUICE_ERR_SOURCE_TLS',
+};
+
 /** The server refused or could not be reached: names the field to fix. */
 export class SourceConnectError extends Error {
+  readonly code: ErrorCode;
+
   constructor(
-    readonly field: 'host' | 'port' | 'database' | 'credentials' | 'disableTls' | 'caCertificate' | 'tlsHost',
+    readonly field: ConnectField,
     message: string,
     /** The server's SQLSTATE, when it answered with one. */
     readonly sqlState?: string,
   ) {
     super(message);
     this.name = 'SourceConnectError';
+    this.code = CONNECT_CODES[field];
   }
+}
+
+/**
+ * pg's own error when the server answers the TLS request with "N": a plain Error whose message is
+ * the only signal ("The server does not support SSL connections"), so it is read here alone.
+ */
+function isTlsRefusedByServer(message: string): boolean {
+  return /does not support SSL/i.test(message);
 }
 
 function connectError(error: unknown): SourceConnectError {
@@ -139,7 +165,7 @@ function connectError(error: unknown): SourceConnectError {
     return new SourceConnectError('credentials', `PostgreSQL refused the credentials: ${message}`);
   }
   if (code === '3D000') return new SourceConnectError('database', `PostgreSQL says: ${message}`);
-  if (/does not support SSL/i.test(message)) {
+  if (isTlsRefusedByServer(message)) {
     return new SourceConnectError(
       'disableTls',
       'the server does not accept TLS: set disableTls: true to connect without it',
@@ -151,7 +177,7 @@ function connectError(error: unknown): SourceConnectError {
       `the server's certificate is not for the name Sluice checked (${message}): set tlsHost to a name the certificate carries`,
     );
   }
-  if (/certificate|self[- ]signed|SSL|TLS/i.test(message)) {
+  if (code && isTlsCode(code)) {
     return new SourceConnectError(
       'caCertificate',
       `the server's certificate is not trusted (${message}): give caCertificate, or skipCertVerification: true`,

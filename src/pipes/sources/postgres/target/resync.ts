@@ -48,6 +48,7 @@ export async function swapIn(engine: Engine, plan: TablePlan, startedAt: string)
     await engine.execute(`EXCHANGE TABLES ${tableName(database, fresh)} AND ${tableName(database, target)}`);
   } else if (!(freshNew === 0 && targetOld === 0)) {
     throw new PermanentError(
+      'SLUICE_ERR_RESYNC_NEEDED',
       `cannot tell which of ${database}.${target} and ${database}.${fresh} holds the resync's rows (both hold rows written before and after it began): keep the one you want as ${target}, drop the other, then resync again`,
     );
   }

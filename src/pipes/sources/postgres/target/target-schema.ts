@@ -34,6 +34,7 @@ export async function followSchema(engine: Engine, plan: TablePlan, stages: stri
     const type = types.get(column.name);
     if (type !== undefined && type !== column.type) {
       throw new PermanentError(
+        'SLUICE_ERR_SOURCE_SCHEMA_CHANGED',
         `column "${column.name}" of ${plan.source.schema}.${plan.source.table} changed type: ${database}.${table} holds ${type} and the column now needs ${column.type}; that change cannot be followed, resync the pipe`,
       );
     }
