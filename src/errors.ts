@@ -103,6 +103,13 @@ export class ConflictError extends SluiceError {
   }
 }
 
+/** Another object of the same kind already has the name. */
+export class NameTakenError extends ConflictError {
+  constructor(message: string) {
+    super('SLUICE_ERR_NAME_TAKEN', message);
+  }
+}
+
 /** What a request needs cannot answer now (a database service's engine starting); retrying may pass. */
 export class ServiceUnavailableError extends SluiceError {
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {

@@ -113,7 +113,8 @@ describe('the alerts area under /api/v2', () => {
       const response = await call('GET', '/api/v2/alerts', undefined, auth);
       expect(response.statusCode).toBe(401);
       expect(response.headers['www-authenticate']).toBe('Bearer realm="sluice"');
-      expect(Object.keys(response.json)).toEqual(['message']);
+      expect(Object.keys(response.json).sort()).toEqual(['code', 'message']);
+      expect(response.json.code).toBe('SLUICE_ERR_UNAUTHENTICATED');
       expect(response.json.message).toMatch(/^Unauthorized: /);
       expect(response.json.message).toContain(hint);
     }
@@ -186,14 +187,17 @@ describe('the alerts area under /api/v2', () => {
     expect(again.statusCode).toBe(200); // idempotent, as the original API: scripts rely on it
     const gone = await call('GET', `/api/v2/alerts/${alert.id}`);
     expect(gone.statusCode).toBe(404);
-    expect(gone.json).toEqual({ message: 'Alert not found' });
-    expect((await call('GET', '/api/v2/alerts/not-an-id')).statusCode).toBe(400);
+    expect(gone.json).toEqual({ message: 'Alert not found', code: 'SLUICE_ERR_ALERT_NOT_FOUND' });
+    const notAnId = await call('GET', '/api/v2/alerts/not-an-id');
+    expect(notAnId.statusCode).toBe(400);
+    expect(notAnId.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it("another team's alert is a 404; another team's dashboard, tile or webhook is a 400", async () => {
     const alert = (await call('POST', '/api/v2/alerts', alertBody())).json.data;
     expect((await call('GET', `/api/v2/alerts/${alert.id}`, undefined, other)).json).toEqual({
       message: 'Alert not found',
+      code: 'SLUICE_ERR_ALERT_NOT_FOUND',
     });
     // Delete is idempotent: another team's alert answers as a gone one (200) and stays.
     expect((await call('DELETE', `/api/v2/alerts/${alert.id}`, undefined, other)).statusCode).toBe(200);
@@ -252,6 +256,7 @@ describe('the alerts area under /api/v2', () => {
     expect(response.json).toEqual({
       message:
         'Body validation failed: threshold: Required; interval: Required; thresholdType: Required; source: Required; dashboardId: Required; tileId: Required; channel: Required',
+      code: 'SLUICE_ERR_VALIDATION',
     });
     const interval = await call('POST', '/api/v2/alerts', alertBody({ interval: '2m' }));
     expect(interval.json.message).toBe(
@@ -275,6 +280,7 @@ describe('the alerts area under /api/v2', () => {
     ]);
     const refused = await call('DELETE', `/api/v2/webhooks/${webhookId}`);
     expect(refused.statusCode).toBe(409);
+    expect(refused.json.code).toBe('SLUICE_ERR_WEBHOOK_IN_USE');
     expect(refused.json.message).toMatch(/^Webhook is used by \d+ alerts: delete or change them first$/);
     const spare = await call('POST', '/api/v2/webhooks', { name: 'spare', url: 'https://example.com/hook' });
     expect((await call('DELETE', `/api/v2/webhooks/${spare.json.data.id}`)).json).toEqual({});
@@ -346,6 +352,7 @@ describe('the alerts area under /api/v2', () => {
     );
     expect((await call('GET', `/api/v2/sources/${sourceId}`, undefined, other)).json).toEqual({
       message: 'Source not found',
+      code: 'SLUICE_ERR_ALERT_SOURCE_NOT_FOUND',
     });
   });
 

@@ -16,7 +16,7 @@ import { waitFor } from './support/wait.js';
 // tested major and a Sluice run as a user runs it: what the pipe's user lacks to make the
 // publication Sluice makes is a 400 at create (and at a PATCH that adds tables) naming the
 // statement to run; a privilege taken away later fails the pipe saying so; a server that is down
-// leaves it Degraded while it retries. Every Degraded and Failed pipe shows lastError and lastErrorAt.
+// leaves it Degraded while it retries. Every Degraded and Failed pipe shows lastError, lastErrorCode and lastErrorAt.
 
 let server: RunningPostgres;
 let s: TestSluice;
@@ -113,6 +113,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     ordersPipe = await createPipe(s, asReplicator(['orders']));
     const running = await waitForState(s, ordersPipe, 'Running', 90_000);
     expect(running.lastError).toBeNull();
+    expect(running.lastErrorCode).toBeNull();
     await rowsIn('orders', 50);
 
     expect((await state(ordersPipe, 'stop')).json.result.state).toBe('Stopped');
@@ -137,6 +138,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     expect(failed.reason).toContain("PostgreSQL refused the pipe's user (must be owner of table orders)");
     expect(failed.reason).toContain(OWN_ORDERS);
     expect(failed.lastError).toBe(failed.reason);
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_PRIVILEGE');
     expect(Date.parse(failed.lastErrorAt)).toBeGreaterThan(Date.now() - 120_000);
 
     await client.query('ALTER TABLE orders OWNER TO shop_owners');
@@ -152,6 +154,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     const refused = await waitForState(s, ordersPipe, 'Failed', 90_000);
     expect(refused.reason).toContain('source.postgres.credentials: the user may not replicate');
     expect(refused.lastError).toBe(refused.reason);
+    expect(refused.lastErrorCode).toBe('SLUICE_ERR_SOURCE_PRIVILEGE');
     await client.query('ALTER ROLE replicator REPLICATION');
     expect((await state(ordersPipe, 'start')).statusCode).toBe(200);
     await waitForState(s, ordersPipe, 'Running', 90_000);
@@ -178,6 +181,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     try {
       const degraded = await waitForState(s, id, 'Degraded', 60_000);
       expect(degraded.lastError).toMatch(/terminat|ECONNREFUSED|connect/i);
+      expect(degraded.lastErrorCode).toBe('SLUICE_ERR_SOURCE_UNREACHABLE');
       expect(Date.parse(degraded.lastErrorAt)).toBeGreaterThan(Date.now() - 120_000);
       expect(degraded.reason).not.toContain("refused the pipe's user");
     } finally {

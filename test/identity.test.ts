@@ -228,5 +228,6 @@ describe('organizations, services, keys, teams and tokens', () => {
     }
     const duplicate = await s.request({ method: 'POST', url: '/v1/organizations', body: { name: 'acme' } });
     expect(duplicate.statusCode).toBe(409);
+    expect(duplicate.json.code).toBe('SLUICE_ERR_NAME_TAKEN');
   });
 });

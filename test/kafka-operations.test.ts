@@ -266,6 +266,7 @@ describe('a Kafka pipe while it runs', () => {
     const status = await statusOf(s, id);
     expect(status.state).toBe('Running');
     expect(status.lastError).toMatch(/remade partition 0 ends at 30, before the pipe's position 100/);
+    expect(status.lastErrorCode).toBe('SLUICE_ERR_SOURCE_DATA_EXPIRED');
   }, 120_000);
 
   it('stop mid-stream stops ingesting, start resumes exactly where it was; delete mid-stream removes it cleanly', async () => {

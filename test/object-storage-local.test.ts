@@ -96,6 +96,7 @@ describe('object-storage pipes over file:// (local files directory)', () => {
       rowsWritten: 250,
       badRecords: 0,
       lastError: null,
+      lastErrorCode: null,
     });
     expect(status.bytesWritten).toBeGreaterThan(0);
     const rows = await sql(

@@ -104,7 +104,9 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     const url = `${s.pipesUrl}/${pipe.id}/state`;
     const start = await s.request({ method: 'PATCH', url, body: { command: 'start' } });
     expect(start.statusCode).toBe(400);
+    // The words stay: Terraform's provider takes exactly them as success (README, "Pipe states").
     expect(start.json.error).toBe('BAD_REQUEST: the pipe is already running (state Provisioning)');
+    expect(start.json.code).toBe('SLUICE_ERR_PIPE_STATE');
     const stop = await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
     expect(stop.statusCode).toBe(200);
     expect(stop.json.result.state).toBe('Stopped');
@@ -126,6 +128,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     const bad = await s.request({ method: 'PATCH', url, body: { command: 'pause' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json.error).toBe('BAD_REQUEST: command: Use one of: start, stop, resync');
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('state: resync only for database pipes', async () => {
@@ -136,7 +139,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
       body: { command: 'resync' },
     });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json.error).toContain('resync is only for database (postgres) pipes');
+    expect(refused.json.code).toBe('SLUICE_ERR_PIPE_IMMUTABLE');
     const pg = await create(postgresPipe());
     const url = `${s.pipesUrl}/${pg.id}/state`;
     await s.request({ method: 'PATCH', url, body: { command: 'stop' } });
@@ -153,7 +156,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     };
     const running = await s.request({ method: 'PATCH', url, body: add });
     expect(running.statusCode).toBe(400);
-    expect(running.json.error).toContain('must be paused to edit table mappings');
+    expect(running.json.code).toBe('SLUICE_ERR_PIPE_IMMUTABLE');
     expect(running.json.error).toContain('stop it first, then edit');
     await s.request({ method: 'PATCH', url: `${url}/state`, body: { command: 'stop' } });
     const added = await s.request({ method: 'PATCH', url, body: add });

@@ -633,6 +633,7 @@ describe('create pipe: validation rules of README, "Pipes"', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json.status).toBe(400);
     expect(response.json.error).toMatch(/^BAD_REQUEST: /);
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     for (const fragment of expected) expect(response.json.error).toContain(fragment);
     expect(after).toBe(before);
   });
@@ -671,5 +672,6 @@ describe('create pipe: validation rules of README, "Pipes"', () => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.json.error).toMatch(/^BAD_REQUEST: /);
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 });

@@ -111,6 +111,8 @@ describe('what real clients send', () => {
     const failed = await waitForState(s, id, 'Failed');
     expect(failed.reason).toContain('name');
     expect(failed.lastError).toContain('name');
+    // A table that no longer fits the pipe: the runtime fails it by this code, not by the words.
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_DESTINATION_MISMATCH');
     expect(failed.lastErrorAt).not.toBeNull();
   });
 

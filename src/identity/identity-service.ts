@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { hashSecret, randomSecret, tokenDigest, verifySecret } from '../crypto/index.js';
-import { ConflictError, NotFoundError, type Problem, ValidationError } from '../errors.js';
+import { NameTakenError, NotFoundError, type Problem, ValidationError } from '../errors.js';
 import {
   type AccessToken,
   type ApiKey,
@@ -187,7 +187,7 @@ export class IdentityService {
     const key = await this.makeKey('', 'admin', 'admin');
     return this.store.transaction(async (repos) => {
       if (await repos.identity.findOrganizationByName(name)) {
-        throw new ConflictError('SLUICE_ERR_NAME_TAKEN', `an organization named "${name}" already exists`);
+        throw new NameTakenError(`an organization named "${name}" already exists`);
       }
       const organization: Organization = { id: randomUUID(), name, operator: false, createdAt: new Date() };
       await repos.identity.insertOrganization(organization);
@@ -243,10 +243,7 @@ export class IdentityService {
       }
       const taken = existing.some((s) => s.name === service.name);
       if (taken)
-        throw new ConflictError(
-          'SLUICE_ERR_NAME_TAKEN',
-          `a service named "${service.name}" already exists in this organization`,
-        );
+        throw new NameTakenError(`a service named "${service.name}" already exists in this organization`);
       await repos.identity.insertService(service);
       return service;
     });
@@ -305,10 +302,7 @@ export class IdentityService {
     };
     return this.store.transaction(async (repos) => {
       if ((await repos.identity.listTeams(organizationId)).some((t) => t.name === team.name)) {
-        throw new ConflictError(
-          'SLUICE_ERR_NAME_TAKEN',
-          `a team named "${team.name}" already exists in this organization`,
-        );
+        throw new NameTakenError(`a team named "${team.name}" already exists in this organization`);
       }
       await repos.identity.insertTeam(team);
       return team;

@@ -268,6 +268,7 @@ describe('security: a service over its disk quota only reads and frees space, an
       250,
     );
     expect(degraded.lastError).toContain('over its quota of 40 MB');
+    expect(degraded.lastErrorCode).toBe('SLUICE_ERR_DISK_QUOTA');
     expect(degraded.rowsWritten).toBe(0);
 
     // SYNC: a plain DROP frees the disk only minutes later (the engine keeps a dropped table 8 minutes).

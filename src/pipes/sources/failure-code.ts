@@ -75,9 +75,11 @@ function libraryCode(error: LibraryError): ErrorCode | undefined {
   if (code && isTlsCode(code)) return 'SLUICE_ERR_SOURCE_TLS';
   if (code === 'PLT_KFK_AUTHENTICATION') return 'SLUICE_ERR_SOURCE_AUTH_REFUSED';
   if (code === 'PLT_KFK_NETWORK') return 'SLUICE_ERR_SOURCE_UNREACHABLE';
-  // SQLSTATE classes 28 (invalid authorization) and 08 (connection exception).
+  // SQLSTATE classes 28 (invalid authorization) and 08 (connection exception)...
   if (code && /^28[0-9A-Z]{3}$/.test(code)) return 'SLUICE_ERR_SOURCE_AUTH_REFUSED';
-  if (code && /^08[0-9A-Z]{3}$/.test(code)) return 'SLUICE_ERR_SOURCE_UNREACHABLE';
+  // ... and 57P01-57P03: the server shuts down, or cannot take connections now.
+  if (code && (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[123]$/.test(code)))
+    return 'SLUICE_ERR_SOURCE_UNREACHABLE';
   if (error.$metadata && typeof error.name === 'string') {
     return AWS_REFUSED.has(error.name) ? 'SLUICE_ERR_SOURCE_AUTH_REFUSED' : 'SLUICE_ERR_SOURCE';
   }

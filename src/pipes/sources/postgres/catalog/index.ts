@@ -11,7 +11,7 @@ export {
   publicationProblem,
   unpublishable,
 } from './publication.js';
-export { missingTables, readTable, type SourceTable, tableGone } from './source-tables.js';
+export { mappingRemoved, missingTables, readTable, type SourceTable, tableGone } from './source-tables.js';
 export {
   type ListedTable,
   listPostgresTables,

@@ -238,3 +238,11 @@ export function tableGone(schema: string, table: string): PermanentError {
     `the source table ${schema}.${table} no longer exists as the pipe read it (dropped, renamed, or dropped and made again): stop the pipe and remove its mapping (tableMappingsToRemove), or make the table again and resync the pipe`,
   );
 }
+
+/** A batch of a table whose mapping was removed while the batch was open: it cannot be finished. */
+export function mappingRemoved(target: string): PermanentError {
+  return new PermanentError(
+    'SLUICE_ERR_SOURCE_CONFIG',
+    `the table mapping for ${target} was removed while a batch for it was open`,
+  );
+}

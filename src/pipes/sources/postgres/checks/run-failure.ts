@@ -1,3 +1,4 @@
+import { CodedError } from '../../../../errors.js';
 import type { PipeConfig } from '../../../model.js';
 import { PermanentError } from '../../../records/index.js';
 import type { CleanupContext } from '../../contract.js';
@@ -19,7 +20,12 @@ export async function postgresRunFailure(
   config: PipeConfig,
   context: CleanupContext,
 ): Promise<unknown> {
-  if (error instanceof PermanentError || sqlStateOf(error) !== INSUFFICIENT_PRIVILEGE) return error;
+  if (error instanceof PermanentError) return error;
+  if (sqlStateOf(error) !== INSUFFICIENT_PRIVILEGE) {
+    return pgConnectionLost(error)
+      ? new CodedError('SLUICE_ERR_SOURCE_UNREACHABLE', error.message, { cause: error })
+      : error;
+  }
   const said = error instanceof Error ? error.message : String(error);
   const source = config.source.postgres as PostgresSource;
   const fixes = await checkedOn(source, context, (client) =>
@@ -41,6 +47,18 @@ export async function postgresRunFailure(
     {
       cause: error,
     },
+  );
+}
+
+/**
+ * pg's own error when the server's connection ended under a query (the server stopped, the network
+ * cut): a plain Error without a code, whose message is the only signal, read here alone.
+ */
+function pgConnectionLost(error: unknown): error is Error {
+  return (
+    error instanceof Error &&
+    /^Connection terminated/.test(error.message) &&
+    !(error as { code?: unknown }).code
   );
 }
 

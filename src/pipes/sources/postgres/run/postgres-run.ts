@@ -4,6 +4,7 @@ import { PermanentError, type RangeRead } from '../../../records/index.js';
 import type { RunContext, SourceStatus, WrittenTable } from '../../contract.js';
 import {
   alignOwnedPublication,
+  mappingRemoved,
   planOptions,
   readTable,
   type TablePlan,
@@ -388,11 +389,7 @@ export class PostgresRun implements PostgresRunCapabilities {
 
   private planOf(target: string): TablePlan {
     const plan = this.plans.get(target);
-    if (!plan)
-      throw new PermanentError(
-        'SLUICE_ERR_SOURCE_CONFIG',
-        `the table mapping for ${target} was removed while a batch for it was open`,
-      );
+    if (!plan) throw mappingRemoved(target);
     return plan;
   }
 
