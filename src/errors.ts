@@ -120,7 +120,7 @@ export class ServiceUnavailableError extends SluiceError {
 /**
  * The catalog code of any thrown value: its own `code` (or an engine error's `condition`) when it
  * is one of the catalog's; undefined for anything else (a library's error, a bug), which the
- * caller names (src/pipes/runtime/failure-code.ts; SLUICE_ERR_INTERNAL at the HTTP edge).
+ * caller names (failureCode in src/pipes/runtime/supervisor.ts; SLUICE_ERR_INTERNAL at the HTTP edge).
  */
 export function codeOf(error: unknown): ErrorCode | undefined {
   if (!error || typeof error !== 'object') return undefined;
