@@ -52,14 +52,14 @@ export async function postgresRunFailure(
 
 /**
  * pg's own error when the server's connection ended under a query (the server stopped, the network
- * cut): a plain Error without a code, whose message is the only signal, read here alone.
+ * cut), also under the errors that wrap it (`cause`): a plain Error without a code, whose message
+ * is the only signal, read here alone.
  */
 function pgConnectionLost(error: unknown): error is Error {
-  return (
-    error instanceof Error &&
-    /^Connection terminated/.test(error.message) &&
-    !(error as { code?: unknown }).code
-  );
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
+    if (/^Connection terminated/.test(at.message) && !(at as { code?: unknown }).code) return true;
+  }
+  return false;
 }
 
 /**
