@@ -22,7 +22,14 @@ import {
 } from './http/index.js';
 import type { BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
-import { CdcScalingService, PipeDiscovery, PipesService } from './pipes/index.js';
+import {
+  type AnySourceKind,
+  CdcScalingService,
+  PipeDiscovery,
+  PipesService,
+  SOURCE_KINDS,
+  SourceKinds,
+} from './pipes/index.js';
 import { CdcCapacity, PipeSupervisor, registerPipeMetrics, SourceDiscovery } from './pipes/runtime/index.js';
 import type { QueryService } from './query/index.js';
 import type { Store } from './store/index.js';
@@ -78,6 +85,11 @@ export interface SluiceOptions {
   clock?: () => Date;
   /** First delay between webhook attempts (tests shorten it). */
   webhookBackoffMs?: number;
+  /**
+   * The source kinds pipes may read (default: the registry's, sources/index.ts). Every schema of a
+   * source, secret path and connector the server uses comes from these (docs/adding-a-source-kind.md).
+   */
+  sourceKinds?: readonly AnySourceKind[];
 }
 
 export async function createSluice(config: Config, options: SluiceOptions = {}): Promise<Sluice> {
@@ -94,10 +106,11 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     { logger },
   );
   try {
-    const pipes = new PipesService(store, identity, secretBox, logger);
+    const kinds = new SourceKinds(options.sourceKinds ?? SOURCE_KINDS);
+    const pipes = new PipesService(store, identity, secretBox, kinds, logger);
     const { discovery, cdcScaling, cdcCapacity } = discoveryServices(
       config,
-      { store, identity, engines, logger },
+      { store, identity, engines, logger, kinds },
       options,
     );
     const supervisor = new PipeSupervisor({
@@ -245,10 +258,16 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
  */
 function discoveryServices(
   config: Config,
-  deps: { store: Store; identity: IdentityService; engines: EngineRegistry; logger: Logger },
+  deps: {
+    store: Store;
+    identity: IdentityService;
+    engines: EngineRegistry;
+    logger: Logger;
+    kinds: SourceKinds;
+  },
   options: SluiceOptions,
 ) {
-  const discovery = new PipeDiscovery(deps.identity);
+  const discovery = new PipeDiscovery(deps.identity, deps.kinds);
   const cdcScaling = new CdcScalingService(deps.store, deps.identity);
   const { store } = deps;
   const cdcCapacity = new CdcCapacity(
@@ -265,6 +284,7 @@ function discoveryServices(
         allowPlaintextKafka: config.allowPlaintextKafka,
         awsRegion: config.awsRegion,
         logger: deps.logger,
+        kinds: deps.kinds,
       }),
     );
   }

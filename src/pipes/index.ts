@@ -1,11 +1,16 @@
 export * from './discovery/index.js';
 export type { PipeConfig } from './model.js';
 export { toRecord } from './model.js';
-export { PipesService, type ServiceScope, validateCreateBody } from './pipes-service.js';
+export { PipesService, type ServiceScope } from './pipes-service.js';
 export { errorRowsQuery, PermanentError } from './records/index.js';
-export { pipeRuleProblems } from './rules.js';
 export { sourceStatusFields } from './runtime-port.js';
 export type { PipeRecord } from './schema/index.js';
 export * as pipeSchemas from './schema/index.js';
-export { SECRET_PATHS } from './secrets.js';
+export { type SecretPaths, secretPathsOf } from './secrets.js';
+export {
+  type AnySourceKind,
+  SOURCE_KINDS,
+  type SourceKind,
+  SourceKinds,
+} from './sources/index.js';
 export { PIPE_COMMANDS, PIPE_STATES, type PipeCommand, type PipeState } from './state.js';

@@ -1,6 +1,4 @@
 import type { PipeRow } from '../store/index.js';
-import type { SourceKind } from './schema/enums.js';
-import { SOURCE_KINDS } from './schema/enums.js';
 import type {
   CreatePipeBody,
   DestinationConfig,
@@ -10,6 +8,7 @@ import type {
   SettingsConfig,
   SourceConfig,
 } from './schema/index.js';
+import type { AnySourceKind } from './sources/index.js';
 
 /** What is stored of a pipe besides its name and state: the configuration, secrets included. */
 export interface PipeConfig {
@@ -20,42 +19,26 @@ export interface PipeConfig {
   settings: Partial<SettingsConfig>;
 }
 
-/** Postgres settings defaults seen on the hosted service (README, "Pipes": the defaults filled in). */
-const POSTGRES_SETTINGS_DEFAULTS = {
-  syncIntervalSeconds: 60,
-  pullBatchSize: 100000,
-  snapshotNumRowsPerPartition: 100000,
-  initialLoadParallelism: 4,
-  snapshotNumberOfParallelTables: 1,
-  replicationMode: 'cdc',
-} as const;
-
-export function sourceKindOf(source: Partial<SourceConfig>): SourceKind {
-  const kind = SOURCE_KINDS.find((k) => source[k] !== undefined);
+/** The kind a configuration's source is of: its one key besides the request-only `validateSamples`. */
+export function sourceKindOf(source: Partial<SourceConfig>): string {
+  const kind = Object.keys(source).find(
+    (key) => key !== 'validateSamples' && (source as Record<string, unknown>)[key] !== undefined,
+  );
   if (!kind) throw new Error('pipe has no source kind');
   return kind;
 }
 
 /**
  * A validated create body with the defaults of the hosted service filled in (README, "Pipes"), so the record tells a
- * client what the pipe will actually do: destination database `default`, managed table, consumer
- * group `pipes-<id>`, postgres settings, one replica. Field mappings stay as sent (mappingsOf).
+ * client what the pipe will actually do: destination database `default`, a managed table, one
+ * replica, and the kind's own (kind.ts `applyDefaults`). Field mappings stay as sent (mappingsOf).
  */
-export function configFromCreate(body: CreatePipeBody, pipeId: string): PipeConfig {
+export function configFromCreate(body: CreatePipeBody, pipeId: string, kind: AnySourceKind): PipeConfig {
   const { validateSamples: _requestOnly, ...source } = structuredClone(body.source);
   const destination = structuredClone(body.destination);
   destination.database ??= 'default';
-  if (source.kafka) {
-    source.kafka.type ??= 'kafka';
-    source.kafka.consumerGroup ??= `pipes-${pipeId}`;
-  }
-  if (source.postgres) {
-    source.postgres.type ??= 'postgres';
-    source.postgres.settings = { ...POSTGRES_SETTINGS_DEFAULTS, ...source.postgres.settings };
-    for (const mapping of source.postgres.tableMappings) mapping.sourceSchemaName ??= 'public';
-  } else {
-    destination.managedTable ??= true;
-  }
+  kind.applyDefaults((source as Record<string, unknown>)[kind.name], pipeId);
+  if (!kind.writesTablesItNames) destination.managedTable ??= true;
   return {
     source,
     destination,
@@ -84,10 +67,11 @@ function canonicalJson(value: unknown): string {
 
 /**
  * The mappings a pipe reads with: those sent, else (absent, or `[]` as clients send for "not set")
- * each destination column from the field of its own name. A PostgreSQL pipe maps by table instead.
+ * each destination column from the field of its own name. A kind that writes the tables it names
+ * maps by table instead: its destination has no columns, so this is empty (rules.ts).
  */
-export function mappingsOf(config: Pick<PipeConfig, 'source' | 'destination' | 'fieldMappings'>) {
-  if (config.fieldMappings.length > 0 || config.source.postgres) return config.fieldMappings;
+export function mappingsOf(config: Pick<PipeConfig, 'destination' | 'fieldMappings'>) {
+  if (config.fieldMappings.length > 0) return config.fieldMappings;
   return (config.destination.columns ?? []).map((column) => ({
     sourceField: column.name,
     destinationField: column.name,

@@ -3,24 +3,26 @@ import type { Logger } from 'pino';
 import type { SecretBox } from '../crypto/index.js';
 import { ConflictError, NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
-import { checker } from '../schema/index.js';
+import { type Checker, checker } from '../schema/index.js';
 import { type Json, type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
+import { concurrencyProblems, settingsKindProblems } from './destination-rules.js';
 import { configFromCreate, type PipeConfig, sameSource, sourceKindOf, toRecord } from './model.js';
-import { createBodyProblems, settingsKindProblems } from './rules.js';
+import { PipeRules } from './rules.js';
 import type { ClaimedCleanup, PipeRuntime, PipeStatus, RuntimeView } from './runtime-port.js';
-import type { SourceKind } from './schema/enums.js';
 import {
   type CreatePipeBody,
   type PipeRecord,
+  type PipeSchemas,
+  pipeSchemas,
   ScalingBody,
   SettingsBody,
   StateCommandBody,
-  UpdatePipeBody,
+  type UpdatePipeBody,
   withoutUnset,
 } from './schema/index.js';
 import { SealedConfigs } from './sealed-configs.js';
-import { withoutSecrets } from './secrets.js';
-import type { SourceStatus } from './sources/index.js';
+import { type SecretPaths, secretPathsOf, withoutSecrets } from './secrets.js';
+import type { SourceKinds, SourceStatus } from './sources/index.js';
 import { IDLE_STATES, type PipeState, type Transition, transitionsFor } from './state.js';
 import { planUpdate } from './update.js';
 
@@ -36,15 +38,9 @@ export interface ServiceScope {
  */
 const CLEANUP_FIRST_ATTEMPT_MS = 60_000;
 
-const checkUpdate = checker(UpdatePipeBody);
 const checkCommand = checker(StateCommandBody);
 const checkScaling = checker(ScalingBody);
 const checkSettings = checker(SettingsBody);
-
-/** Every problem of a create body, schema and rules together, or throws a ValidationError. */
-export function validateCreateBody(body: unknown): asserts body is CreatePipeBody {
-  throwIfAny(createBodyProblems(body));
-}
 
 /**
  * The pipes control plane: validates requests, keeps secrets sealed, and writes every change and
@@ -55,35 +51,48 @@ export class PipesService {
   /** Pipe rows by id, when this process is the store's only writer. */
   private readonly cache: WriteThroughCache<PipeRow> | undefined;
   private readonly sealed: SealedConfigs;
+  /** The request and record schemas of the kinds this Sluice runs (the HTTP routes use them). */
+  readonly schemas: PipeSchemas;
+  /** Every secret field of those kinds: sealed at rest, never returned. */
+  readonly secretPaths: SecretPaths;
+  private readonly rules: PipeRules;
+  private readonly checkUpdateBody: Checker;
 
   constructor(
     private readonly store: Store,
     private readonly identity: IdentityService,
     secretBox: SecretBox,
+    /** The source kinds this Sluice runs (createSluice's `sourceKinds`). */
+    readonly kinds: SourceKinds,
     /** One line for every state change, with its reason. */
     private readonly logger?: Logger,
   ) {
     this.cache = store.singleWriter ? new WriteThroughCache() : undefined;
-    this.sealed = new SealedConfigs(secretBox);
+    this.schemas = pipeSchemas(kinds.list);
+    this.secretPaths = secretPathsOf(kinds.list);
+    this.sealed = new SealedConfigs(secretBox, this.secretPaths);
+    this.rules = new PipeRules(kinds, this.schemas);
+    this.checkUpdateBody = checker(this.schemas.UpdatePipeBody);
   }
 
   async create(scope: ServiceScope, sent: unknown): Promise<PipeRecord> {
     const body = withoutUnset(sent);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
-    validateCreateBody(body);
+    throwIfAny(this.rules.createProblems(body));
+    const valid = body as CreatePipeBody;
     const now = new Date();
     const id = randomUUID();
-    const config = configFromCreate(body, id);
+    const config = configFromCreate(valid, id, this.kinds.require(sourceKindOf(valid.source)));
     if (this.runtime) {
-      const validateSamples = body.source.validateSamples === true;
+      const validateSamples = valid.source.validateSamples === true;
       const problems = await this.runtime.createProblems(config, service, { validateSamples });
-      throwIfAny(withoutSecrets(problems, config));
+      throwIfAny(withoutSecrets(problems, config, this.secretPaths));
     }
     const row: PipeRow = {
       id,
       organizationId: scope.organizationId,
       serviceId: scope.serviceId,
-      name: body.name,
+      name: valid.name,
       sourceKind: sourceKindOf(config.source),
       state: 'Provisioning',
       stateReason: 'waiting for the pipe runtime',
@@ -121,11 +130,11 @@ export class PipesService {
     const sentFields = typeof sent === 'object' && sent !== null ? Object.keys(sent).length : 0;
     if (sentFields > 0 && Object.keys(body as object).length === 0) return this.get(scope, pipeId);
     await this.requireService(scope);
-    throwIfAny(checkUpdate(body));
+    throwIfAny(this.checkUpdateBody(body));
     const patch = body as UpdatePipeBody;
     const checked = this.runtime && (await this.checkUpdate(this.runtime, scope, pipeId, patch));
     return this.mutate(scope, pipeId, (row, config) => {
-      const planned = planUpdate(row, config, patch);
+      const planned = planUpdate(row, config, patch, this.kinds, this.rules);
       if (checked && !sameSource(checked, planned.config)) {
         throw new ConflictError(
           'SLUICE_ERR_CHANGED_MEANWHILE',
@@ -148,10 +157,10 @@ export class PipesService {
     if (columns) throwIfAny(await runtime.definitionProblems({ columns }, service));
     const row = await this.requirePipe(this.store.repos, scope, pipeId);
     const { config } = this.sealed.open(row);
-    const planned = planUpdate(row, config, patch).config;
+    const planned = planUpdate(row, config, patch, this.kinds, this.rules).config;
     const cursor = (await this.store.repos.progress.get(row.id))?.cursor ?? null;
     const problems = await runtime.updateProblems(config, planned, service, { pipeId: row.id, cursor });
-    throwIfAny(withoutSecrets(problems, planned));
+    throwIfAny(withoutSecrets(problems, planned, this.secretPaths));
     return planned;
   }
 
@@ -186,7 +195,11 @@ export class PipesService {
     throwIfAny(checkCommand(body));
     const { command } = body as StateCommandBody;
     const record = await this.mutate(scope, pipeId, (row) => ({
-      transitions: transitionsFor(command, row.state as PipeState, row.sourceKind as SourceKind),
+      transitions: transitionsFor(
+        command,
+        row.state as PipeState,
+        this.kinds.get(row.sourceKind)?.resyncs === true,
+      ),
     }));
     if (record.state === 'Stopping') {
       await this.runtime?.stop(record.id);
@@ -303,9 +316,7 @@ export class PipesService {
     throwIfAny(checkScaling(body));
     return this.mutate(scope, pipeId, (row, config) => {
       const scaling = { ...config.scaling, ...(body as ScalingBody) };
-      if (row.sourceKind !== 'objectStorage' && scaling.concurrency !== undefined) {
-        throw new ValidationError([{ path: 'concurrency', message: 'Only used by object-storage pipes' }]);
-      }
+      throwIfAny(concurrencyProblems(scaling, this.kinds.require(row.sourceKind), this.kinds, 'concurrency'));
       return { config: { ...config, scaling } };
     });
   }
@@ -319,7 +330,9 @@ export class PipesService {
     await this.requireService(scope);
     throwIfAny(checkSettings(body));
     const record = await this.mutate(scope, pipeId, (row, config) => {
-      throwIfAny(settingsKindProblems(body, row.sourceKind as SourceKind, ''));
+      throwIfAny(
+        settingsKindProblems(body as SettingsBody, this.kinds.require(row.sourceKind), this.kinds, ''),
+      );
       return { config: { ...config, settings: body as SettingsBody } };
     });
     return record.settings;

@@ -1,89 +1,68 @@
 import type { Problem } from '../errors.js';
-import { checker } from '../schema/index.js';
+import { CheckedShape, type Checker, checker } from '../schema/index.js';
 import { databaseDestinationRules, settingsRules, tableDestinationRules } from './destination-rules.js';
-import { asObject } from './rules-util.js';
-import { SOURCE_KINDS } from './schema/enums.js';
-import { CreatePipeBody } from './schema/index.js';
-import { SOURCE_RULES } from './source-rules.js';
-
-const checkCreate = checker(CreatePipeBody);
-
-/** Every problem of a create body: its schema and the rules together. */
-export function createBodyProblems(body: unknown): Problem[] {
-  return [...checkCreate(body), ...pipeRuleProblems(body)];
-}
+import type { CreatePipeBody, PipeSchemas } from './schema/index.js';
+import type { AnySourceKind, SourceKinds } from './sources/index.js';
 
 /**
- * The rules of the hosted service (README, "Pipes": validation beyond the field types) that a JSON schema cannot express. They run on any body, even one
- * the schema rejected, so a client learns of every problem in one round trip; each check therefore
- * reads its input defensively.
+ * A create body checked once against the schema of the kinds a Sluice runs, then the rules of the
+ * hosted service (README, "Pipes": validation beyond the field types) that a JSON schema cannot
+ * express, on the typed parts whose shape passed: a client learns of every problem in one round
+ * trip, and no rule reads a value its schema did not check.
  */
-export function pipeRuleProblems(body: unknown): Problem[] {
-  const problems: Problem[] = [];
-  const pipe = asObject(body);
-  if (!pipe) return problems;
-  const source = asObject(pipe.source);
-  const kinds = source ? SOURCE_KINDS.filter((kind) => source[kind] !== undefined) : [];
-  if (source && kinds.length === 0) {
-    problems.push({
-      path: 'source',
-      message: `Required: give one source kind, one of ${SOURCE_KINDS.join(', ')}`,
-    });
-  } else if (kinds.length > 1) {
-    problems.push({ path: 'source', message: `Give exactly one source kind, got ${kinds.join(' and ')}` });
-  }
-  const kind = kinds.length === 1 ? kinds[0] : undefined;
-  const config = kind && source ? asObject(source[kind]) : undefined;
-  if (kind && config) SOURCE_RULES[kind](config, `source.${kind}`, problems);
-  if (kind === 'postgres') databaseDestinationRules(pipe, problems);
-  else tableDestinationRules(pipe, problems);
-  settingsRules(pipe, kind, problems);
-  if (kind === 'objectStorage' && config?.format === 'JSONAsObject') wholeRecordRule(pipe, problems);
-  if (kind === 'objectStorage' && (config?.format === 'CSV' || config?.format === 'TabSeparated')) {
-    positionalRule(pipe, String(config.format), problems);
-  }
-  return problems;
-}
+export class PipeRules {
+  private readonly checkCreate: Checker;
 
-const VIRTUAL_FIELDS = ['_path', '_file', '_size', '_time'];
-
-/** Files without a header name their fields by position, c1, c2, ... (as the engine does). */
-function positionalRule(pipe: Record<string, unknown>, format: string, problems: Problem[]): void {
-  const mappings = Array.isArray(pipe.fieldMappings) ? pipe.fieldMappings : undefined;
-  if (!mappings) {
-    problems.push({
-      path: 'fieldMappings',
-      message: `Required for ${format}: a file without a header names its fields c1, c2, ... by position; map them to the columns`,
-    });
-    return;
+  constructor(
+    private readonly kinds: SourceKinds,
+    schemas: PipeSchemas,
+  ) {
+    this.checkCreate = checker(schemas.CreatePipeBody);
   }
-  mappings.forEach((entry, index) => {
-    const field = asObject(entry)?.sourceField;
-    if (typeof field === 'string' && !VIRTUAL_FIELDS.includes(field) && !/^c[1-9]\d{0,3}$/.test(field)) {
+
+  /** Every problem of a create body: its schema and the rules together. */
+  createProblems(body: unknown): Problem[] {
+    const problems = this.checkCreate(body);
+    const shape = new CheckedShape(problems);
+    if (!shape.readable('')) return problems;
+    const pipe = body as CreatePipeBody;
+    const kind = this.sourceRules(pipe.source, shape, problems);
+    if (kind?.writesTablesItNames) databaseDestinationRules(pipe, shape, kind, problems);
+    else tableDestinationRules(pipe, shape, problems);
+    settingsRules(pipe, shape, kind, this.kinds, problems);
+    const config = kind && shape.valid(`source.${kind.name}`) ? sourceOf(pipe.source, kind) : undefined;
+    if (kind?.mappingRules && config !== undefined && shape.valid('fieldMappings')) {
+      kind.mappingRules(config, pipe.fieldMappings, problems);
+    }
+    return problems;
+  }
+
+  /**
+   * Exactly one kind under `source`, and that kind's rules when its own shape passed; the kind, or
+   * undefined when there is not exactly one. `shape` is the check of the body `source` is in.
+   */
+  sourceRules(source: unknown, shape: CheckedShape, problems: Problem[]): AnySourceKind | undefined {
+    if (!shape.readable('source')) return undefined;
+    const given = this.kinds.list.filter((kind) => sourceOf(source, kind) !== undefined);
+    if (given.length === 0) {
       problems.push({
-        path: `fieldMappings[${index}].sourceField`,
-        message: `${format} without a header names fields by position: use c1, c2, ... (or ${format}WithNames for a header row)`,
+        path: 'source',
+        message: `Required: give one source kind, one of ${this.kinds.names.join(', ')}`,
+      });
+    } else if (given.length > 1) {
+      problems.push({
+        path: 'source',
+        message: `Give exactly one source kind, got ${given.map((kind) => kind.name).join(' and ')}`,
       });
     }
-  });
-}
-
-/** JSONAsObject reads each record as one JSON value: every mapping takes that one source field. */
-function wholeRecordRule(pipe: Record<string, unknown>, problems: Problem[]): void {
-  const virtual = VIRTUAL_FIELDS;
-  const fields = new Set(
-    (Array.isArray(pipe.fieldMappings) ? pipe.fieldMappings : [])
-      .map((mapping) => asObject(mapping)?.sourceField)
-      .filter((field): field is string => typeof field === 'string' && !virtual.includes(field)),
-  );
-  if (fields.size > 1) {
-    problems.push({
-      path: 'fieldMappings',
-      message: `JSONAsObject reads each record as one JSON value: map it from one sourceField (for example "json"), not ${[...fields].join(', ')}`,
-    });
+    const kind = given.length === 1 ? given[0] : undefined;
+    if (kind && shape.valid(`source.${kind.name}`)) {
+      kind.rules(sourceOf(source, kind), `source.${kind.name}`, problems);
+    }
+    return kind;
   }
 }
 
-export { settingsKindProblems } from './destination-rules.js';
-export { asObject } from './rules-util.js';
-export { tableMappingRules } from './source-rules.js';
+function sourceOf(source: unknown, kind: AnySourceKind): unknown {
+  return (source as Record<string, unknown>)[kind.name];
+}

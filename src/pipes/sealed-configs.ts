@@ -2,17 +2,24 @@ import { SEALED_CONTEXT, type SecretBox } from '../crypto/index.js';
 import type { PipeRow } from '../store/index.js';
 import type { PipeConfig } from './model.js';
 import { redactAll, secretValues } from './runtime-port.js';
-import { joinSecrets, splitSecrets } from './secrets.js';
+import { joinSecrets, type SecretPaths, splitSecrets } from './secrets.js';
 
 /**
  * Pipe configurations as stored: the secrets taken out (secrets.ts) and sealed on their own,
  * bound to the pipe's id, so a sealed blob cannot be moved to another pipe.
  */
 export class SealedConfigs {
-  constructor(private readonly box: SecretBox) {}
+  constructor(
+    private readonly box: SecretBox,
+    /** Every secret field of every kind the Sluice runs (secrets.ts). */
+    private readonly secretPaths: SecretPaths,
+  ) {}
 
   seal(pipeId: string, config: PipeConfig): Pick<PipeRow, 'config' | 'secrets'> {
-    const { publicConfig, secrets } = splitSecrets(config as unknown as Record<string, unknown>);
+    const { publicConfig, secrets } = splitSecrets(
+      config as unknown as Record<string, unknown>,
+      this.secretPaths,
+    );
     const sealed =
       Object.keys(secrets).length > 0 ? this.box.sealJson(secrets, SEALED_CONTEXT.pipe(pipeId)) : null;
     return { config: publicConfig, secrets: sealed };

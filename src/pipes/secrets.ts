@@ -1,35 +1,35 @@
 import type { Problem } from '../errors.js';
+import { secretPaths } from '../schema/index.js';
 import { redactAll, secretValues } from './runtime-port.js';
+import type { AnySourceKind } from './sources/index.js';
 
 /**
- * Where secrets live in a pipe's configuration. They are taken out before the configuration is
+ * Where secrets live in a pipe's configuration: every field a kind's schema marks Secret
+ * (src/schema/secret.ts), under `source.<kind>`. They are taken out before the configuration is
  * stored or returned, sealed on their own (README, "Security"), and put back only for the runtime.
  */
-export const SECRET_PATHS: readonly (readonly string[])[] = [
-  ['source', 'kafka', 'credentials'],
-  ['source', 'kafka', 'schemaRegistry', 'credentials'],
-  ['source', 'objectStorage', 'accessKey'],
-  ['source', 'objectStorage', 'connectionString'],
-  ['source', 'objectStorage', 'serviceAccountKey'],
-  ['source', 'kinesis', 'accessKey'],
-  ['source', 'postgres', 'credentials'],
-];
+export type SecretPaths = readonly (readonly string[])[];
+
+export function secretPathsOf(kinds: readonly AnySourceKind[]): SecretPaths {
+  return kinds.flatMap((kind) => secretPaths(kind.config, ['source', kind.name]));
+}
 
 type Json = Record<string, unknown>;
 
 /** Problems whose messages quote no secret of `config` (engine and SDK messages quote their input). */
-export function withoutSecrets(problems: Problem[], config: object): Problem[] {
-  const secrets = secretValues(splitSecrets(config as Json).secrets);
+export function withoutSecrets(problems: Problem[], config: object, paths: SecretPaths): Problem[] {
+  const secrets = secretValues(splitSecrets(config as Json, paths).secrets);
   return problems.map((p) => ({ ...p, message: redactAll(p.message, secrets) }));
 }
 
 /** Splits a configuration into its public part (a deep copy) and its secrets, keyed by dotted path. */
 export function splitSecrets<T extends Json>(
   config: T,
+  paths: SecretPaths,
 ): { publicConfig: T; secrets: Record<string, unknown> } {
   const publicConfig = structuredClone(config);
   const secrets: Record<string, unknown> = {};
-  for (const path of SECRET_PATHS) {
+  for (const path of paths) {
     const parent = walk(publicConfig, path.slice(0, -1));
     const leaf = path[path.length - 1] as string;
     if (parent && parent[leaf] !== undefined) {
@@ -39,7 +39,6 @@ export function splitSecrets<T extends Json>(
   }
   return { publicConfig, secrets };
 }
-
 /** The inverse of splitSecrets: a deep copy of the configuration with its secrets back in place. */
 export function joinSecrets<T extends Json>(publicConfig: T, secrets: Record<string, unknown>): T {
   const config = structuredClone(publicConfig);

@@ -1,5 +1,4 @@
 import { BadRequestError, ConflictError } from '../errors.js';
-import type { SourceKind } from './schema/enums.js';
 
 /** Every state of the hosted service (README, "Pipe states"). */
 export const PIPE_STATES = [
@@ -43,7 +42,12 @@ const RESYNCABLE: PipeState[] = ['Running', 'Stopped', 'Paused', 'Failed', 'Comp
  * command leads. A stop writes Stopping; the pipes service writes Stopped once the runtime has
  * stopped the pipe's worker.
  */
-export function transitionsFor(command: PipeCommand, current: PipeState, kind: SourceKind): Transition[] {
+export function transitionsFor(
+  command: PipeCommand,
+  current: PipeState,
+  /** The pipe's kind takes `resync` (sources/kind.ts `resyncs`). */
+  resyncs: boolean,
+): Transition[] {
   switch (command) {
     case 'stop':
       if (current === 'Stopped') return [];
@@ -61,7 +65,7 @@ export function transitionsFor(command: PipeCommand, current: PipeState, kind: S
       }
       return [{ to: 'Provisioning', reason: 'start requested' }];
     case 'resync':
-      if (kind !== 'postgres') {
+      if (!resyncs) {
         throw new BadRequestError(
           'SLUICE_ERR_PIPE_IMMUTABLE',
           'command: resync is only for database (postgres) pipes',

@@ -31,7 +31,7 @@ export function discoveryRoutes(
         summary:
           "Infer a source's fields and their types from its first records, without creating a pipe (kafka, kinesis, objectStorage; postgres: one table's target columns)",
         params: ServiceParams,
-        body: D.SchemaDiscoveryBody,
+        body: discovery.schemas.SchemaDiscoveryBody,
         response: response(D.SchemaDiscoveryResult),
       },
     },

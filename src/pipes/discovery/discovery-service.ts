@@ -1,21 +1,21 @@
 import { type Problem, ServiceUnavailableError, ValidationError } from '../../errors.js';
 import type { IdentityService } from '../../identity/index.js';
-import { checker } from '../../schema/index.js';
+import { CheckedShape, type Checker, checker } from '../../schema/index.js';
 import type { ServiceScope } from '../index.js';
+import { PipeRules } from '../rules.js';
 import { redactAll, secretValues } from '../runtime-port.js';
-import { SOURCE_KINDS, withoutUnset } from '../schema/index.js';
-import { splitSecrets } from '../secrets.js';
-import { SOURCE_RULES } from '../source-rules.js';
+import { type PipeSchemas, pipeSchemas, withoutUnset } from '../schema/index.js';
+import { type SecretPaths, secretPathsOf, splitSecrets } from '../secrets.js';
 import type {
   DiscoverySource,
   PostgresConnection,
   PostgresTables,
   SchemaDiscovery,
+  SourceKinds,
 } from '../sources/index.js';
 import type { DiscoveryRuntime } from './port.js';
-import { PostgresTablesBody, SchemaDiscoveryBody } from './schema.js';
+import { PostgresTablesBody } from './schema.js';
 
-const checkDiscovery = checker(SchemaDiscoveryBody);
 const checkTables = checker(PostgresTablesBody);
 
 /**
@@ -25,8 +25,21 @@ const checkTables = checker(PostgresTablesBody);
  */
 export class PipeDiscovery {
   private runtime: DiscoveryRuntime | undefined;
+  /** The schemas of the kinds this Sluice runs: `SchemaDiscoveryBody` for the route. */
+  readonly schemas: PipeSchemas;
+  private readonly checkDiscovery: Checker;
+  private readonly rules: PipeRules;
+  private readonly secretPaths: SecretPaths;
 
-  constructor(private readonly identity: IdentityService) {}
+  constructor(
+    private readonly identity: IdentityService,
+    kinds: SourceKinds,
+  ) {
+    this.schemas = pipeSchemas(kinds.list);
+    this.checkDiscovery = checker(this.schemas.SchemaDiscoveryBody);
+    this.rules = new PipeRules(kinds, this.schemas);
+    this.secretPaths = secretPathsOf(kinds.list);
+  }
 
   attach(runtime: DiscoveryRuntime): void {
     this.runtime = runtime;
@@ -35,9 +48,13 @@ export class PipeDiscovery {
   async discoverSchema(scope: ServiceScope, sent: unknown): Promise<SchemaDiscovery> {
     const body = withoutUnset(sent);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
-    throwIfAny([...checkDiscovery(body), ...sourceRuleProblems(body)]);
-    const { source } = body as SchemaDiscoveryBody;
-    return redacted(source, () => this.require().discoverSchema(source as DiscoverySource, service));
+    // Exactly one kind, and that kind's rules of a create body (credentials that fit authentication, ...).
+    const problems = this.checkDiscovery(body);
+    const shape = new CheckedShape(problems);
+    if (shape.readable('')) this.rules.sourceRules((body as { source: unknown }).source, shape, problems);
+    throwIfAny(problems);
+    const { source } = body as { source: DiscoverySource };
+    return this.redacted(source, () => this.require().discoverSchema(source, service));
   }
 
   async postgresTables(scope: ServiceScope, sent: unknown): Promise<PostgresTables> {
@@ -45,9 +62,22 @@ export class PipeDiscovery {
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
     throwIfAny(checkTables(body));
     const { source } = body as PostgresTablesBody;
-    return redacted(source, () =>
+    return this.redacted(source, () =>
       this.require().postgresTables(source.postgres as PostgresConnection, service),
     );
+  }
+
+  /** A source's own problems name no secret it was given: engine and SDK messages may quote them. */
+  private async redacted<T>(source: object, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      const secrets = secretValues(splitSecrets({ source }, this.secretPaths).secrets);
+      throw new ValidationError(
+        error.problems.map((p) => ({ ...p, message: redactAll(p.message, secrets) })),
+      );
+    }
   }
 
   private require(): DiscoveryRuntime {
@@ -58,37 +88,6 @@ export class PipeDiscovery {
       );
     }
     return this.runtime;
-  }
-}
-
-/** Exactly one kind, and that kind's rules of a create body (credentials that fit authentication, ...). */
-function sourceRuleProblems(body: unknown): Problem[] {
-  const source = (body as { source?: Record<string, unknown> } | undefined)?.source;
-  if (typeof source !== 'object' || source === null) return [];
-  const kinds = SOURCE_KINDS.filter((kind) => source[kind] !== undefined);
-  if (kinds.length !== 1) {
-    const message =
-      kinds.length === 0
-        ? `Required: give one source kind, one of ${SOURCE_KINDS.join(', ')}`
-        : `Give exactly one source kind, got ${kinds.join(' and ')}`;
-    return [{ path: 'source', message }];
-  }
-  const kind = kinds[0] as (typeof SOURCE_KINDS)[number];
-  const config = source[kind];
-  const problems: Problem[] = [];
-  if (typeof config === 'object' && config !== null)
-    SOURCE_RULES[kind](config as Record<string, unknown>, `source.${kind}`, problems);
-  return problems;
-}
-
-/** A source's own problems name no secret it was given: engine and SDK messages may quote them. */
-async function redacted<T>(source: object, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    const secrets = secretValues(splitSecrets({ source } as Record<string, unknown>).secrets);
-    throw new ValidationError(error.problems.map((p) => ({ ...p, message: redactAll(p.message, secrets) })));
   }
 }
 

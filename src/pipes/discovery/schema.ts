@@ -1,20 +1,9 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { StrictObject } from '../../schema/index.js';
-import { KafkaSource, KinesisSource, ObjectStorageSource, PostgresSource } from '../schema/index.js';
+import { PostgresSource } from '../sources/index.js';
 
-/**
- * `POST .../pipes/schemaDiscovery`: one source as a create body gives it (the hosted service takes
- * kafka and kinesis; Sluice also objectStorage and postgres with one table mapping).
- */
-export const SchemaDiscoveryBody = StrictObject({
-  source: StrictObject({
-    kafka: T.Optional(KafkaSource),
-    kinesis: T.Optional(KinesisSource),
-    objectStorage: T.Optional(ObjectStorageSource),
-    postgres: T.Optional(PostgresSource),
-  }),
-});
-export type SchemaDiscoveryBody = Static<typeof SchemaDiscoveryBody>;
+// `POST .../pipes/schemaDiscovery` takes one source of a kind that offers discovery
+// (schema/kinds.ts `SchemaDiscoveryBody`, built from the kinds a Sluice runs).
 
 export const SchemaDiscoveryResult = T.Object({
   fields: T.Array(

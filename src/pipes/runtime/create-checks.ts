@@ -11,8 +11,8 @@ import {
   typeProblem,
 } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
-import { mappingsOf, type PipeConfig, sourceKindOf } from '../model.js';
-import { type CheckContext, connectorFor, writesItsOwnTables } from '../sources/index.js';
+import { mappingsOf, type PipeConfig } from '../model.js';
+import { type CheckContext, type SourceConnector, writesItsOwnTables } from '../sources/index.js';
 import { managedTableSpec } from './destination.js';
 
 /**
@@ -21,11 +21,15 @@ import { managedTableSpec } from './destination.js';
  * mapped column), and the source's connector checks the source itself (README, "Pipes":
  * connectivity failures are 400s).
  */
-export async function createProblems(config: PipeConfig, context: CheckContext): Promise<Problem[]> {
+export async function createProblems(
+  config: PipeConfig,
+  context: CheckContext,
+  /** The connector of the pipe's kind (sources/kind.ts). */
+  connector: SourceConnector | undefined,
+): Promise<Problem[]> {
   const engine = context.service;
   const problems = await definitionProblems(config.destination, engine);
   if (problems.length > 0) return problems;
-  const connector = connectorFor(sourceKindOf(config.source));
   // A source that names its own tables (writesItsOwnTables) checks them itself.
   if (!connector || !writesItsOwnTables(connector))
     problems.push(...(await destinationProblems(config, engine)));

@@ -2,10 +2,10 @@ import { ValidationError } from '../../errors.js';
 import type { Service } from '../../store/index.js';
 import type { DiscoveryRuntime } from '../discovery/index.js';
 import { sourceKindOf } from '../model.js';
+import type { SourceKinds } from '../sources/index.js';
 import {
   DiscoveryProblem,
   type DiscoverySource,
-  discovererFor,
   listPostgresTables,
   type PostgresConnection,
   type PostgresTables,
@@ -21,12 +21,13 @@ import { SourceAccess, type SourceAccessDeps } from './source-access.js';
 export class SourceDiscovery implements DiscoveryRuntime {
   private readonly access: SourceAccess;
 
-  constructor(deps: SourceAccessDeps) {
+  constructor(private readonly deps: SourceAccessDeps & { kinds: SourceKinds }) {
     this.access = new SourceAccess(deps);
   }
 
   async discoverSchema(source: DiscoverySource, service: Service): Promise<SchemaDiscovery> {
-    const discover = discovererFor(sourceKindOf(source));
+    const discover = this.deps.kinds.get(sourceKindOf(source))?.discover;
+    if (!discover) throw new ValidationError([{ path: 'source', message: 'This kind offers no discovery' }]);
     return this.answering(discover(source, this.access.context(service)));
   }
 

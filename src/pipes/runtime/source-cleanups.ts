@@ -4,7 +4,7 @@ import type { EngineRegistry } from '../../engine/index.js';
 import type { Store } from '../../store/index.js';
 import type { PipesService } from '../pipes-service.js';
 import type { ClaimedCleanup, RuntimeView } from '../runtime-port.js';
-import { type CleanupContext, cleansUpOnDelete, connectorFor } from '../sources/index.js';
+import { type CleanupContext, cleansUpOnDelete } from '../sources/index.js';
 import { dropStages } from './stages.js';
 
 /**
@@ -92,7 +92,7 @@ export class SourceCleanups {
     try {
       view = await claimed.open();
       await this.dropStagesOf(view);
-      const connector = connectorFor(view.row.sourceKind);
+      const connector = this.deps.pipes.kinds.connectorFor(view.row.sourceKind);
       if (connector && cleansUpOnDelete(connector))
         await connector.deleted(view.config, this.deps.contextFor(view.row));
     } catch (error) {

@@ -3,17 +3,16 @@ import { sleep } from '../../concurrency.js';
 import { codeOf, type ErrorCode, isRetried, type Problem } from '../../errors.js';
 import { failpointFor, type KillAt } from '../../failpoints.js';
 import type { Json, Service, Store } from '../../store/index.js';
-import type { PipeConfig } from '../model.js';
+import { type PipeConfig, sourceKindOf } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import type { PipeRuntime } from '../runtime-port.js';
 import {
-  allConnectors,
   type CleanupContext,
-  connectorFor,
   explainsRunFailure,
   libraryFailureCode,
   reportsIdleStatus,
   reportsLiveStatus,
+  type SourceKinds,
   type SourceRun,
   type SourceStatus,
   sharesCdcCapacity,
@@ -29,10 +28,8 @@ import { updateProblems } from './update-checks.js';
 import { removeOldDeduplication } from './upgrades.js';
 
 /** The kinds whose sources say something of a pipe that does not run (ReportsIdleStatus). */
-function kindsWithIdleStatus(): string[] {
-  return allConnectors()
-    .filter(reportsIdleStatus)
-    .map((connector) => connector.kind);
+function kindsWithIdleStatus(kinds: SourceKinds): string[] {
+  return kinds.list.filter((kind) => reportsIdleStatus(kind.connector)).map((kind) => kind.name);
 }
 
 /** What a running source says of itself; {} from one that says nothing (ReportsLiveStatus). */
@@ -122,6 +119,11 @@ export class PipeSupervisor implements PipeRuntime {
     this.workers.set(pipeId, { controller, done });
   }
 
+  /** The connector of a configuration's kind, among the kinds this Sluice runs. */
+  private connectorOf(config: PipeConfig) {
+    return this.deps.pipes.kinds.connectorFor(sourceKindOf(config.source));
+  }
+
   /** Create-time checks against the real source and destination (400s when they fail). */
   async createProblems(
     config: PipeConfig,
@@ -129,7 +131,8 @@ export class PipeSupervisor implements PipeRuntime {
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
     const context = this.access.context(service, options.validateSamples);
-    return this.access.shown(await this.access.answering(createProblems(config, context)));
+    const connector = this.connectorOf(config);
+    return this.access.shown(await this.access.answering(createProblems(config, context, connector)));
   }
 
   /** Checks of a pipe's changed source against the real source (update-checks.ts). */
@@ -140,7 +143,8 @@ export class PipeSupervisor implements PipeRuntime {
     pipe: { pipeId: string; cursor: Json | null },
   ): Promise<Problem[]> {
     const context = { ...this.access.context(service), ...pipe };
-    return this.access.shown(await this.access.answering(updateProblems(before, after, context)));
+    const connector = this.connectorOf(after);
+    return this.access.shown(await this.access.answering(updateProblems(before, after, context, connector)));
   }
 
   /** Problems of column types and table expressions, read by the service's engine. */
@@ -179,7 +183,7 @@ export class PipeSupervisor implements PipeRuntime {
   async idleSourceStatuses(): Promise<[pipeId: string, status: SourceStatus][]> {
     let idle: string[];
     try {
-      idle = await this.deps.pipes.pipesInStates(IDLE_STATES, kindsWithIdleStatus());
+      idle = await this.deps.pipes.pipesInStates(IDLE_STATES, kindsWithIdleStatus(this.deps.pipes.kinds));
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not list the pipes that do not run for the metrics');
       return [];
@@ -234,7 +238,7 @@ export class PipeSupervisor implements PipeRuntime {
   /** Asks the source of a pipe that does not run, from `cursor` or else the stored one. */
   private async askIdleSource(pipeId: string, cursor?: Json | null): Promise<SourceStatus> {
     const view = await this.deps.pipes.runtimeView(pipeId);
-    const connector = view && connectorFor(view.row.sourceKind);
+    const connector = view && this.deps.pipes.kinds.connectorFor(view.row.sourceKind);
     if (!view || !connector || !reportsIdleStatus(connector)) return {};
     const from =
       cursor !== undefined ? cursor : ((await this.deps.store.repos.progress.get(pipeId))?.cursor ?? null);
@@ -297,7 +301,7 @@ export class PipeSupervisor implements PipeRuntime {
     const { pipes, store, logger } = this.deps;
     const view = await pipes.runtimeView(pipeId);
     if (!view || !RUNNING_STATES.includes(view.row.state)) return 'done';
-    const connector = connectorFor(view.row.sourceKind);
+    const connector = this.deps.pipes.kinds.connectorFor(view.row.sourceKind);
     if (!connector) {
       await this.transition(
         pipeId,

@@ -1,6 +1,6 @@
 import type { Problem } from '../../errors.js';
-import { type PipeConfig, sameSource, sourceKindOf } from '../model.js';
-import { type ChangeContext, checksChanges, connectorFor } from '../sources/index.js';
+import { type PipeConfig, sameSource } from '../model.js';
+import { type ChangeContext, checksChanges, type SourceConnector } from '../sources/index.js';
 
 /**
  * What a PATCH of a pipe's source must pass before it is stored, checked against the real source as
@@ -13,10 +13,10 @@ export async function updateProblems(
   before: PipeConfig,
   after: PipeConfig,
   context: ChangeContext,
+  /** The connector of the pipe's kind (sources/kind.ts). */
+  connector: SourceConnector | undefined,
 ): Promise<Problem[]> {
-  const kind = sourceKindOf(after.source);
   if (sameSource(before, after)) return [];
-  const connector = connectorFor(kind);
   if (!connector) return [];
   if (checksChanges(connector)) return connector.changedProblems(before, after, context);
   return connector.createProblems(after, { ...context, validateSamples: false });

@@ -1,6 +1,5 @@
 export * from './enums.js';
+export * from './kinds.js';
 export * from './patch.js';
 export * from './pipe.js';
-export * from './record.js';
-export * from './sources.js';
 export * from './unset.js';

@@ -1,7 +1,6 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { Integer, LIMITS, NonEmpty, StrictObject, StringEnum } from '../../schema/index.js';
 import { TABLE_ENGINES } from './enums.js';
-import { Source } from './sources.js';
 
 export const Column = StrictObject({
   name: NonEmpty({ maxLength: LIMITS.name }),
@@ -73,17 +72,15 @@ export const Settings = StrictObject(SETTINGS_FIELDS, { minProperties: 1 });
 /** PUT /settings replaces the whole map; `{}` puts every setting back to its default. */
 export const SettingsMap = StrictObject(SETTINGS_FIELDS);
 
-export const CreatePipeBody = StrictObject({
+/** A create body's fields besides `source`, whose schema follows the kinds a Sluice runs (kinds.ts). */
+export const PIPE_FIELDS = {
   name: T.String({ minLength: 1, maxLength: 255 }),
-  source: Source,
   destination: Destination,
   fieldMappings: T.Optional(FieldMappings),
   scaling: T.Optional(Scaling),
   settings: T.Optional(Settings),
-});
+};
 
-export type CreatePipeBody = Static<typeof CreatePipeBody>;
-export type SourceConfig = Static<typeof Source>;
 export type DestinationConfig = Static<typeof Destination>;
 export type ScalingConfig = Static<typeof Scaling>;
 export type SettingsConfig = Static<typeof Settings>;

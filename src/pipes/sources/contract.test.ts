@@ -15,7 +15,7 @@ import {
   writesItsOwnTables,
   writesSeveralTables,
 } from './contract.js';
-import { connectorFor } from './index.js';
+import { SOURCE_KINDS } from './index.js';
 
 const RUN_GUARDS = [
   limitsInFlight,
@@ -83,7 +83,7 @@ describe('the capabilities of a source, asked with their guards', () => {
       reportsStatus,
     };
     const has = (kind: string) => {
-      const connector = connectorFor(kind);
+      const connector = SOURCE_KINDS.find((known) => known.name === kind)?.connector;
       if (!connector) throw new Error(`no connector for ${kind}`);
       return Object.entries(guards)
         .filter(([, guard]) => guard(connector))

@@ -6,7 +6,6 @@ import type { ErrorCode, Problem } from '../../errors.js';
 import type { Batch, Claim, Json, Store } from '../../store/index.js';
 import type { PipeConfig } from '../model.js';
 import type { RangeRead } from '../records/index.js';
-import type { SourceKind } from '../schema/enums.js';
 
 /**
  * One kind of source, as the runtime sees it (README, "How a pipe runs"), in the stages every kind
@@ -17,7 +16,8 @@ import type { SourceKind } from '../schema/enums.js';
  * runtime asks with the guards (`checksChanges(connector)`), never by the kind's name.
  */
 export interface SourceConnector {
-  readonly kind: SourceKind;
+  /** The name of its kind (sources/kind.ts). */
+  readonly kind: string;
   /** Columns every record of this kind offers besides its own fields, usable in fieldMappings. */
   readonly virtualColumns: readonly string[];
   /**

@@ -1,10 +1,9 @@
-import type { SourceKind } from '../schema/enums.js';
 import type { SourceConnector } from './contract.js';
-import type { DiscoveryContext, DiscoverySource, SchemaDiscovery } from './discovery.js';
-import { discoverKafka, kafkaConnector } from './kafka/index.js';
-import { discoverKinesis, kinesisConnector } from './kinesis/index.js';
-import { discoverObjectStorage, objectStorageConnector } from './object-storage/index.js';
-import { discoverPostgres, postgresConnector } from './postgres/index.js';
+import { kafkaKind } from './kafka/index.js';
+import type { AnySourceKind } from './kind.js';
+import { kinesisKind } from './kinesis/index.js';
+import { objectStorageKind } from './object-storage/index.js';
+import { postgresKind } from './postgres/index.js';
 
 // The contract: the base interfaces, the capabilities a connector or a run may have, their guards.
 export * from './contract.js';
@@ -17,42 +16,32 @@ export {
   type SchemaDiscovery,
 } from './discovery.js';
 export { isTlsCode, libraryFailureCode, NETWORK_CODES, nestedErrors } from './failure-code.js';
+export { type AnySourceKind, type ImmutableField, type SourceKind, SourceKinds } from './kind.js';
 export {
   type ListedTable,
   listPostgresTables,
   type PostgresConnection,
+  PostgresSource,
   type PostgresTables,
   type TableProblem,
 } from './postgres/index.js';
 
-/** Every kind of source, each with its connector (a kind the store holds and no connector knows fails). */
-const CONNECTORS: Record<SourceKind, SourceConnector> = {
-  kafka: kafkaConnector,
-  kinesis: kinesisConnector,
-  objectStorage: objectStorageConnector,
-  postgres: postgresConnector,
-};
+/**
+ * The registry: every kind of source Sluice ships, one line each, in the order the API lists
+ * them. The source schemas, the secret paths and the connectors are derived from it
+ * (docs/adding-a-source-kind.md); a kind the store holds and no kind here names fails.
+ */
+export const SOURCE_KINDS = [
+  kafkaKind,
+  objectStorageKind,
+  kinesisKind,
+  postgresKind,
+] as const satisfies readonly AnySourceKind[];
 
-/** Every connector, for what the runtime composes of all kinds (the status response, the metrics). */
+/**
+ * The registry's connectors, for what the runtime composes of every kind: the status response's
+ * fields and the metrics (each kind's StatusShape).
+ */
 export function allConnectors(): SourceConnector[] {
-  return Object.values(CONNECTORS);
-}
-
-export function connectorFor(kind: SourceKind | string): SourceConnector | undefined {
-  return CONNECTORS[kind as SourceKind];
-}
-
-/** How each kind's source finds the fields of its first records (schema discovery). */
-const DISCOVERERS: Record<
-  SourceKind,
-  (source: DiscoverySource, context: DiscoveryContext) => Promise<SchemaDiscovery>
-> = {
-  kafka: discoverKafka,
-  kinesis: discoverKinesis,
-  objectStorage: discoverObjectStorage,
-  postgres: discoverPostgres,
-};
-
-export function discovererFor(kind: SourceKind) {
-  return DISCOVERERS[kind];
+  return SOURCE_KINDS.map((kind) => kind.connector);
 }

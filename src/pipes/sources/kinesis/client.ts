@@ -2,7 +2,7 @@ import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { PermanentError } from '../../records/index.js';
 import { type AwsKeys, assumeRole } from '../aws/index.js';
 
-/** A Kinesis source as stored (schema/sources.ts `KinesisSource`). */
+/** A Kinesis source as stored (kinesis/config.ts `KinesisSource`). */
 export interface KinesisSource {
   streamName: string;
   region: string;

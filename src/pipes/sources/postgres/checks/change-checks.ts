@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { Problem } from '../../../../errors.js';
 import type { PipeConfig } from '../../../model.js';
-import { POSTGRES_SERVER_FIELDS } from '../../../schema/index.js';
 import type { ChangeContext } from '../../contract.js';
 import { parseLsn, slotProblem, slotState } from '../changes/index.js';
+import { POSTGRES_SERVER_FIELDS } from '../config.js';
 import type { Cursor } from '../run/index.js';
 import { closeClient, connect, type PostgresSource, pgLiteral, systemIdentifier } from '../session/index.js';
 import { checkedOn, postgresProblems, sourceProblems } from './create-checks.js';
