@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createSluice, type Sluice } from '../../src/app.js';
+import { createSluice, type Sluice, type SluiceOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 
@@ -64,6 +64,8 @@ export async function startSluice(
     alertTimer?: boolean;
     /** Level of the logs the test reads (`logs`); request lines are at debug. */
     logLevel?: 'info' | 'debug';
+    /** The source kinds pipes may read (createSluice's `sourceKinds`): the registry's by default. */
+    sourceKinds?: SluiceOptions['sourceKinds'];
   } = {},
 ): Promise<TestSluice> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')));
@@ -94,6 +96,7 @@ export async function startSluice(
     alertTimer: options.alertTimer ?? false,
     webhookBackoffMs: 50,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.sourceKinds ? { sourceKinds: options.sourceKinds } : {}),
   });
   const admin = basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET);
   const request = async ({ method, url, body, auth, headers }: RequestOptions): Promise<TestResponse> => {
