@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { SecretBox } from '../crypto/index.js';
 import { ConflictError, NotFoundError, type Problem, ValidationError } from '../errors.js';
 import { type IdentityService, isUuid } from '../identity/index.js';
-import { type Checker, checker } from '../schema/index.js';
+import { checker } from '../schema/index.js';
 import { type Json, type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
 import { concurrencyProblems, settingsKindProblems } from './destination-rules.js';
 import { configFromCreate, type PipeConfig, sameSource, sourceKindOf, toRecord } from './model.js';
@@ -21,7 +21,7 @@ import {
   withoutUnset,
 } from './schema/index.js';
 import { SealedConfigs } from './sealed-configs.js';
-import { type SecretPaths, secretPathsOf, withoutSecrets } from './secrets.js';
+import { secretPathsOf } from './secrets.js';
 import type { SourceKinds, SourceStatus } from './sources/index.js';
 import { IDLE_STATES, type PipeState, type Transition, transitionsFor } from './state.js';
 import { planUpdate } from './update.js';
@@ -53,10 +53,7 @@ export class PipesService {
   private readonly sealed: SealedConfigs;
   /** The request and record schemas of the kinds this Sluice runs (the HTTP routes use them). */
   readonly schemas: PipeSchemas;
-  /** Every secret field of those kinds: sealed at rest, never returned. */
-  readonly secretPaths: SecretPaths;
   private readonly rules: PipeRules;
-  private readonly checkUpdateBody: Checker;
 
   constructor(
     private readonly store: Store,
@@ -69,10 +66,8 @@ export class PipesService {
   ) {
     this.cache = store.singleWriter ? new WriteThroughCache() : undefined;
     this.schemas = pipeSchemas(kinds.list);
-    this.secretPaths = secretPathsOf(kinds.list);
-    this.sealed = new SealedConfigs(secretBox, this.secretPaths);
+    this.sealed = new SealedConfigs(secretBox, secretPathsOf(kinds.list));
     this.rules = new PipeRules(kinds, this.schemas);
-    this.checkUpdateBody = checker(this.schemas.UpdatePipeBody);
   }
 
   async create(scope: ServiceScope, sent: unknown): Promise<PipeRecord> {
@@ -86,7 +81,7 @@ export class PipesService {
     if (this.runtime) {
       const validateSamples = valid.source.validateSamples === true;
       const problems = await this.runtime.createProblems(config, service, { validateSamples });
-      throwIfAny(withoutSecrets(problems, config, this.secretPaths));
+      throwIfAny(this.sealed.redacted(problems, config));
     }
     const row: PipeRow = {
       id,
@@ -130,7 +125,7 @@ export class PipesService {
     const sentFields = typeof sent === 'object' && sent !== null ? Object.keys(sent).length : 0;
     if (sentFields > 0 && Object.keys(body as object).length === 0) return this.get(scope, pipeId);
     await this.requireService(scope);
-    throwIfAny(this.checkUpdateBody(body));
+    throwIfAny(this.rules.updateShapeProblems(body));
     const patch = body as UpdatePipeBody;
     const checked = this.runtime && (await this.checkUpdate(this.runtime, scope, pipeId, patch));
     return this.mutate(scope, pipeId, (row, config) => {
@@ -160,7 +155,7 @@ export class PipesService {
     const planned = planUpdate(row, config, patch, this.kinds, this.rules).config;
     const cursor = (await this.store.repos.progress.get(row.id))?.cursor ?? null;
     const problems = await runtime.updateProblems(config, planned, service, { pipeId: row.id, cursor });
-    throwIfAny(withoutSecrets(problems, planned, this.secretPaths));
+    throwIfAny(this.sealed.redacted(problems, planned));
     return planned;
   }
 

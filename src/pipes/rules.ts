@@ -12,12 +12,19 @@ import type { AnySourceKind, SourceKinds } from './sources/index.js';
  */
 export class PipeRules {
   private readonly checkCreate: Checker;
+  private readonly checkUpdate: Checker;
 
   constructor(
     private readonly kinds: SourceKinds,
     schemas: PipeSchemas,
   ) {
     this.checkCreate = checker(schemas.CreatePipeBody);
+    this.checkUpdate = checker(schemas.UpdatePipeBody);
+  }
+
+  /** The problems of a PATCH body's shape; the pipe it makes is checked whole (update.ts). */
+  updateShapeProblems(body: unknown): Problem[] {
+    return this.checkUpdate(body);
   }
 
   /** Every problem of a create body: its schema and the rules together. */

@@ -1,8 +1,9 @@
 import { SEALED_CONTEXT, type SecretBox } from '../crypto/index.js';
+import type { Problem } from '../errors.js';
 import type { PipeRow } from '../store/index.js';
 import type { PipeConfig } from './model.js';
 import { redactAll, secretValues } from './runtime-port.js';
-import { joinSecrets, type SecretPaths, splitSecrets } from './secrets.js';
+import { joinSecrets, type SecretPaths, splitSecrets, withoutSecrets } from './secrets.js';
 
 /**
  * Pipe configurations as stored: the secrets taken out (secrets.ts) and sealed on their own,
@@ -23,6 +24,11 @@ export class SealedConfigs {
     const sealed =
       Object.keys(secrets).length > 0 ? this.box.sealJson(secrets, SEALED_CONTEXT.pipe(pipeId)) : null;
     return { config: publicConfig, secrets: sealed };
+  }
+
+  /** Problems whose messages quote no secret of `config` (engine and SDK messages quote their input). */
+  redacted(problems: Problem[], config: PipeConfig): Problem[] {
+    return withoutSecrets(problems, config, this.secretPaths);
   }
 
   /**
