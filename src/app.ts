@@ -139,6 +139,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
     registerPipeMetrics(
       metrics,
       store,
+      kinds.connectors(),
       () => supervisor.sourceStatuses(),
       () => supervisor.idleSourceStatuses(),
     );

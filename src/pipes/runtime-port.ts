@@ -2,7 +2,7 @@ import type { TProperties } from '@sinclair/typebox';
 import type { Problem } from '../errors.js';
 import type { Json, PipeRow, Service } from '../store/index.js';
 import type { PipeConfig } from './model.js';
-import { allConnectors, reportsStatus, type SourceStatus } from './sources/index.js';
+import { reportsStatus, type SourceConnector, type SourceStatus } from './sources/index.js';
 
 // What the pipes service and the pipe runtime say to each other, and the status a pipe reports.
 
@@ -78,13 +78,8 @@ export type PipeStatus = SourceStatus & {
  * The fields every kind adds to a pipe's status response (each kind's StatusShape), in the order
  * of the connectors: the response schema lets through only what it lists.
  */
-export function sourceStatusFields(): TProperties {
-  return Object.assign(
-    {},
-    ...allConnectors()
-      .filter(reportsStatus)
-      .map((c) => c.statusShape.fields),
-  );
+export function sourceStatusFields(connectors: readonly SourceConnector[]): TProperties {
+  return Object.assign({}, ...connectors.filter(reportsStatus).map((c) => c.statusShape.fields));
 }
 
 export function redactAll(text: string, secrets: string[]): string {

@@ -16,7 +16,8 @@ import {
 const PipeParams = T.Object({ organizationId: T.String(), serviceId: T.String(), pipeId: T.String() });
 type PipeParams = { organizationId: string; serviceId: string; pipeId: string };
 
-const PipeStatusSchema = T.Object({
+/** GET .../status: the runtime's fields, then what each kind the server runs adds (its StatusShape). */
+const RUNTIME_STATUS_FIELDS = {
   id: T.String(),
   state: T.String(),
   reason: Nullable(T.String()),
@@ -40,9 +41,7 @@ const PipeStatusSchema = T.Object({
   bytesPerSecond: T.Optional(
     T.Number({ description: 'While the pipe runs: source bytes committed per second over the last minute' }),
   ),
-  // What each kind's source adds (a stream's offsets and lag, a database pipe's slot): its StatusShape.
-  ...sourceStatusFields(),
-});
+};
 
 const BASE = `${SERVICE_PATH}/pipes`;
 
@@ -168,7 +167,10 @@ export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
         summary:
           'Progress of a pipe (an addition): state, reason, files, rows, bytes, bad records, last error',
         params: PipeParams,
-        response: response(PipeStatusSchema),
+        // What each kind's source adds (a stream's offsets and lag, a database pipe's slot).
+        response: response(
+          T.Object({ ...RUNTIME_STATUS_FIELDS, ...sourceStatusFields(pipes.kinds.connectors()) }),
+        ),
       },
     },
     async (request) => ok(request, await pipes.status(scopeOf(request), pipeIdOf(request))),

@@ -1,6 +1,11 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Store } from '../../store/index.js';
-import { allConnectors, reportsStatus, type SourceStatus, type SourceStatuses } from '../sources/index.js';
+import {
+  reportsStatus,
+  type SourceConnector,
+  type SourceStatus,
+  type SourceStatuses,
+} from '../sources/index.js';
 
 /**
  * Per-pipe progress as Prometheus gauges, read from the store at scrape time so every node reports
@@ -10,11 +15,13 @@ import { allConnectors, reportsStatus, type SourceStatus, type SourceStatuses } 
 export function registerPipeMetrics(
   registry: Registry,
   store: Store,
+  /** The connectors of the kinds this Sluice runs: each kind's StatusShape makes its gauges. */
+  connectors: readonly SourceConnector[],
   sources: () => [pipeId: string, status: SourceStatus][] = () => [],
   /** What the sources of the pipes that do not run said last (a stopped database pipe's slot). */
   idleSources: () => Promise<[pipeId: string, status: SourceStatus][]> = async () => [],
 ): void {
-  registerSourceMetrics(registry, { running: sources, idle: idleSources });
+  registerSourceMetrics(registry, { running: sources, idle: idleSources }, connectors);
   const counters = [
     ['sluice_pipe_files_done', 'Files a pipe has ingested', 'filesDone'],
     ['sluice_pipe_files_pending', 'Files a pipe has found and not yet ingested', 'filesPending'],
@@ -68,7 +75,11 @@ export function registerPipeMetrics(
  * What each kind's sources report, as the gauges its StatusShape makes of it (a stream's lag, a
  * database pipe's slot), in the order of the connectors.
  */
-export function registerSourceMetrics(registry: Registry, statuses: SourceStatuses): void {
-  for (const connector of allConnectors().filter(reportsStatus))
+export function registerSourceMetrics(
+  registry: Registry,
+  statuses: SourceStatuses,
+  connectors: readonly SourceConnector[],
+): void {
+  for (const connector of connectors.filter(reportsStatus))
     connector.statusShape.registerMetrics(registry, statuses);
 }

@@ -1,4 +1,3 @@
-import type { SourceConnector } from './contract.js';
 import { kafkaKind } from './kafka/index.js';
 import type { AnySourceKind } from './kind.js';
 import { kinesisKind } from './kinesis/index.js';
@@ -37,11 +36,3 @@ export const SOURCE_KINDS = [
   kinesisKind,
   postgresKind,
 ] as const satisfies readonly AnySourceKind[];
-
-/**
- * The registry's connectors, for what the runtime composes of every kind: the status response's
- * fields and the metrics (each kind's StatusShape).
- */
-export function allConnectors(): SourceConnector[] {
-  return SOURCE_KINDS.map((kind) => kind.connector);
-}

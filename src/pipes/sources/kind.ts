@@ -108,6 +108,11 @@ export class SourceKinds {
     return kind;
   }
 
+  /** Their connectors, in the order of the kinds (the status response's fields, the metrics). */
+  connectors(): SourceConnector[] {
+    return this.list.map((kind) => kind.connector);
+  }
+
   connectorFor(name: string): SourceConnector | undefined {
     return this.byName.get(name)?.connector;
   }
