@@ -91,11 +91,6 @@ export class SourceKinds {
     return this.byName.get(name);
   }
 
-  /** The kind of a configuration's source: its one key that names a kind. */
-  of(source: object): AnySourceKind | undefined {
-    return this.list.find((kind) => (source as Record<string, unknown>)[kind.name] !== undefined);
-  }
-
   /** The kind of that name; one this Sluice does not run is a 400 naming it. */
   require(name: string): AnySourceKind {
     const kind = this.byName.get(name);
