@@ -37,7 +37,8 @@ const counterConnector: SourceConnector = {
   },
   async open(context) {
     const counter = (context.config.source as { counter: CounterConfig }).counter;
-    if (counter.secretToken !== TOKEN) throw new PermanentError('the run did not get the secret token back');
+    if (counter.secretToken !== TOKEN)
+      throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'the run did not get the secret token back');
     const batchRows = counter.batchRows ?? 10;
     return {
       firstCursor: 0,

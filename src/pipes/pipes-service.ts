@@ -10,7 +10,6 @@ import { configFromCreate, type PipeConfig, sameSource, sourceKindOf, toRecord }
 import { PipeRules } from './rules.js';
 import type { ClaimedCleanup, PipeRuntime, PipeStatus, RuntimeView } from './runtime-port.js';
 import {
-  type CreatePipeBody,
   type PipeRecord,
   type PipeSchemas,
   pipeSchemas,
@@ -73,8 +72,7 @@ export class PipesService {
   async create(scope: ServiceScope, sent: unknown): Promise<PipeRecord> {
     const body = withoutUnset(sent);
     const service = await this.identity.getService(scope.organizationId, scope.serviceId);
-    throwIfAny(this.rules.createProblems(body));
-    const valid = body as CreatePipeBody;
+    const valid = this.rules.validCreateBody(body);
     const now = new Date();
     const id = randomUUID();
     const config = configFromCreate(valid, id, this.kinds.require(sourceKindOf(valid.source)));
@@ -190,11 +188,7 @@ export class PipesService {
     throwIfAny(checkCommand(body));
     const { command } = body as StateCommandBody;
     const record = await this.mutate(scope, pipeId, (row) => ({
-      transitions: transitionsFor(
-        command,
-        row.state as PipeState,
-        this.kinds.get(row.sourceKind)?.resyncs === true,
-      ),
+      transitions: transitionsFor(command, row.state as PipeState, this.kinds.get(row.sourceKind)?.resyncs),
     }));
     if (record.state === 'Stopping') {
       await this.runtime?.stop(record.id);

@@ -1,4 +1,4 @@
-import type { Problem } from '../errors.js';
+import { type Problem, ValidationError } from '../errors.js';
 import { CheckedShape, type Checker, checker } from '../schema/index.js';
 import { databaseDestinationRules, settingsRules, tableDestinationRules } from './destination-rules.js';
 import type { CreatePipeBody, PipeSchemas } from './schema/index.js';
@@ -20,6 +20,13 @@ export class PipeRules {
   ) {
     this.checkCreate = checker(schemas.CreatePipeBody);
     this.checkUpdate = checker(schemas.UpdatePipeBody);
+  }
+
+  /** The body, typed, when it has no problem; else a ValidationError naming every one. */
+  validCreateBody(body: unknown): CreatePipeBody {
+    const problems = this.createProblems(body);
+    if (problems.length > 0) throw new ValidationError(problems);
+    return body as CreatePipeBody;
   }
 
   /** The problems of a PATCH body's shape; the pipe it makes is checked whole (update.ts). */

@@ -46,7 +46,7 @@ export function transitionsFor(
   command: PipeCommand,
   current: PipeState,
   /** The pipe's kind takes `resync` (sources/kind.ts `resyncs`). */
-  resyncs: boolean,
+  resyncs: boolean | undefined,
 ): Transition[] {
   switch (command) {
     case 'stop':
