@@ -30,7 +30,7 @@ export function splitSecrets<T extends Json>(
   const publicConfig = structuredClone(config);
   const secrets: Record<string, unknown> = {};
   for (const path of paths) {
-    const parent = walk(publicConfig, path.slice(0, -1));
+    const parent = objectAt(publicConfig, path.slice(0, -1));
     const leaf = path[path.length - 1] as string;
     if (parent && parent[leaf] !== undefined) {
       secrets[path.join('.')] = parent[leaf];
@@ -44,13 +44,14 @@ export function joinSecrets<T extends Json>(publicConfig: T, secrets: Record<str
   const config = structuredClone(publicConfig);
   for (const [dotted, value] of Object.entries(secrets)) {
     const path = dotted.split('.');
-    const parent = walk(config, path.slice(0, -1));
+    const parent = objectAt(config, path.slice(0, -1));
     if (parent) parent[path[path.length - 1] as string] = value;
   }
   return config;
 }
 
-function walk(root: Json, path: readonly string[]): Json | undefined {
+/** The object at `path` under `root`; undefined where the path ends early or at a value. */
+export function objectAt(root: Json, path: readonly string[]): Json | undefined {
   let node: unknown = root;
   for (const part of path) {
     if (node === null || typeof node !== 'object') return undefined;

@@ -3,6 +3,7 @@ import type { PipeRow } from '../store/index.js';
 import type { PipeConfig } from './model.js';
 import type { PipeRules } from './rules.js';
 import type { UpdatePipeBody } from './schema/index.js';
+import { objectAt } from './secrets.js';
 import type { AnySourceKind, ImmutableField, SourceKinds } from './sources/index.js';
 
 /** Fields that belong to one way of authenticating; a new `authentication` clears the old ones. */
@@ -91,9 +92,9 @@ function withoutImmutable(kind: AnySourceKind, sent: Json, stored: Json): Json {
   for (const [dotted, field] of Object.entries(kind.immutableFields)) {
     const path = dotted.split('.');
     const leaf = path.pop() as string;
-    const sentParent = at(changes, path);
+    const sentParent = objectAt(changes, path);
     if (!sentParent || !(leaf in sentParent)) continue;
-    const before = at(stored, path)?.[leaf] ?? field.assumed;
+    const before = objectAt(stored, path)?.[leaf] ?? field.assumed;
     if (!same(field, sentParent[leaf], before)) {
       problems.push({
         path: `source.${kind.name}.${dotted}`,
@@ -103,7 +104,7 @@ function withoutImmutable(kind: AnySourceKind, sent: Json, stored: Json): Json {
     delete sentParent[leaf];
     // An object the PATCH sent only fixed fields of changes nothing.
     if (path.length > 0 && Object.keys(sentParent).length === 0)
-      delete at(changes, path.slice(0, -1))?.[path.at(-1) as string];
+      delete objectAt(changes, path.slice(0, -1))?.[path.at(-1) as string];
   }
   if (problems.length > 0) throw new ValidationError(problems);
   return changes;
@@ -112,13 +113,4 @@ function withoutImmutable(kind: AnySourceKind, sent: Json, stored: Json): Json {
 function same(field: ImmutableField, value: unknown, before: unknown): boolean {
   if (field.same && value !== undefined && before !== undefined) return field.same(value, before);
   return JSON.stringify(value) === JSON.stringify(before);
-}
-
-function at(root: Json, path: readonly string[]): Json | undefined {
-  let node: unknown = root;
-  for (const part of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Json)[part];
-  }
-  return node !== null && typeof node === 'object' ? (node as Json) : undefined;
 }

@@ -10,27 +10,21 @@ import {
   type CleanupContext,
   explainsRunFailure,
   libraryFailureCode,
-  reportsIdleStatus,
   reportsLiveStatus,
-  type SourceKinds,
   type SourceRun,
   type SourceStatus,
   sharesCdcCapacity,
 } from '../sources/index.js';
-import { IDLE_STATES, type PipeState } from '../state.js';
+import type { PipeState } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
+import { IdleStatuses } from './idle-statuses.js';
 import { runPipe } from './runner.js';
 import { SourceAccess, type SourceAccessDeps } from './source-access.js';
 import { SourceCleanups } from './source-cleanups.js';
 import { Throughput } from './throughput.js';
 import { updateProblems } from './update-checks.js';
 import { removeOldDeduplication } from './upgrades.js';
-
-/** The kinds whose sources say something of a pipe that does not run (ReportsIdleStatus). */
-function kindsWithIdleStatus(kinds: SourceKinds): string[] {
-  return kinds.list.filter((kind) => reportsIdleStatus(kind.connector)).map((kind) => kind.name);
-}
 
 /** What a running source says of itself; {} from one that says nothing (ReportsLiveStatus). */
 function liveStatus(source: SourceRun): SourceStatus {
@@ -49,11 +43,6 @@ export function failureCode(error: unknown): ErrorCode {
 export const RUNNING_STATES = ['Provisioning', 'Setup', 'Snapshot', 'Running', 'Degraded', 'Resync'];
 /** Waits between runs of a failing pipe's worker: 1 s doubling to 60 s, each jittered (src/backoff.ts). */
 const BACKOFF_MS = { first: 1_000, max: 60_000 };
-/** A pipe that does not run has its source asked at most this often (each time a connection). */
-const IDLE_STATUS_MS = 10_000;
-/** For the metrics, and after an ask that failed, at most this often. */
-const IDLE_METRICS_MS = 60_000;
-const IDLE_RETRY_MS = 60_000;
 
 interface Worker {
   controller: AbortController;
@@ -71,13 +60,7 @@ export class PipeSupervisor implements PipeRuntime {
   private readonly sources = new Map<string, SourceRun>();
   /** What each running pipe committed lately (rowsPerSecond, bytesPerSecond in its status). */
   private readonly throughput = new Map<string, Throughput>();
-  /** What the sources of pipes that do not run said lately, and when they were asked. */
-  private readonly idleStatuses = new Map<
-    string,
-    { at: number; failed: boolean; status?: SourceStatus; asking?: Promise<SourceStatus> }
-  >();
-  /** Asks of idle sources running now. */
-  private idleAsks = 0;
+  private readonly idle: IdleStatuses;
   private closing = false;
   private readonly cleanups: SourceCleanups;
   private readonly access: SourceAccess;
@@ -95,6 +78,7 @@ export class PipeSupervisor implements PipeRuntime {
   ) {
     this.cleanups = new SourceCleanups({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
     this.access = new SourceAccess(deps);
+    this.idle = new IdleStatuses({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
   }
 
   /**
@@ -108,7 +92,7 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   changed(pipeId: string): void {
-    this.idleStatuses.delete(pipeId);
+    this.idle.forget(pipeId);
     if (this.closing || this.workers.has(pipeId)) return;
     const controller = new AbortController();
     const done = this.run(pipeId, controller.signal)
@@ -167,82 +151,15 @@ export class PipeSupervisor implements PipeRuntime {
 
   /**
    * What the source of a pipe that does not run says of it (a database pipe's slot and its lag),
-   * from its stored cursor. The source is asked at most every IDLE_STATUS_MS per pipe, and once
-   * there is an answer, in the background: a source that is slow to answer (a Degraded pipe's)
-   * never holds up `/status`. {} for sources that have nothing to say.
+   * from its stored cursor (idle-statuses.ts); {} for sources that have nothing to say.
    */
-  async idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
-    const known = this.freshenIdleStatus(pipeId, cursor);
-    return known.status ?? (await known.asking) ?? {};
+  idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus> {
+    return this.idle.status(pipeId, cursor);
   }
 
-  /**
-   * For the metrics, what the sources of the pipes that do not run said last (a stopped pipe's slot
-   * lag), never waiting on a source: one that is due is asked in the background, for the next scrape.
-   */
-  async idleSourceStatuses(): Promise<[pipeId: string, status: SourceStatus][]> {
-    let idle: string[];
-    try {
-      idle = await this.deps.pipes.pipesInStates(IDLE_STATES, kindsWithIdleStatus(this.deps.pipes.kinds));
-    } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not list the pipes that do not run for the metrics');
-      return [];
-    }
-    const statuses: [string, SourceStatus][] = [];
-    for (const pipeId of idle) {
-      if (this.sources.has(pipeId)) continue;
-      const { status } = this.freshenIdleStatus(pipeId, undefined, { everyMs: IDLE_METRICS_MS, atOnce: 4 });
-      if (status) statuses.push([pipeId, status]);
-    }
-    return statuses;
-  }
-
-  /**
-   * The known status of a pipe that does not run; its source is asked again when `everyMs` passed
-   * (IDLE_RETRY_MS at least after a failed ask, so a source that refuses is not asked every scrape),
-   * unless `atOnce` asks already run.
-   */
-  private freshenIdleStatus(
-    pipeId: string,
-    cursor?: Json | null,
-    options: { everyMs: number; atOnce?: number } = { everyMs: IDLE_STATUS_MS },
-  ) {
-    let known = this.idleStatuses.get(pipeId);
-    if (!known) {
-      known = { at: 0, failed: false };
-      this.idleStatuses.set(pipeId, known);
-    }
-    const every = known.failed ? Math.max(options.everyMs, IDLE_RETRY_MS) : options.everyMs;
-    const busy = options.atOnce !== undefined && this.idleAsks >= options.atOnce;
-    if (!known.asking && !busy && Date.now() - known.at >= every) {
-      const entry = known;
-      this.idleAsks += 1;
-      entry.asking = this.askIdleSource(pipeId, cursor)
-        .then((status) => ({ status, failed: false }))
-        .catch((error: unknown) => {
-          this.deps.logger.warn(
-            { pipeId, err: error },
-            "could not ask a stopped pipe's source for its status",
-          );
-          return { status: {}, failed: true };
-        })
-        .then(({ status, failed }) => {
-          this.idleAsks -= 1;
-          Object.assign(entry, { status, failed, at: Date.now(), asking: undefined });
-          return status;
-        });
-    }
-    return known;
-  }
-
-  /** Asks the source of a pipe that does not run, from `cursor` or else the stored one. */
-  private async askIdleSource(pipeId: string, cursor?: Json | null): Promise<SourceStatus> {
-    const view = await this.deps.pipes.runtimeView(pipeId);
-    const connector = view && this.deps.pipes.kinds.connectorFor(view.row.sourceKind);
-    if (!view || !connector || !reportsIdleStatus(connector)) return {};
-    const from =
-      cursor !== undefined ? cursor : ((await this.deps.store.repos.progress.get(pipeId))?.cursor ?? null);
-    return connector.idleStatus(view.config, from, this.cleanupContext(view.row));
+  /** For the metrics, what the sources of the pipes that do not run said last, never waiting. */
+  idleSourceStatuses(): Promise<[pipeId: string, status: SourceStatus][]> {
+    return this.idle.statuses((pipeId) => this.sources.has(pipeId));
   }
 
   /** What a connector is told when it speaks to a pipe's source outside a run. */
@@ -263,7 +180,7 @@ export class PipeSupervisor implements PipeRuntime {
   }
 
   async stop(pipeId: string, options: { deleting?: boolean } = {}): Promise<void> {
-    this.idleStatuses.delete(pipeId);
+    this.idle.forget(pipeId);
     const worker = this.workers.get(pipeId);
     if (worker) {
       worker.controller.abort();
