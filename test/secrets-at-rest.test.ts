@@ -159,3 +159,38 @@ describe('secrets are sealed at rest: through the API, in the metadata store and
     },
   );
 });
+
+describe('secrets sent by a PATCH are sealed at rest too', () => {
+  let s: TestSluice;
+  beforeAll(async () => {
+    s = await startSluice({ runtime: false });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('new Kafka credentials (the rotation Terraform sends) are neither stored in the clear nor returned', async () => {
+    const created = await s.request({ method: 'POST', url: s.pipesUrl, body: kafkaPipe() });
+    expect(created.statusCode, created.body).toBe(200);
+    const id = created.json.result.id;
+    const credentials = { username: 'PATCH-MARKER-user', password: 'PATCH-MARKER-password' };
+    const patched = await s.request({
+      method: 'PATCH',
+      url: `${s.pipesUrl}/${id}`,
+      body: { source: { kafka: { credentials } } },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const [row] = await s.sluice.store.db.query<{ config: unknown; secrets: string }>(
+      'select config, secrets from pipes where id = $1',
+      [id],
+    );
+    expect(JSON.stringify(row?.config)).not.toContain('PATCH-MARKER');
+    expect(row?.secrets).not.toContain('PATCH-MARKER');
+    expect(patched.body).not.toContain('PATCH-MARKER');
+    // Sealed, not dropped: the configuration the runtime opens has the new credentials.
+    const view = await s.sluice.pipes.runtimeView(id);
+    expect((view?.config.source.kafka as { credentials?: unknown } | undefined)?.credentials).toEqual(
+      credentials,
+    );
+  });
+});
