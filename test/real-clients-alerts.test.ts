@@ -147,6 +147,7 @@ describe('what clients of the alerting API send', () => {
     avg.tiles[0].series[0].aggFn = 'avg';
     expect((await v2('POST', '/dashboards', avg)).json).toEqual({
       message: 'Body validation failed: tiles[0].series[0].field: Required for avg',
+      code: 'SLUICE_ERR_VALIDATION',
     });
 
     // The alert body of that API's OpenAPI example (packages/api/src/routers/external-api/v2/alerts.ts),
@@ -157,7 +158,10 @@ describe('what clients of the alerting API send', () => {
       tileId: time.id,
       channel: { type: 'webhook', webhookId },
     };
-    const negative = { message: 'Body validation failed: threshold: Must be at least 0' };
+    const negative = {
+      message: 'Body validation failed: threshold: Must be at least 0',
+      code: 'SLUICE_ERR_VALIDATION',
+    };
     expect((await v2('POST', '/alerts', { ...alert, threshold: -1 })).json).toEqual(negative);
     const kept = (await ok('POST', '/alerts', alert)).data;
     expect(kept).toMatchObject({ threshold: 100, tileId: time.id, dashboard: formatId });
@@ -169,7 +173,10 @@ describe('what clients of the alerting API send', () => {
     const malformed = await v2('GET', '/dashboards/not-an-id');
     expect([malformed.statusCode, malformed.json]).toEqual([
       400,
-      { message: 'Params validation failed: id: Invalid id: expected 24 hexadecimal characters' },
+      {
+        message: 'Params validation failed: id: Invalid id: expected 24 hexadecimal characters',
+        code: 'SLUICE_ERR_VALIDATION',
+      },
     ]);
     expect((await v2('GET', `/dashboards/${'0'.repeat(24)}`)).statusCode).toBe(404);
 
