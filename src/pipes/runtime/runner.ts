@@ -1,6 +1,6 @@
 import { sleep } from '../../concurrency.js';
 import type { Failpoint } from '../../failpoints.js';
-import type { Batch } from '../../store/index.js';
+import type { Batch, Store } from '../../store/index.js';
 import {
   explainsCompletion,
   limitsInFlight,
@@ -18,6 +18,8 @@ import { prepareDestinations } from './destination.js';
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
 
 export interface RunnerContext extends RunContext {
+  /** The runtime's own: claims, stages and commits (the source sees only `progress`). */
+  store: Store;
   /** The source while it is open (its status joins the pipe's), undefined once closed. */
   opened?(source: SourceRun | undefined): void;
   /** A batch committed (its rows and source bytes counted), for the pipe's rates. */

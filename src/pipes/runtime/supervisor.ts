@@ -19,6 +19,7 @@ import type { PipeState } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
 import { IdleStatuses } from './idle-statuses.js';
+import { runProgressOf } from './run-progress.js';
 import { runPipe } from './runner.js';
 import { SourceAccess, type SourceAccessDeps } from './source-access.js';
 import { SourceCleanups } from './source-cleanups.js';
@@ -236,6 +237,7 @@ export class PipeSupervisor implements PipeRuntime {
         engine: this.deps.engines.engineFor(view.service),
         sourceReader: this.deps.engines.sourceReaderFor(view.service),
         store,
+        progress: runProgressOf(store, pipeId),
         localFilesDir: this.deps.localFilesDir,
         allowPrivateSources: this.deps.allowPrivateSources,
         allowPlaintextKafka: this.deps.allowPlaintextKafka,

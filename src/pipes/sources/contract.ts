@@ -3,7 +3,11 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Engine, TableSpec } from '../../engine/index.js';
 import type { ErrorCode, Problem } from '../../errors.js';
-import type { Batch, Claim, Json, Store } from '../../store/index.js';
+import type { Batch, Claim, Json } from '../../store/index.js';
+
+/** The store's shapes a source reads and returns (its claims and cursors stay the runtime's). */
+export type { Batch, Claim, Json };
+
 import type { PipeConfig } from '../model.js';
 import type { RangeRead } from '../records/index.js';
 
@@ -294,7 +298,8 @@ export interface RunContext {
   config: PipeConfig;
   engine: Engine;
   sourceReader: Engine;
-  store: Store;
+  /** The pipe's progress, as far as a source may read and put it back (runtime/run-progress.ts). */
+  progress: RunProgress;
   localFilesDir: string;
   allowPrivateSources: boolean;
   allowPlaintextKafka: boolean;
@@ -312,6 +317,25 @@ export interface RunContext {
    * Degraded records `code` beside the reason (lastErrorCode; SLUICE_ERR_SOURCE when not given).
    */
   setState(to: RunState, reason: string, from: string[], code?: ErrorCode): Promise<boolean>;
+}
+
+/**
+ * What a running source may know and say of its pipe's progress. The runtime owns the store, the
+ * claims and the commits (runtime/batch.ts); a source reads its cursor and its open batches when
+ * it starts, and puts the cursor back where its own protocol needs it (a resync starting over,
+ * table mappings that changed).
+ */
+export interface RunProgress {
+  /** The stored cursor; null before the pipe's first claim. */
+  cursor(): Promise<Json | null>;
+  /** Batches claimed and not yet committed, in claim order: a restart finishes them first. */
+  openBatches(): Promise<Batch[]>;
+  /** Puts the cursor at `cursor` and forgets the open batches `forget` names (all when absent). */
+  reset(cursor: Json, forget?: readonly number[]): Promise<void>;
+  /** How many files were found and not claimed yet, for the status (filesPending). */
+  setFilesPending(count: number): Promise<void>;
+  /** Shows a problem on the pipe's status without a state change (lastError), or clears it (null). */
+  report(problem: { message: string; code: ErrorCode } | null): Promise<void>;
 }
 
 /** A table a source writes; its bad records go beside `errorsOf` when given (a resync's fresh table). */

@@ -1,7 +1,14 @@
 import { sleep } from '../../../concurrency.js';
-import type { Claim, Json } from '../../../store/index.js';
 import { PermanentError } from '../../records/index.js';
-import type { LimitsInFlight, ReportsLiveStatus, RunContext, SourceRun, TracksCommits } from '../contract.js';
+import type {
+  Claim,
+  Json,
+  LimitsInFlight,
+  ReportsLiveStatus,
+  RunContext,
+  SourceRun,
+  TracksCommits,
+} from '../contract.js';
 import { ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
@@ -200,11 +207,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
           ? `${state.topic} partition ${state.partition}: messages ${state.position} to ${start - 1n} were deleted (retention) before the pipe read them; going on from ${start}`
           : `${state.topic} partition ${state.partition} ends at ${end}, before the pipe's position ${state.position} (was the topic made again?); reading it from ${start}`;
       this.logger.warn({ topic: state.topic, partition: state.partition }, message);
-      await this.context.store.repos.progress.recordError(
-        this.context.pipeId,
-        message,
-        'SLUICE_ERR_SOURCE_DATA_EXPIRED',
-      );
+      await this.context.progress.report({ message, code: 'SLUICE_ERR_SOURCE_DATA_EXPIRED' });
       state.moveTo(start);
     }
   }

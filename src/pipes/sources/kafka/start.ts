@@ -21,10 +21,7 @@ export async function startOffsets(
   /** Partitions that did not exist when the run started: read from their start, whatever the strategy. */
   isNew: (key: string) => boolean = () => false,
 ): Promise<Map<string, bigint>> {
-  const cursor = ((await context.store.repos.progress.get(context.pipeId))?.cursor ?? {}) as Record<
-    string,
-    string
-  >;
+  const cursor = ((await context.progress.cursor()) ?? {}) as Record<string, string>;
   const starts = new Map<string, bigint>();
   const missing = keys.filter((key) => {
     const stored = cursor[key];

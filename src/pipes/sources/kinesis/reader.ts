@@ -1,8 +1,16 @@
 import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
-import type { Batch, Claim, Json } from '../../../store/index.js';
 import { PermanentError, type RangeRead } from '../../records/index.js';
-import type { LimitsInFlight, ReportsLiveStatus, RunContext, SourceRun, TracksCommits } from '../contract.js';
+import type {
+  Batch,
+  Claim,
+  Json,
+  LimitsInFlight,
+  ReportsLiveStatus,
+  RunContext,
+  SourceRun,
+  TracksCommits,
+} from '../contract.js';
 import {
   ClaimedMessages,
   flushDue,
@@ -99,12 +107,11 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
 
   async start(): Promise<void> {
     if (this.source.useEnhancedFanOut) await this.registerFanOut();
-    const progress = await this.context.store.repos.progress.get(this.context.pipeId);
-    const stored = progress?.cursor as unknown as KinesisCursor | null | undefined;
+    const stored = (await this.context.progress.cursor()) as unknown as KinesisCursor | null;
     this.firstRun = !stored?.shards;
     this.cursor = stored?.shards ? stored : { startedAt: Date.now(), shards: {} };
     // A batch claimed before a restart holds its shards until it commits (it is read again first).
-    for (const batch of await this.context.store.repos.progress.openBatches(this.context.pipeId)) {
+    for (const batch of await this.context.progress.openBatches()) {
       for (const part of (batch.range as unknown as KinesisRange).parts) this.holdFor(part.shard, 1);
     }
     if (this.firstRun) {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mapLimited } from '../../../concurrency.js';
 import { literal, settingsClause } from '../../../engine/index.js';
 import { privateHostProblem } from '../../../net/index.js';
-import type { Claim, Json } from '../../../store/index.js';
 import { mappingsOf, type PipeConfig } from '../../model.js';
 import {
   asUnreadablePart,
@@ -15,7 +14,7 @@ import {
   rangeRead,
   readSettings,
 } from '../../records/index.js';
-import type { RunContext, SourceRun } from '../contract.js';
+import type { Claim, Json, RunContext, SourceRun } from '../contract.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
 import { type Credentials, listFiles, type SourceFile } from './listing.js';
 import { type Location, locationHost, sourceLocation } from './location.js';
@@ -39,7 +38,7 @@ interface FileRange {
  * skips the rows it cannot read, which go to the error table with their reason.
  */
 export async function openObjectStorage(context: RunContext): Promise<SourceRun> {
-  const { config, store, pipeId } = context;
+  const { config, progress } = context;
   const source = config.source.objectStorage;
   if (!source) throw new PermanentError('SLUICE_ERR_SOURCE_CONFIG', 'the pipe has no objectStorage source');
   checkSupported(source);
@@ -61,7 +60,7 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
     async next(cursor) {
       const claim = await nextFiles(context, location, source, cursor, limits);
       if (claim) return claim;
-      await store.repos.progress.setFilesPending(pipeId, 0);
+      await progress.setFilesPending(0);
       return source.isContinuous ? 'idle' : 'complete';
     },
     async read(batch, into) {
@@ -83,7 +82,7 @@ async function nextFiles(
   cursor: Json | null,
   limits: { maxFileCount: number; maxInsertBytes: number },
 ): Promise<Claim | undefined> {
-  const { store, pipeId } = context;
+  const { progress } = context;
   const files = await listFiles(location, {
     startAfter: typeof cursor === 'string' ? cursor : undefined,
     limit: limits.maxFileCount,
@@ -92,8 +91,8 @@ async function nextFiles(
   if (files.length === 0) return undefined;
   const batch = takeBatch(files, limits.maxInsertBytes).map(({ key, size }) => ({ key, size }));
   // Pending: found and not claimed; claimed files are counted from their open batch (the status).
-  await store.repos.progress.setFilesPending(pipeId, files.length - batch.length);
-  await store.repos.progress.recordError(pipeId, null);
+  await progress.setFilesPending(files.length - batch.length);
+  await progress.report(null);
   return {
     range: { files: batch },
     files: batch.length,

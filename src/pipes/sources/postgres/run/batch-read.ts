@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Batch } from '../../../../store/index.js';
 import { type RangeRead, rangeRead } from '../../../records/index.js';
-import type { RunContext } from '../../contract.js';
+import type { Batch, RunContext } from '../../contract.js';
 import type { TablePlan } from '../catalog/index.js';
 import type { ChangeStream } from '../changes/index.js';
 import {

@@ -1,4 +1,4 @@
-import type { Claim, Json } from '../../../../store/index.js';
+import type { Claim, Json } from '../../contract.js';
 import type { ChangeStream, Transaction } from '../changes/index.js';
 import { cursorPosition, positionAfter, stored } from '../changes/index.js';
 import type { PostgresSource } from '../session/index.js';

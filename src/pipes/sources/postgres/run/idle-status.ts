@@ -1,6 +1,5 @@
-import type { Json } from '../../../../store/index.js';
 import type { PipeConfig } from '../../../model.js';
-import type { CleanupContext, SourceStatus } from '../../contract.js';
+import type { CleanupContext, Json, SourceStatus } from '../../contract.js';
 import { slotState } from '../changes/index.js';
 import { closeClient, connect, type PostgresSource } from '../session/index.js';
 import type { Cursor } from './cursor.js';

@@ -6,9 +6,8 @@ import {
   tableName,
   tableStorage,
 } from '../../../../engine/index.js';
-import type { Json } from '../../../../store/index.js';
 import { errorTableName, PermanentError } from '../../../records/index.js';
-import type { RunContext } from '../../contract.js';
+import type { Json, RunContext } from '../../contract.js';
 import { ROW_ID, type TablePlan } from '../catalog/index.js';
 import type { SeenBy } from '../changes/index.js';
 import type { SnapshotRange } from '../snapshot/index.js';
@@ -41,7 +40,7 @@ export async function restartKeylessSnapshots(host: {
 }): Promise<KeylessRestart | undefined> {
   const { context, cursor, plans } = host;
   if (cursor.phase !== 'snapshot') return undefined;
-  const open = await context.store.repos.progress.openBatches(context.pipeId);
+  const open = await context.progress.openBatches();
   const openRanges = open.filter((b) => (b.range as unknown as SnapshotRange).kind === 'snapshot');
   const restarting = [...plans.values()].filter((plan) => {
     const target = plan.mapping.targetTable;
@@ -73,7 +72,7 @@ export async function restartKeylessSnapshots(host: {
     .map((b) => b.seq);
   const restarted = { ...cursor, tables };
   const stored = restarted as unknown as Json;
-  await context.store.transaction((repos) => repos.progress.reset(context.pipeId, stored, forget));
+  await context.progress.reset(stored, forget);
   context.logger.info(
     { pipeId: context.pipeId, tables: [...names] },
     'the snapshot of tables without a key starts over after a restart, under one snapshot, so that identical rows are neither lost nor doubled',

@@ -1,7 +1,6 @@
 import type pg from 'pg';
-import type { Batch } from '../../../../store/index.js';
 import { PermanentError } from '../../../records/index.js';
-import type { RunContext } from '../../contract.js';
+import type { Batch, RunContext } from '../../contract.js';
 import type { TablePlan } from '../catalog/index.js';
 import {
   ensurePublication,

@@ -1,7 +1,6 @@
 import type pg from 'pg';
-import type { Batch, Claim, Json } from '../../../../store/index.js';
 import { PermanentError, type RangeRead } from '../../../records/index.js';
-import type { RunContext, SourceStatus, WrittenTable } from '../../contract.js';
+import type { Batch, Claim, Json, RunContext, SourceStatus, WrittenTable } from '../../contract.js';
 import {
   alignOwnedPublication,
   mappingRemoved,
@@ -104,15 +103,14 @@ export class PostgresRun implements PostgresRunCapabilities {
    */
   private async begin(): Promise<void> {
     const { context, source } = this;
-    const progress = await context.store.repos.progress.get(context.pipeId);
     const mode = source.settings?.replicationMode ?? 'cdc';
-    const stored = (progress?.cursor ?? null) as unknown as Cursor | null;
+    const stored = (await context.progress.cursor()) as unknown as Cursor | null;
     // A resync's own cursor says so: after a crash it goes on with it rather than start again.
     const resyncing = (context.startedIn === 'Resync' && !stored?.resync) || stored?.resync?.setUp === false;
     if (this.collapsing.length > 0 && !resyncing && !stored?.resync) throw twinsKeptAsOne(this.collapsing);
     if (stored && !resyncing) {
       this.cursor = stored;
-      const open = await context.store.repos.progress.openBatches(context.pipeId);
+      const open = await context.progress.openBatches();
       for (const batch of open) {
         const range = batch.range as unknown as SnapshotRange | ChangesRange;
         if (range.kind === 'snapshot') this.adjust(range.table, 1);
@@ -140,7 +138,7 @@ export class PostgresRun implements PostgresRunCapabilities {
       const startedAt = resyncing ? (stored?.resync?.startedAt ?? (await this.engineNow())) : undefined;
       if (stored && startedAt !== undefined) {
         const asked = { ...stored, resync: { startedAt, setUp: false } } as unknown as Json;
-        await context.store.transaction((repos) => repos.progress.reset(context.pipeId, asked));
+        await context.progress.reset(asked);
       }
       const cursor = await this.setUp(mode);
       if (startedAt !== undefined) {
@@ -154,9 +152,7 @@ export class PostgresRun implements PostgresRunCapabilities {
       }
       this.cursor = cursor;
       if (stored) {
-        await context.store.transaction((repos) =>
-          repos.progress.reset(context.pipeId, cursor as unknown as Json),
-        );
+        await context.progress.reset(cursor as unknown as Json);
         await context.setState(
           'Setup',
           'resync: a new replication slot, then the snapshot into fresh tables',
@@ -214,7 +210,7 @@ export class PostgresRun implements PostgresRunCapabilities {
     }
     this.cursor = change.cursor;
     const cursor = change.cursor as unknown as Json;
-    await context.store.transaction((repos) => repos.progress.reset(context.pipeId, cursor, change.forget));
+    await context.progress.reset(cursor, change.forget);
     context.logger.info(
       { pipeId: context.pipeId, added: change.added, removed: change.removed },
       'the table mappings changed while the pipe was stopped',
@@ -357,7 +353,7 @@ export class PostgresRun implements PostgresRunCapabilities {
     const { resync: _, ...cursor } = this.cursor;
     this.cursor = cursor;
     const done = cursor as unknown as Json;
-    await this.context.store.transaction((repos) => repos.progress.reset(this.context.pipeId, done, []));
+    await this.context.progress.reset(done, []);
     this.context.logger.info({ pipeId: this.context.pipeId }, 'resync done: the fresh tables are in place');
   }
 
