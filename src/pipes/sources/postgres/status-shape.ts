@@ -12,7 +12,7 @@ export interface ReplicationStatus {
   lastCommittedLsn: string | null;
   /** WAL the server keeps for the slot: its current position past the slot's confirmed one. */
   slotLagBytes: number | null;
-  /** Whether the server keeps the WAL the slot needs: `unreserved` loses it soon, `lost` has (setup.ts). */
+  /** Whether the server keeps the WAL the slot needs: `unreserved` loses it soon, `lost` has (changes/slot.ts). */
   slotWalStatus: 'reserved' | 'extended' | 'unreserved' | 'lost' | null;
   changesPerSecond: number;
 }
