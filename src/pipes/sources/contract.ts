@@ -196,26 +196,31 @@ export interface TracksCommits {
   committed(batch: Batch): Promise<void>;
 }
 
+/** Whether a connector or a run has the method `name`: the guard of a capability that is one. */
+function offersMethod(offerer: SourceConnector | SourceRun, name: string): boolean {
+  return typeof (offerer as unknown as Record<string, unknown>)[name] === 'function';
+}
+
 export function checksChanges(connector: SourceConnector): connector is SourceConnector & ChecksChanges {
-  return typeof (connector as Partial<ChecksChanges>).changedProblems === 'function';
+  return offersMethod(connector, 'changedProblems');
 }
 
 export function cleansUpOnDelete(
   connector: SourceConnector,
 ): connector is SourceConnector & CleansUpOnDelete {
-  return typeof (connector as Partial<CleansUpOnDelete>).deleted === 'function';
+  return offersMethod(connector, 'deleted');
 }
 
 export function reportsIdleStatus(
   connector: SourceConnector,
 ): connector is SourceConnector & ReportsIdleStatus {
-  return typeof (connector as Partial<ReportsIdleStatus>).idleStatus === 'function';
+  return offersMethod(connector, 'idleStatus');
 }
 
 export function explainsRunFailure(
   connector: SourceConnector,
 ): connector is SourceConnector & ExplainsRunFailure {
-  return typeof (connector as Partial<ExplainsRunFailure>).runFailure === 'function';
+  return offersMethod(connector, 'runFailure');
 }
 
 export function writesItsOwnTables(
@@ -251,11 +256,11 @@ export function explainsCompletion(run: SourceRun): run is SourceRun & ExplainsC
 }
 
 export function reportsLiveStatus(run: SourceRun): run is SourceRun & ReportsLiveStatus {
-  return typeof (run as Partial<ReportsLiveStatus>).status === 'function';
+  return offersMethod(run, 'status');
 }
 
 export function tracksCommits(run: SourceRun): run is SourceRun & TracksCommits {
-  return typeof (run as Partial<TracksCommits>).committed === 'function';
+  return offersMethod(run, 'committed');
 }
 
 /**
