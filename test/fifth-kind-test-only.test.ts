@@ -1,6 +1,8 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { literal } from '../src/engine/index.js';
 import { PermanentError, SOURCE_KINDS, type SourceKind } from '../src/pipes/index.js';
+import { insertPlan } from '../src/pipes/records/index.js';
 import type { SourceConnector } from '../src/pipes/sources/index.js';
 import { Integer, NonEmpty, Secret, StrictObject } from '../src/schema/index.js';
 import { sql, waitForState } from './support/runtime.js';
@@ -18,6 +20,19 @@ const CounterConfig = StrictObject({
   secretToken: Secret(NonEmpty({ description: 'Secret: stored encrypted, never returned' })),
 });
 type CounterConfig = Static<typeof CounterConfig>;
+
+/** How a counter's records map to the destination's columns, as a kind's plan says. */
+const COUNTER_PLAN = insertPlan(
+  [
+    { sourceField: 'n', destinationField: 'n' },
+    { sourceField: 'label', destinationField: 'label' },
+  ],
+  [
+    { name: 'n', type: 'UInt64' },
+    { name: 'label', type: 'String' },
+  ],
+  { positional: false, virtualColumns: [] },
+);
 
 /** A batch's range: the numbers it reads, from `from` up to `to` excluded. */
 interface CountRange {
@@ -50,12 +65,19 @@ const counterConnector: SourceConnector = {
         const to = Math.min(from + batchRows, counter.rows);
         return { range: { from, to }, files: 0, bytes: (to - from) * 8, skipped: [], cursor: to };
       },
-      async read(batch, into) {
+      // The kind produces its records in a format the engine reads; the runtime's sink loads them.
+      async read(batch, sink) {
         const { from, to } = batch.range as unknown as CountRange;
-        await context.engine.execute(
-          `INSERT INTO ${into} (n, label) SELECT number, concat('row ', toString(number)) FROM numbers(${from}, ${to - from})`,
+        const lines = Array.from({ length: to - from }, (_, i) =>
+          JSON.stringify({ n: from + i, label: `row ${from + i}` }),
         );
-        return { rows: to - from, badRecords: [] };
+        const loaded = await sink.load({
+          name: `counter-${batch.seq}`,
+          from: `format(JSONEachRow, ${literal(COUNTER_PLAN.structure)}, ${literal(lines.join('\n'))})`,
+          plan: COUNTER_PLAN,
+          settings: {},
+        });
+        return { rows: loaded.rows, badRecords: [] };
       },
       close: async () => {},
     };

@@ -30,8 +30,9 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     await s?.close();
   });
 
-  const engineOf = () =>
-    s.sluice.engines.engineFor({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' });
+  const service = () => ({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' as const });
+  const engineOf = () => s.sluice.engines.engineFor(service());
+  const readerOf = () => s.sluice.engines.sourceReaderFor(service());
 
   async function batchWith(rowsSaid: (loaded: number) => number, failpoint?: (step: string) => void) {
     const { store } = s.sluice;
@@ -43,11 +44,11 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
       repos.progress.claim(pipeId, 0, { range: { n: 1 }, files: 1, bytes: 1, skipped: [], cursor: 'x' }),
     );
     return completeBatch(
-      { engine, store, ...(failpoint ? { failpoint } : {}) },
+      { engine, sourceReader: readerOf(), store, ...(failpoint ? { failpoint } : {}) },
       destinations,
       claimed,
-      async (_batch, into) => {
-        await engine.execute(`INSERT INTO ${into} (id) VALUES (1), (1)`);
+      async (_batch, sink) => {
+        await engine.execute(`INSERT INTO ${sink.into()} (id) VALUES (1), (1)`);
         return { rows: rowsSaid(2), badRecords: [] };
       },
     );
@@ -90,7 +91,7 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     const view = await s.sluice.pipes.runtimeView(pipeId);
     const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
     const done = await completeBatch(
-      { engine, store },
+      { engine, sourceReader: readerOf(), store },
       destinations,
       open as NonNullable<typeof open>,
       async () => {

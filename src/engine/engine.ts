@@ -49,6 +49,12 @@ export interface QueryOptions {
 }
 
 /**
+ * What runs statements and nothing more: no scratch files, no closing. The runtime hands sources
+ * this much of an engine (src/pipes/sources/ports.ts), and helpers that only run SQL take it.
+ */
+export type Queryable = Pick<Engine, 'query' | 'execute'>;
+
+/**
  * A database service's engine (docs/engine-sandbox.md). Embedded services run chDB; a ClickHouse
  * server will speak the same SQL over HTTP. Statements are ClickHouse SQL; callers quote every
  * identifier and literal with `sql.ts`.

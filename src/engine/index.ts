@@ -16,6 +16,7 @@ export {
   isBadDataEngineError,
   isDefinitionError,
   isTransientEngineError,
+  type Queryable,
   type QueryOptions,
   type QueryResult,
   type RowStream,

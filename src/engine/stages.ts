@@ -1,4 +1,4 @@
-import type { Engine } from './engine.js';
+import type { Queryable } from './engine.js';
 import { literal, tableName } from './sql.js';
 
 /**
@@ -44,7 +44,7 @@ type Clause = (typeof CLAUSES)[number];
 
 /** The storage of a table, or undefined when it does not exist. */
 export async function tableStorage(
-  engine: Engine,
+  engine: Queryable,
   database: string,
   table: string,
 ): Promise<TableStorage | undefined> {
@@ -103,7 +103,7 @@ export function stageTableSql(stage: string, target: string, storage: TableStora
  * for its old_parts_lifetime (8 minutes by default): the engine runs this first at every start
  * (src/engine/registry.ts), before any merge of a table it loaded could have counted those minutes.
  */
-export async function dropMovedStageParts(engine: Engine): Promise<string[]> {
+export async function dropMovedStageParts(engine: Queryable): Promise<string[]> {
   const nil = literal('00000000-0000-0000-0000-000000000000');
   const moved = await engine.query(
     `SELECT table, name FROM system.parts
@@ -142,7 +142,7 @@ export function hasOldDeduplication(settings: readonly string[]): boolean {
 
 /** Every table of the engine that an earlier Sluice left deduplicating equal blocks. */
 export async function tablesWithOldDeduplication(
-  engine: Engine,
+  engine: Queryable,
 ): Promise<{ database: string; table: string }[]> {
   const result = await engine.query(
     `SELECT database, name, engine_full FROM system.tables

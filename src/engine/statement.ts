@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errors.js';
 import { LIMITS } from '../schema/index.js';
-import type { Engine } from './engine.js';
+import type { Queryable } from './engine.js';
 import { EngineError } from './engine.js';
 import { literal } from './sql.js';
 
@@ -21,7 +21,7 @@ export class NotParsedError extends Error {
 }
 
 /** The engine's canonical text of one statement (comments gone, literals quoted its way). */
-async function canonical(engine: Engine, sql: string): Promise<string> {
+async function canonical(engine: Queryable, sql: string): Promise<string> {
   try {
     const result = await engine.query(`SELECT formatQuery(${literal(sql)}) AS q`, {
       readonly: true,
@@ -53,7 +53,7 @@ function keywordsOf(text: string): string {
  * (adopts a directory of the host as a table).
  */
 export async function statementProblem(
-  engine: Engine,
+  engine: Queryable,
   sql: string,
   caller: 'admin' | 'reader',
   /** The service is over its disk quota: what it says when the statement neither reads nor frees space. */
@@ -106,7 +106,7 @@ function readsOrFrees(keywords: string): boolean {
  * syntax tree must be a SELECT of one expression and nothing else (no FROM, no second column, no
  * SETTINGS, FORMAT or INTO), with no subquery inside.
  */
-export async function expressionProblem(engine: Engine, text: string): Promise<string | undefined> {
+export async function expressionProblem(engine: Queryable, text: string): Promise<string | undefined> {
   if (text.length > MAX_FRAGMENT_LENGTH) return `must be at most ${MAX_FRAGMENT_LENGTH} characters`;
   let select: string;
   try {
@@ -143,7 +143,7 @@ function oneExpression(lines: string[]): boolean {
 }
 
 /** Why a text is not one data type the engine knows, or undefined. */
-export async function typeProblem(engine: Engine, type: string): Promise<string | undefined> {
+export async function typeProblem(engine: Queryable, type: string): Promise<string | undefined> {
   if (type.length > MAX_FRAGMENT_LENGTH) return `must be at most ${MAX_FRAGMENT_LENGTH} characters`;
   try {
     await engine.query(`SELECT toTypeName(defaultValueOfTypeName(${literal(type)})) AS t`, {

@@ -1,4 +1,4 @@
-import type { Engine, EngineColumn } from './engine.js';
+import type { EngineColumn, Queryable } from './engine.js';
 import { expression, ident, literal, tableName } from './sql.js';
 
 /** A destination table as a pipe defines it (destination.columns and tableDefinition). */
@@ -17,7 +17,7 @@ export interface TableSpec {
   primaryKey?: string;
 }
 
-export async function ensureDatabase(engine: Engine, database: string): Promise<void> {
+export async function ensureDatabase(engine: Queryable, database: string): Promise<void> {
   await engine.execute(`CREATE DATABASE IF NOT EXISTS ${ident(database)}`);
 }
 
@@ -75,7 +75,7 @@ function engineClause(spec: TableSpec): string {
 
 /** The table's columns, or undefined when it does not exist. */
 export async function describeTable(
-  engine: Engine,
+  engine: Queryable,
   database: string,
   table: string,
 ): Promise<EngineColumn[] | undefined> {
@@ -86,14 +86,14 @@ export async function describeTable(
   return result.rows.map((row) => ({ name: String(row.name), type: String(row.type) }));
 }
 
-export async function countRows(engine: Engine, database: string, table: string): Promise<number> {
+export async function countRows(engine: Queryable, database: string, table: string): Promise<number> {
   const result = await engine.query(`SELECT count() AS n FROM ${tableName(database, table)}`);
   return Number(result.rows[0]?.n ?? 0);
 }
 
 /** The engine name of an existing table (MergeTree, Null, ...), or undefined when it does not exist. */
 export async function tableEngine(
-  engine: Engine,
+  engine: Queryable,
   database: string,
   table: string,
 ): Promise<string | undefined> {

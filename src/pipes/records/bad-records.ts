@@ -1,4 +1,4 @@
-import { ENGINE_CODES, type Engine, EngineError, literal, tableName } from '../../engine/index.js';
+import { ENGINE_CODES, EngineError, literal, type Queryable, tableName } from '../../engine/index.js';
 
 /** A record the pipe could not write: where it was, why, and the record as it came. */
 export interface BadRecord {
@@ -18,7 +18,7 @@ export function errorTableName(table: string): string {
 }
 
 /** `<table>_pipes_error` beside the destination (README, "How a pipe runs"). */
-export async function ensureErrorTable(engine: Engine, database: string, table: string): Promise<void> {
+export async function ensureErrorTable(engine: Queryable, database: string, table: string): Promise<void> {
   await engine.execute(
     `CREATE TABLE IF NOT EXISTS ${tableName(database, errorTableName(table))} (
        time DateTime64(3), pipe_id String, source String, row UInt64, error String, raw String
@@ -32,7 +32,12 @@ export function errorRowsQuery(database: string, table: string, pipeId: string, 
           WHERE pipe_id = ${literal(pipeId)} ORDER BY time DESC, row DESC LIMIT ${Math.trunc(limit)}`;
 }
 
-export async function insertBadRecords(engine: Engine, into: string, pipeId: string, records: BadRecord[]) {
+export async function insertBadRecords(
+  engine: Queryable,
+  into: string,
+  pipeId: string,
+  records: BadRecord[],
+) {
   if (records.length === 0) return;
   const time = new Date().toISOString().replace('T', ' ').replace('Z', '');
   const lines = records.map((r) =>
@@ -49,7 +54,7 @@ export async function insertBadRecords(engine: Engine, into: string, pipeId: str
  * take the fast path unchanged. [] when it skipped none (it writes no file then).
  */
 export async function readSkippedRows(
-  engine: Engine,
+  engine: Queryable,
   path: string,
 ): Promise<{ row: number; error: string; raw: string }[]> {
   try {
@@ -68,7 +73,7 @@ export async function readSkippedRows(
  * reason): the raw lines, read again through the engine, and each row's own parse error.
  */
 export async function explainSkippedRows(
-  engine: Engine,
+  engine: Queryable,
   skipped: { row: number; error: string; raw: string }[],
   options: {
     source: string;
@@ -103,7 +108,7 @@ export async function explainSkippedRows(
 export const MAX_EXPLAINED = 100;
 
 /** Why one record fails: the engine's own message for parsing it alone (`sql` parses it). */
-export async function whyRecordFails(engine: Engine, sql: string): Promise<string> {
+export async function whyRecordFails(engine: Queryable, sql: string): Promise<string> {
   try {
     await engine.query(sql);
     return 'the record does not fit the destination columns';

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { type Engine, EngineError, literal, settingsClause } from '../../engine/index.js';
+import { type Engine, EngineError, literal, type Queryable, settingsClause } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
 import type { InsertPlan } from './insert-plan.js';
 
@@ -33,7 +33,7 @@ type Settings = Record<string, string | number | boolean>;
  * and answer 'again' to have it parsed anew (Kafka: a line that was not JSON at all).
  */
 export async function loadThroughReader(
-  engines: { engine: Engine; sourceReader: Engine },
+  engines: { engine: Engine; sourceReader: Queryable },
   load: {
     name: string;
     from: string;
@@ -100,7 +100,7 @@ export async function loadThroughReader(
  * is read on chDB's client side, where the confined engine reaches no file through a table function.
  */
 export async function loadFile(
-  engine: Engine,
+  engine: Queryable,
   load: {
     into: string;
     columnList: string;
@@ -115,7 +115,7 @@ export async function loadFile(
 }
 
 /** The rows of a Native file: the engine reads its blocks' headers only (about 15 ms for 1M rows). */
-async function nativeRows(engine: Engine, path: string): Promise<number> {
+async function nativeRows(engine: Queryable, path: string): Promise<number> {
   const result = await engine.query(`SELECT count() AS n FROM file(${literal(path)}, 'Native')`);
   return Number(result.rows[0]?.n ?? 0);
 }

@@ -1,4 +1,4 @@
-import { countRows, type Engine, literal, tableName } from '../../engine/index.js';
+import { countRows, type Engine, literal, type Queryable, tableName } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
 import {
@@ -8,6 +8,8 @@ import {
   type RangeRead,
   UnreadablePartError,
 } from '../records/index.js';
+import type { BatchSink } from '../sources/index.js';
+import { batchSink } from './source-ports.js';
 import {
   type Destination,
   ensureStages,
@@ -18,16 +20,10 @@ import {
 } from './stages.js';
 
 /**
- * Reads exactly a batch's range (without its skipped parts) into `into` (a pipe of several tables:
- * each into `intoTable(table)`, a staging table when `staged(table)`); returns the rows it loaded
- * and its bad records.
+ * Reads exactly a batch's range (without its skipped parts) into the sink (sources/ports.ts);
+ * returns the rows it loaded and its bad records.
  */
-export type RangeReader = (
-  batch: Batch,
-  into: string,
-  intoTable: (table: string) => string,
-  staged: (table: string) => boolean,
-) => Promise<RangeRead>;
+export type RangeReader = (batch: Batch, sink: BatchSink) => Promise<RangeRead>;
 
 /**
  * The stages hold other than what the batch read: the engine dropped or added rows on the way
@@ -65,6 +61,8 @@ async function shapeOf(engine: Engine, destinations: readonly Destination[]): Pr
 
 export interface BatchContext {
   engine: Engine;
+  /** The service's source reader, which parses what a source reads (sources/ports.ts). */
+  sourceReader: Queryable;
   store: Store;
   /**
    * Per slot, the destinations' shape (their columns) when its stages were last checked in this
@@ -111,7 +109,7 @@ export async function completeBatch(
       await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).errors)}`);
     }
     try {
-      const counted = await readInto(engine, targets, batch, read);
+      const counted = await readInto(context, targets, batch, read);
       const landed = await stagedCounts(engine, staged, stages);
       if (staged.length === destinations.length) checkCounts(batch, counted, landed);
       batch.rows = landed.rows;
@@ -176,18 +174,17 @@ function targetsOf(destinations: readonly Destination[], stages: Stages) {
  * table; returns the rows the source loaded and the bad records written.
  */
 async function readInto(
-  engine: Engine,
+  { engine, sourceReader }: BatchContext,
   targets: ReturnType<typeof targetsOf>,
   batch: Batch,
   read: RangeReader,
 ): Promise<{ rows: number; badRecords: number }> {
   const { destinationOf, into } = targets;
-  const result = await read(
-    batch,
-    into(targets.main),
-    (table) => into(destinationOf(table)),
-    (table) => destinationOf(table).staged,
+  const sink = batchSink(
+    { engine, sourceReader },
+    { into: (table) => into(destinationOf(table)), staged: (table) => destinationOf(table).staged },
   );
+  const result = await read(batch, sink);
   const skipped: BadRecord[] = batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' }));
   const bad = [...result.badRecords, ...skipped];
   for (const destination of targets.destinations) {

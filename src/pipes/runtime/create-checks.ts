@@ -3,10 +3,10 @@ import {
   countRows,
   createTableSql,
   describeTable,
-  type Engine,
   EngineError,
   ensureDatabase,
   expressionProblem,
+  type Queryable,
   tableName,
   typeProblem,
 } from '../../engine/index.js';
@@ -27,7 +27,7 @@ export async function createProblems(
   /** The connector of the pipe's kind (sources/kind.ts). */
   connector: SourceConnector | undefined,
 ): Promise<Problem[]> {
-  const engine = context.service;
+  const engine = context.target;
   const problems = await definitionProblems(config.destination, engine);
   if (problems.length > 0) return problems;
   // A source that names its own tables (writesItsOwnTables) checks them itself.
@@ -46,7 +46,7 @@ export async function createProblems(
  */
 export async function definitionProblems(
   destination: Partial<PipeConfig['destination']>,
-  engine: Engine,
+  engine: Queryable,
 ): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const [index, column] of (destination.columns ?? []).entries()) {
@@ -74,7 +74,7 @@ const CHECK_DATABASE = '_sluice_check';
  */
 function tableProblem(
   destination: Partial<PipeConfig['destination']>,
-  engine: Engine,
+  engine: Queryable,
 ): Promise<Problem | undefined> | undefined {
   const spec = managedTableSpec(destination);
   if (!spec || spec.columns.length === 0) return undefined;
@@ -98,7 +98,7 @@ function tableProblem(
   })();
 }
 
-async function destinationProblems(config: PipeConfig, engine: Engine): Promise<Problem[]> {
+async function destinationProblems(config: PipeConfig, engine: Queryable): Promise<Problem[]> {
   const database = config.destination.database ?? 'default';
   const table = config.destination.table ?? '';
   const columns = await describeTable(engine, database, table);

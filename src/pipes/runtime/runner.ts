@@ -1,4 +1,5 @@
 import { sleep } from '../../concurrency.js';
+import type { Engine } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
 import {
@@ -18,6 +19,8 @@ import { prepareDestinations } from './destination.js';
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
 
 export interface RunnerContext extends RunContext {
+  /** The service's engine, the runtime's alone: stages, moves, and the loads of `read`'s sink. */
+  engine: Engine;
   /** The runtime's own: claims, stages and commits (the source sees only `progress`). */
   store: Store;
   /** The source while it is open (its status joins the pipe's), undefined once closed. */
@@ -68,10 +71,16 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       slots.run(batch.slot, async () => {
         try {
           const done = await completeBatch(
-            { engine, store, stagesChecked, failpoint: context.failpoint },
+            {
+              engine,
+              sourceReader: context.sourceReader,
+              store,
+              stagesChecked,
+              failpoint: context.failpoint,
+            },
             destinations,
             batch,
-            (b, into, of, staged) => source.read(b, into, of, staged),
+            (b, sink) => source.read(b, sink),
           );
           context.committed?.(done);
           if (tracksCommits(source)) await source.committed(done);

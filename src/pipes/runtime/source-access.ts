@@ -4,6 +4,7 @@ import { type EngineRegistry, EngineUnavailableError } from '../../engine/index.
 import { type Problem, ServiceUnavailableError } from '../../errors.js';
 import type { Service } from '../../store/index.js';
 import type { CheckContext } from '../sources/index.js';
+import { scratchOf, targetTablesOf } from './source-ports.js';
 
 /** What the runtime reaches sources with, and the node's rules for reaching them. */
 export interface SourceAccessDeps {
@@ -28,7 +29,8 @@ export class SourceAccess {
   context(service: Service, validateSamples = false): CheckContext {
     const { engines, localFilesDir, allowPrivateSources, allowPlaintextKafka, awsRegion, logger } = this.deps;
     return {
-      service: engines.engineFor(service),
+      target: targetTablesOf(engines.engineFor(service)),
+      scratch: scratchOf(engines.engineFor(service)),
       sourceReader: engines.sourceReaderFor(service),
       localFilesDir,
       validateSamples,

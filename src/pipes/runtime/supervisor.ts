@@ -23,6 +23,7 @@ import { runProgressOf } from './run-progress.js';
 import { runPipe } from './runner.js';
 import { SourceAccess, type SourceAccessDeps } from './source-access.js';
 import { SourceCleanups } from './source-cleanups.js';
+import { targetTablesOf } from './source-ports.js';
 import { Throughput } from './throughput.js';
 import { updateProblems } from './update-checks.js';
 import { removeOldDeduplication } from './upgrades.js';
@@ -236,6 +237,7 @@ export class PipeSupervisor implements PipeRuntime {
         config: view.config,
         engine: this.deps.engines.engineFor(view.service),
         sourceReader: this.deps.engines.sourceReaderFor(view.service),
+        target: targetTablesOf(this.deps.engines.engineFor(view.service)),
         store,
         progress: runProgressOf(store, pipeId),
         localFilesDir: this.deps.localFilesDir,

@@ -25,4 +25,28 @@ describe('what a source may reach (docs/architecture.md, "Who may import whom")'
     );
     expect(importers).toEqual([]);
   });
+
+  it('no source holds an engine: it reaches the engines through the ports the runtime hands it (ports.ts)', () => {
+    const files = sourceFiles().filter((file) => file !== 'ports.ts' && file !== 'contract.ts');
+    // What a source may take from the engine's module: SQL text (quoting, names) and a type, never
+    // an engine, the registry, or a helper that runs statements on an engine it would have to hold.
+    const sqlText = new Set(['ident', 'literal', 'settingsClause', 'tableName', 'addColumnsSql', 'TableSpec']);
+    const taken = files.flatMap((file) => {
+      const text = readFileSync(join(SOURCES, file), 'utf8');
+      const imports = [...text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'[./]*\/engine\/index\.js'/g)];
+      return imports.flatMap((match) =>
+        (match[1] ?? '')
+          .split(',')
+          .map((name) => name.replace(/^\s*type\s+/, '').trim())
+          .filter((name) => name && !sqlText.has(name))
+          .map((name) => `${file}: ${name}`),
+      );
+    });
+    expect(taken).toEqual([]);
+    // Nor the loads that need one: the sink (ports.ts) is how a batch reaches its tables.
+    const loaders = files.filter((file) =>
+      /\b(loadThroughReader|loadFile|insertBadRecords)\b/.test(readFileSync(join(SOURCES, file), 'utf8')),
+    );
+    expect(loaders).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Engine, TableSpec } from '../../engine/index.js';
+import type { TableSpec } from '../../engine/index.js';
 import type { ErrorCode, Problem } from '../../errors.js';
 import type { Batch, Claim, Json } from '../../store/index.js';
 
@@ -10,6 +10,7 @@ export type { Batch, Claim, Json };
 
 import type { PipeConfig } from '../model.js';
 import type { RangeRead } from '../records/index.js';
+import type { BatchSink, Scratch, SourceReader, TargetTables } from './ports.js';
 
 /**
  * One kind of source, as the runtime sees it (README, "How a pipe runs"), in the stages every kind
@@ -140,22 +141,14 @@ export interface SourceRun {
    */
   next(cursor: Json | null): Promise<Claim | 'idle' | 'complete'>;
   /**
-   * Reads exactly the batch's range, without its skipped parts, into the table `into`, the same
+   * Reads exactly the batch's range, without its skipped parts, into `sink` (ports.ts), the same
    * records every time it is asked (after a crash a range is read again into an emptied stage).
    * Returns the rows it loaded, as it counted what it read (the runtime holds them against what
    * the engine staged), and the records it had to set aside; a part it cannot read at all throws
    * UnreadablePartError, and the runtime reads the batch again without that part. A source of
-   * several tables writes each table's records into `intoTable(table)` and names the table in
-   * each bad record. `staged(table)` says whether that table is the batch's own staging table,
-   * emptied before each read (a source may then set it up for its load), or the destination
-   * itself (a Null table, whose rows only its materialized views see).
+   * several tables names the table in each load and in each bad record.
    */
-  read(
-    batch: Batch,
-    into: string,
-    intoTable: (table: string) => string,
-    staged: (table: string) => boolean,
-  ): Promise<RangeRead>;
+  read(batch: Batch, sink: BatchSink): Promise<RangeRead>;
   close(): Promise<void>;
 }
 
@@ -275,10 +268,11 @@ export type SourceStatus = {
 };
 
 export interface CheckContext {
-  /** The service's engine: confined, it reaches nothing outside the service. */
-  service: Engine;
-  /** The engine that reads sources (EngineRegistry.sourceReader). */
-  sourceReader: Engine;
+  /** The service's tables (ports.ts): a kind that writes tables it names checks them. */
+  target: TargetTables;
+  /** The engine that reads sources (ports.ts), and the scratch files it reads samples from. */
+  sourceReader: SourceReader;
+  scratch: Scratch;
   localFilesDir: string;
   validateSamples: boolean;
   allowPrivateSources: boolean;
@@ -301,8 +295,10 @@ export interface ChangeContext extends CheckContext {
 export interface RunContext {
   pipeId: string;
   config: PipeConfig;
-  engine: Engine;
-  sourceReader: Engine;
+  /** The engine that reads sources (ports.ts); the batches' own loads go through `read`'s sink. */
+  sourceReader: SourceReader;
+  /** The service's tables (ports.ts), for a kind that manages the tables it writes. */
+  target: TargetTables;
   /** The pipe's progress, as far as a source may read and put it back (runtime/run-progress.ts). */
   progress: RunProgress;
   localFilesDir: string;

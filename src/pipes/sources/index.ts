@@ -6,7 +6,6 @@ import { postgresKind } from './postgres/index.js';
 
 // The contract: the base interfaces, the capabilities a connector or a run may have, their guards.
 export * from './contract.js';
-
 export {
   type DiscoveredField,
   type DiscoveryContext,
@@ -16,6 +15,8 @@ export {
 } from './discovery.js';
 export { isTlsCode, libraryFailureCode, NETWORK_CODES, nestedErrors } from './failure-code.js';
 export { type AnySourceKind, type ImmutableField, type SourceKind, SourceKinds } from './kind.js';
+// The ports a source reaches the engines through, which the runtime implements.
+export type { BatchSink, Scratch, SinkLoad, SourceReader, TargetTables } from './ports.js';
 export {
   type ListedTable,
   listPostgresTables,

@@ -117,8 +117,8 @@ async function samplesProblem(
   topics: string[],
 ): Promise<Problem | undefined> {
   const samples = await firstMessages(consumer, topics, SAMPLE_MESSAGES);
-  const engines = { engine: context.service, sourceReader: context.sourceReader };
-  const problem = await sampleProblem(engines, how, samples);
+  const reading = { sourceReader: context.sourceReader, scratch: context.scratch };
+  const problem = await sampleProblem(reading, how, samples);
   return (
     problem && {
       path: 'source.validateSamples',

@@ -44,8 +44,8 @@ export async function discoverKafka(
     const how = kafkaMessagePlan(config, context.allowPrivateSources);
     let inferred: Awaited<ReturnType<typeof inferMessages>>;
     try {
-      const engines = { engine: context.service, sourceReader: context.sourceReader };
-      inferred = await inferMessages(engines, how, samples, `${PATH}.format`);
+      const reading = { sourceReader: context.sourceReader, scratch: context.scratch };
+      inferred = await inferMessages(reading, how, samples, `${PATH}.format`);
     } catch (error) {
       if (!(error instanceof RegistryError)) throw error;
       throw new DiscoveryProblem({ path: `${PATH}.schemaRegistry.${error.field}`, message: error.message });

@@ -10,6 +10,7 @@ import type {
   TracksCommits,
 } from '../contract.js';
 import { ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
+import type { BatchSink } from '../ports.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
@@ -269,12 +270,12 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
     return { range: range as unknown as Json, files: 0, bytes, skipped: [], cursor: next };
   }
 
-  read(batch: { range: Json; slot: number }, into: string) {
+  read(batch: { range: Json; slot: number }, sink: BatchSink) {
     return this.claimed.load(
       batch.range as unknown as KafkaRange,
-      { engine: this.context.engine, sourceReader: this.context.sourceReader },
+      sink,
+      this.context.sourceReader,
       this.how,
-      into,
       `${this.context.pipeId}-${batch.slot}`,
     );
   }

@@ -128,8 +128,8 @@ async function samplesProblems(
   const samples = await firstRecords(connection, source);
   if (samples.length === 0) return [];
   const how = messagePlan(config, source.format, kinesisMessages);
-  const engines = { engine: context.service, sourceReader: context.sourceReader };
-  const problem = await sampleProblem(engines, how, samples);
+  const reading = { sourceReader: context.sourceReader, scratch: context.scratch };
+  const problem = await sampleProblem(reading, how, samples);
   if (!problem) return [];
   return [
     {

@@ -37,8 +37,8 @@ export async function discoverKinesis(
       });
     }
     const how = messagePlan(config, kinesis.format, kinesisMessages);
-    const engines = { engine: context.service, sourceReader: context.sourceReader };
-    const inferred = await inferMessages(engines, how, samples, `${PATH}.format`);
+    const reading = { sourceReader: context.sourceReader, scratch: context.scratch };
+    const inferred = await inferMessages(reading, how, samples, `${PATH}.format`);
     return {
       fields: inferred.fields,
       meta: {

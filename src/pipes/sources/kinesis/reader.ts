@@ -19,6 +19,7 @@ import {
   type StreamFlush,
   streamFlush,
 } from '../messages/index.js';
+import type { BatchSink } from '../ports.js';
 import { unsupportedKinesis } from './checks.js';
 import { connectKinesis, type KinesisConnection, type KinesisSource } from './client.js';
 import { PipeConsumer } from './consumer.js';
@@ -265,12 +266,12 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
     };
   }
 
-  read(batch: Batch, into: string): Promise<RangeRead> {
+  read(batch: Batch, sink: BatchSink): Promise<RangeRead> {
     return this.claimed.load(
       batch.range as unknown as KinesisRange,
-      { engine: this.context.engine, sourceReader: this.context.sourceReader },
+      sink,
+      this.context.sourceReader,
       this.how,
-      into,
       `${this.context.pipeId}-${batch.slot}`,
     );
   }

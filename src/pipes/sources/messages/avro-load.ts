@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { type Engine, EngineError, isBadDataEngineError, literal } from '../../../engine/index.js';
-import { loadThroughReader, PermanentError, type RangeRead, StageLoadError } from '../../records/index.js';
+import { literal } from '../../../engine/index.js';
+import { PermanentError, type RangeRead, StageLoadError } from '../../records/index.js';
+import { type BatchSink, EngineError, isBadDataEngineError, type Scratch } from '../ports.js';
 import { type AvroEntry, type AvroFormat, type AvroGroup, avroFiles, confluentIds } from './avro-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
+import type { Reading } from './reading.js';
 import type { SchemaAnswer } from './schema-registry.js';
-
-type Engines = { engine: Engine; sourceReader: Engine };
 
 /** A writer schema the columns cannot take, as the Avro reader says reading a file's header. */
 const HEADER_CODES = new Set([
@@ -29,17 +29,16 @@ function isHeaderRefused(error: unknown): boolean {
 }
 
 /**
- * Loads a batch of Avro messages into `into`: one container file per writer schema, parsed by the
+ * Loads a batch of Avro messages into the sink: one container file per writer schema, parsed by the
  * engine (avro-file.ts). The engine's Avro reader stops at the first record it cannot read, so a
  * file that fails is split in halves until each failing message stands alone and is set aside;
  * the halves that read are loaded. A schema that does not fit the table (the reader says so
  * reading the file's header) sets aside its messages at once.
  */
 export async function loadAvroMessages<M>(
-  engines: Engines,
+  sink: BatchSink,
   how: MessagePlan<M>,
   messages: readonly M[],
-  into: string,
   name: string,
 ): Promise<RangeRead> {
   const files = avroFiles(how, messages, how.format as AvroFormat, await schemaAnswers(how, messages));
@@ -50,7 +49,7 @@ export async function loadAvroMessages<M>(
   let rows = 0;
   const load = async (group: AvroGroup, entries: AvroEntry[], checked: boolean): Promise<void> => {
     if (entries.length === 0) return;
-    const loaded = await loadEntries(engines, how, group, entries, into, name);
+    const loaded = await loadEntries(sink, how, group, entries, name);
     if (!('reason' in loaded)) {
       rows += loaded.rows;
       return;
@@ -78,7 +77,7 @@ export async function loadAvroMessages<M>(
 
 /** validateSamples: why the first sample that does not parse and map as the pipe will fails. */
 export async function avroSampleProblem<M>(
-  engines: Engines,
+  reading: Reading,
   how: MessagePlan<M>,
   samples: readonly M[],
 ): Promise<{ index: number; reason: string } | undefined> {
@@ -88,8 +87,8 @@ export async function avroSampleProblem<M>(
     const refused = files.refused[0];
     if (refused) return { index, reason: refused.error };
     const group = files.groups[0] as AvroGroup;
-    const read = await withContainerFile(engines.engine, how, group, group.entries, 'sample', (from) =>
-      engines.sourceReader.query(`SELECT ${how.plan.selectList} FROM ${from}`, {
+    const read = await withContainerFile(reading.scratch, how, group, group.entries, 'sample', (from) =>
+      reading.sourceReader.query(`SELECT ${how.plan.selectList} FROM ${from}`, {
         settings: avroSettings(how),
       }),
     );
@@ -132,16 +131,15 @@ async function schemaAnswers<M>(how: MessagePlan<M>, messages: readonly M[]) {
 }
 
 async function loadEntries<M>(
-  engines: Engines,
+  sink: BatchSink,
   how: MessagePlan<M>,
   group: AvroGroup,
   entries: AvroEntry[],
-  into: string,
   name: string,
 ) {
-  return withContainerFile(engines.engine, how, group, entries, name, async (from, file) => {
+  return withContainerFile(sink.scratch, how, group, entries, name, async (from, file) => {
     const settings = avroSettings(how);
-    const loaded = await loadThroughReader(engines, { name: file, from, plan: how.plan, settings, into });
+    const loaded = await sink.load({ name: file, from, plan: how.plan, settings });
     // The engine's Avro reader stops at a record it cannot read rather than skip it; a skipped one
     // could not be told apart from its message's other records, so it is never let pass unseen.
     if (loaded.skipped.length > 0)
@@ -158,7 +156,7 @@ async function loadEntries<M>(
  * it; an error that says the records cannot be read comes back as the reason, any other throws.
  */
 async function withContainerFile<M, T>(
-  engine: Engine,
+  scratch: Scratch,
   how: MessagePlan<M>,
   group: AvroGroup,
   entries: AvroEntry[],
@@ -166,7 +164,7 @@ async function withContainerFile<M, T>(
   use: (from: string, file: string) => Promise<T>,
 ): Promise<{ reason: string; wholeSchema: boolean } | T> {
   const file = `${name}-${randomUUID()}.avro`;
-  const path = engine.scratchPath(file);
+  const path = scratch.path(file);
   try {
     await writeFile(path, [group.header, ...entries.flatMap((entry) => entry.pieces)]);
     return await use(`file(${literal(path)}, 'Avro', ${literal(how.plan.structure)})`, file);
@@ -177,7 +175,7 @@ async function withContainerFile<M, T>(
     if (!wholeSchema && !isBadDataEngineError(error)) throw error;
     return { reason: reasonOf(error as Error), wholeSchema };
   } finally {
-    await engine.removeScratch(file);
+    await scratch.remove(file);
   }
 }
 

@@ -1,5 +1,5 @@
-import type { Engine } from '../../../engine/index.js';
 import type { RangeRead } from '../../records/index.js';
+import type { BatchSink, SourceReader } from '../ports.js';
 import { loadMessages } from './load.js';
 import type { MessagePlan } from './plan.js';
 
@@ -17,17 +17,17 @@ export class ClaimedMessages<M, R> {
     this.byRange.set(JSON.stringify(range), messages);
   }
 
-  /** Loads a claimed range's messages into `into` (loadMessages); returns what it loaded and set aside. */
+  /** Loads a claimed range's messages into the sink (loadMessages); returns what it loaded and set aside. */
   async load(
     range: R,
-    engines: { engine: Engine; sourceReader: Engine },
+    sink: BatchSink,
+    sourceReader: SourceReader,
     how: MessagePlan<M>,
-    into: string,
     name: string,
   ): Promise<RangeRead> {
     const key = JSON.stringify(range);
     const messages = this.byRange.get(key) ?? (await this.readAgain(range));
-    const read = await loadMessages(engines, how, messages, into, name);
+    const read = await loadMessages(sink, sourceReader, how, messages, name);
     this.byRange.delete(key);
     return read;
   }

@@ -9,5 +9,6 @@ export {
 } from './infer.js';
 export { loadMessages, sampleProblem } from './load.js';
 export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './plan.js';
+export type { Reading } from './reading.js';
 export { RegistryError, type SchemaAnswer, SchemaRegistryClient } from './schema-registry.js';
 export type { MessageSource, VirtualType, VirtualValue } from './source.js';

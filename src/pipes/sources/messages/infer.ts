@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type Engine, EngineError, literal } from '../../../engine/index.js';
+import { literal } from '../../../engine/index.js';
 import { type DiscoveredField, DiscoveryProblem, inferredField } from '../discovery.js';
+import { EngineError, type Scratch, type SourceReader } from '../ports.js';
 import { type AvroFormat, avroFiles, confluentIds } from './avro-file.js';
 import { recordsText } from './json-file.js';
 import type { MessagePlan } from './plan.js';
-
-type Engines = { engine: Engine; sourceReader: Engine };
+import type { Reading } from './reading.js';
 
 /**
  * How the engine infers a schema from records: a column is Nullable only where a value was null
@@ -35,7 +35,7 @@ export interface InferredMessages {
  * No JavaScript object is made of a record. Throws EngineError when the engine cannot read them.
  */
 export async function inferMessages<M>(
-  engines: Engines,
+  reading: Reading,
   how: MessagePlan<M>,
   messages: readonly M[],
   /** The source's `format` field, named when no message reads in it. */
@@ -45,8 +45,8 @@ export async function inferMessages<M>(
   try {
     inferred =
       how.format === 'JSONEachRow'
-        ? await inferJson(engines, how, messages)
-        : await inferAvro(engines, how, messages, how.format);
+        ? await inferJson(reading, how, messages)
+        : await inferAvro(reading, how, messages, how.format);
   } catch (error) {
     throw unreadableRecords(error, formatPath, how.format);
   }
@@ -60,14 +60,14 @@ export async function inferMessages<M>(
   return inferred;
 }
 
-async function inferJson<M>(engines: Engines, how: MessagePlan<M>, messages: readonly M[]) {
+async function inferJson<M>(reading: Reading, how: MessagePlan<M>, messages: readonly M[]) {
   const text = recordsText(how, messages);
   const refused = text.refused.map((r) => `${how.source.describe(messages[r.index] as M)}: ${r.error}`);
   if (text.lines.length === 0) return { fields: [], refused };
-  return withScratch(engines.engine, 'json', text.chunks, async (path) => {
-    const described = await describe(engines.sourceReader, `file(${literal(path)}, 'JSONEachRow')`);
+  return withScratch(reading.scratch, 'json', text.chunks, async (path) => {
+    const described = await describe(reading.sourceReader, `file(${literal(path)}, 'JSONEachRow')`);
     // A key in fewer records than were read is missing from some: optional, whatever its type.
-    const counts = await engines.sourceReader.query(
+    const counts = await reading.sourceReader.query(
       `SELECT key, count() AS n FROM (SELECT arrayJoin(JSONExtractKeys(line)) AS key FROM file(${literal(path)}, 'LineAsString', 'line String')) GROUP BY key`,
       { settings: { max_threads: 1 } },
     );
@@ -80,7 +80,7 @@ async function inferJson<M>(engines: Engines, how: MessagePlan<M>, messages: rea
 }
 
 async function inferAvro<M>(
-  engines: Engines,
+  reading: Reading,
   how: MessagePlan<M>,
   messages: readonly M[],
   format: AvroFormat,
@@ -95,8 +95,8 @@ async function inferAvro<M>(
   const bySchema: DiscoveredField[][] = [];
   for (const group of files.groups) {
     const pieces = [group.header, ...group.entries.flatMap((entry) => entry.pieces)];
-    const described = await withScratch(engines.engine, 'avro', pieces, (path) =>
-      describe(engines.sourceReader, `file(${literal(path)}, 'Avro')`),
+    const described = await withScratch(reading.scratch, 'avro', pieces, (path) =>
+      describe(reading.sourceReader, `file(${literal(path)}, 'Avro')`),
     );
     bySchema.push(described.map((column) => inferredField(column.name, column.type, false)));
   }
@@ -120,7 +120,7 @@ function mergeSchemas(schemas: DiscoveredField[][]): DiscoveredField[] {
 
 /** The engine's DESCRIBE of a table function, its schema inferred from the data. */
 export async function describe(
-  engine: Engine,
+  engine: SourceReader,
   from: string,
   settings: Record<string, string | number | boolean> = {},
 ): Promise<{ name: string; type: string }[]> {
@@ -131,20 +131,20 @@ export async function describe(
 }
 
 async function withScratch<T>(
-  engine: Engine,
+  scratch: Scratch,
   extension: string,
   pieces: Buffer[],
   use: (path: string) => Promise<T>,
 ): Promise<T> {
   const file = `discovery-${randomUUID()}.${extension}`;
-  const path = engine.scratchPath(file);
+  const path = scratch.path(file);
   try {
     // The scratch space is made when the service's engine first starts, which may not be yet.
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, pieces);
     return await use(path);
   } finally {
-    await engine.removeScratch(file);
+    await scratch.remove(file);
   }
 }
 

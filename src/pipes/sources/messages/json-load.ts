@@ -1,44 +1,42 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { type Engine, literal, settingsClause } from '../../../engine/index.js';
+import { literal, settingsClause } from '../../../engine/index.js';
 import {
   type BadRecord,
-  loadThroughReader,
   MAX_EXPLAINED,
   type RangeRead,
   type SkippedRow,
   whyRecordFails,
 } from '../../records/index.js';
+import type { BatchSink, SourceReader } from '../ports.js';
 import { recordsText } from './json-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
 
 /**
- * Loads a batch of JSON messages into `into` through the source reader: the engine parses the
+ * Loads a batch of JSON messages into the sink through the source reader: the engine parses the
  * bytes (json-file.ts), bad ones go back as bad records with their place in the stream.
  * A line that is not JSON at all can make the engine's parser read on into the next line, so
  * when the engine skipped rows, lines that are not JSON are found (by the engine), set aside and
  * the rest parsed again: every skipped row then is exactly one message.
  */
 export async function loadJsonMessages<M>(
-  engines: { engine: Engine; sourceReader: Engine },
+  sink: BatchSink,
+  sourceReader: SourceReader,
   how: MessagePlan<M>,
   messages: readonly M[],
-  into: string,
   name: string,
 ): Promise<RangeRead> {
-  const { engine, sourceReader } = engines;
   const file = `${name}-${randomUUID()}.json`;
-  const path = engine.scratchPath(file);
+  const path = sink.scratch.path(file);
   let text = recordsText(how, messages);
   const bad = text.refused.map((r) => badRecord(how, messages[r.index] as M, r.error));
   try {
     await writeFile(path, text.chunks);
-    const { rows, skipped } = await loadThroughReader(engines, {
+    const { rows, skipped } = await sink.load({
       name: file,
       from: `file(${literal(path)}, 'JSONEachRow', ${literal(how.plan.structure)})`,
       plan: how.plan,
       settings: how.settings,
-      into,
       recheck: async () => {
         const invalid = await notJsonLines(sourceReader, path);
         if (invalid.size === 0) return 'load';
@@ -58,12 +56,12 @@ export async function loadJsonMessages<M>(
     bad.push(...(await explain(sourceReader, how, messages, text.lines, skipped)));
     return { rows, badRecords: bad };
   } finally {
-    await engine.removeScratch(file);
+    await sink.scratch.remove(file);
   }
 }
 
 /** Line numbers (from 1) of the lines that are not JSON, as the engine's own JSON reader says. */
-async function notJsonLines(engine: Engine, path: string): Promise<Set<number>> {
+async function notJsonLines(engine: SourceReader, path: string): Promise<Set<number>> {
   const result = await engine.query(
     `SELECT n FROM (SELECT rowNumberInAllBlocks() + 1 AS n, isValidJSON(line) AS ok FROM file(${literal(path)}, 'LineAsString', 'line String')) WHERE NOT ok`,
     { settings: { max_threads: 1 } },
@@ -72,7 +70,7 @@ async function notJsonLines(engine: Engine, path: string): Promise<Set<number>> 
 }
 
 async function explain<M>(
-  engine: Engine,
+  engine: SourceReader,
   how: MessagePlan<M>,
   messages: readonly M[],
   lines: number[],
@@ -98,7 +96,7 @@ async function explain<M>(
 
 /** validateSamples: why the first sample that does not parse and map as the pipe will fails. */
 export async function jsonSampleProblem<M>(
-  engine: Engine,
+  engine: SourceReader,
   how: MessagePlan<M>,
   samples: readonly M[],
 ): Promise<{ index: number; reason: string } | undefined> {

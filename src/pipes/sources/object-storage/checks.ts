@@ -1,8 +1,8 @@
-import type { Engine } from '../../../engine/index.js';
 import type { Problem } from '../../../errors.js';
 import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
 import type { CheckContext } from '../contract.js';
+import type { SourceReader } from '../ports.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
 import { listFiles, type SourceFile } from './listing.js';
 import {
@@ -81,7 +81,7 @@ const SAMPLE_RECORDS = 10;
  */
 async function sampleProblem(
   config: PipeConfig,
-  engine: Engine,
+  engine: SourceReader,
   location: Location,
   storage: NonNullable<PipeConfig['source']['objectStorage']>,
   first: SourceFile | undefined,

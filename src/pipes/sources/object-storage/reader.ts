@@ -7,7 +7,6 @@ import {
   asUnreadablePart,
   explainSkippedRows,
   insertPlan,
-  loadThroughReader,
   PermanentError,
   POSITIONAL_FORMATS,
   type RangeRead,
@@ -15,6 +14,7 @@ import {
   readSettings,
 } from '../../records/index.js';
 import type { Claim, Json, RunContext, SourceRun } from '../contract.js';
+import type { BatchSink } from '../ports.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
 import { type Credentials, listFiles, type SourceFile } from './listing.js';
 import { type Location, locationHost, sourceLocation } from './location.js';
@@ -63,11 +63,11 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
       await progress.setFilesPending(0);
       return source.isContinuous ? 'idle' : 'complete';
     },
-    async read(batch, into) {
+    async read(batch, sink) {
       const { files } = batch.range as unknown as FileRange;
       const readable = files.filter((file) => !batch.skipped.some((s) => s.key === file.key));
       return rangeRead(
-        await mapLimited(readable, limits.concurrency, (file, index) => insert(into, file, index)),
+        await mapLimited(readable, limits.concurrency, (file, index) => insert(sink, file, index)),
       );
     },
     close: async () => {},
@@ -134,25 +134,21 @@ export function fileReader(
   };
 }
 
-/** Reads one file into a table through the source reader (loadThroughReader), isolating bad rows. */
+/** Reads one file into the batch's sink through the source reader, isolating bad rows. */
 function fileInserter(context: RunContext, location: Location, source: ObjectStorageConfig) {
-  const { config, engine, sourceReader, pipeId } = context;
-  return async (into: string, file: { key: string }, index: number): Promise<RangeRead> => {
+  const { config, sourceReader, pipeId } = context;
+  return async (sink: BatchSink, file: { key: string }, index: number): Promise<RangeRead> => {
     // Asked per file: assumed-role credentials are renewed before they expire.
     const credentials = await storageCredentials(source, context.organizationId);
     const reader = fileReader(config, location, source, credentials);
     const { plan, read, settings } = reader;
     try {
-      const { rows, skipped } = await loadThroughReader(
-        { engine, sourceReader },
-        {
-          name: `${pipeId}-${index}-${randomUUID()}`,
-          from: read(file.key, source.format, plan.structure),
-          plan,
-          settings,
-          into,
-        },
-      );
+      const { rows, skipped } = await sink.load({
+        name: `${pipeId}-${index}-${randomUUID()}`,
+        from: read(file.key, source.format, plan.structure),
+        plan,
+        settings,
+      });
       if (skipped.length === 0) return { rows, badRecords: [] };
       const badRecords = await explainSkippedRows(sourceReader, skipped, {
         source: file.key,

@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { countRows, describeTable, expressionProblem } from '../../../../engine/index.js';
 import type { Problem } from '../../../../errors.js';
 import type { PipeConfig } from '../../../model.js';
 import type { CheckContext } from '../../contract.js';
@@ -187,11 +186,11 @@ async function targetProblems(
   for (const [index, mapping] of source.tableMappings.entries()) {
     const at = `${PATH}.tableMappings[${index}]`;
     if (mapping.partitionByExpr) {
-      const problem = await expressionProblem(context.service, mapping.partitionByExpr);
+      const problem = await context.target.expressionProblem(mapping.partitionByExpr);
       if (problem) problems.push({ path: `${at}.partitionByExpr`, message: problem });
     }
-    const existing = await describeTable(context.service, database, mapping.targetTable);
-    if (existing && (await countRows(context.service, database, mapping.targetTable)) > 0) {
+    const existing = await context.target.describe(database, mapping.targetTable);
+    if (existing && (await context.target.countRows(database, mapping.targetTable)) > 0) {
       problems.push({
         path: `${at}.targetTable`,
         message: `${database}.${mapping.targetTable} already exists and holds rows: pick another name or empty it`,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type RangeRead, rangeRead } from '../../../records/index.js';
 import type { Batch, RunContext } from '../../contract.js';
+import type { BatchSink } from '../../ports.js';
 import type { TablePlan } from '../catalog/index.js';
 import type { ChangeStream } from '../changes/index.js';
 import {
@@ -32,37 +33,30 @@ export interface BatchHost extends RelationsHost {
 }
 
 /**
- * Reads a batch into its tables' stages: a snapshot range copied under the exported snapshot
+ * Reads a batch into its sink (its tables' stages): a snapshot range copied under the exported snapshot
  * (`COPY ... TO STDOUT` into a scratch file the engine parses), or the committed transactions of
  * a range of changes, after the targets followed the source's schema.
  */
-export async function readBatch(
-  host: BatchHost,
-  batch: Batch,
-  intoTable: (table: string) => string,
-  staged: (table: string) => boolean,
-): Promise<RangeRead> {
+export async function readBatch(host: BatchHost, batch: Batch, sink: BatchSink): Promise<RangeRead> {
   const { context } = host;
   const { logger } = context;
   const range = batch.range as unknown as SnapshotRange | ChangesRange;
-  const engines = { engine: context.engine, sourceReader: context.sourceReader };
+  const into = { sink, tables: context.target };
   const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
-  const file = { name, path: context.engine.scratchPath(`${name}.tsv`), label: '' };
+  const file = { name, file: `${name}.tsv`, path: sink.scratch.path(`${name}.tsv`), label: '' };
   try {
     if (range.kind === 'snapshot') {
       const plan = host.planOf(range.table);
       const rows = await copyRange(host.sessions, plan, range, host.snapshotName, file.path);
       const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
       const { rangesAtOnce } = snapshotParallelism(host.source.settings);
-      const into = intoTable(plan.spec.table);
-      const load = { staged: staged(plan.spec.table), logger, rangesAtOnce };
-      return await loadRowsFile(engines, plan, { ...file, label, rows }, into, load);
+      return await loadRowsFile(into, plan, { ...file, label, rows }, { logger, rangesAtOnce });
     }
     const stream = host.stream as ChangeStream;
     const [from, to] = [rangeFrom(range), rangeTo(range)];
     await stream.waitFor(from, to, context.signal);
     const transactions = stream.takeRange(from, to);
-    await followRelations(host, transactions, intoTable);
+    await followRelations(host, transactions, (table) => sink.into(table));
     const byTable = rowsOfChanges(
       transactions,
       (schema, table) => host.planBySource(schema, table),
@@ -75,12 +69,10 @@ export async function readBatch(
     for (const changes of byTable.values()) {
       const { schema, table } = changes.plan.source;
       const label = `${rangeLabel(range)} of ${schema}.${table}`;
-      const { table: target } = changes.plan.spec;
-      const load = { staged: staged(target), logger };
-      reads.push(await loadChanges(engines, changes, { ...file, label }, intoTable(target), load));
+      reads.push(await loadChanges(into, changes, { ...file, label }, { logger }));
     }
     return rangeRead(reads);
   } finally {
-    await context.engine.removeScratch(`${name}.tsv`);
+    await sink.scratch.remove(`${name}.tsv`);
   }
 }

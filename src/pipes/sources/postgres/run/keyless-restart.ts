@@ -1,13 +1,7 @@
-import {
-  countRows,
-  describeTable,
-  type Engine,
-  literal,
-  tableName,
-  tableStorage,
-} from '../../../../engine/index.js';
+import { literal, tableName } from '../../../../engine/index.js';
 import { errorTableName, PermanentError } from '../../../records/index.js';
 import type { Json, RunContext } from '../../contract.js';
+import type { TargetTables } from '../../ports.js';
 import { ROW_ID, type TablePlan } from '../catalog/index.js';
 import type { SeenBy } from '../changes/index.js';
 import type { SnapshotRange } from '../snapshot/index.js';
@@ -57,11 +51,11 @@ export async function restartKeylessSnapshots(host: {
     tables[target] = { ...(tables[target] as NonNullable<(typeof tables)[string]>), next: 0, seenBy };
     const written = cursor.resync ? freshName(target) : target;
     const { database } = plan.spec;
-    await context.engine.execute(`TRUNCATE TABLE IF EXISTS ${tableName(database, written)}`);
+    await context.target.execute(`TRUNCATE TABLE IF EXISTS ${tableName(database, written)}`);
     // The bad records of the attempt given up are read again with their ranges (a resync's sit
     // beside those of the target it replaces, which stay).
-    if (!cursor.resync && (await describeTable(context.engine, database, errorTableName(target)))) {
-      await context.engine.execute(
+    if (!cursor.resync && (await context.target.describe(database, errorTableName(target)))) {
+      await context.target.execute(
         `DELETE FROM ${tableName(database, errorTableName(target))} WHERE pipe_id = ${literal(context.pipeId)}`,
       );
     }
@@ -85,14 +79,14 @@ export async function restartKeylessSnapshots(host: {
  * which keeps one row of identical rows: it cannot become a row-for-row mirror in place. One that
  * holds nothing is dropped, to be made anew.
  */
-export async function twinsAsOne(engine: Engine, plan: TablePlan): Promise<boolean> {
+export async function twinsAsOne(tables: TargetTables, plan: TablePlan): Promise<boolean> {
   if (!plan.keyless) return false;
   const { database, table } = plan.spec;
-  const storage = await tableStorage(engine, database, table);
+  const storage = await tables.storage(database, table);
   if (!storage?.engine.endsWith('MergeTree')) return false;
   if (new RegExp(`\\b${ROW_ID}\\b`).test(storage.clauses['ORDER BY'] ?? '')) return false;
-  if ((await countRows(engine, database, table)) > 0) return true;
-  await engine.execute(`DROP TABLE ${tableName(database, table)}`);
+  if ((await tables.countRows(database, table)) > 0) return true;
+  await tables.execute(`DROP TABLE ${tableName(database, table)}`);
   return false;
 }
 

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { PermanentError, type RangeRead } from '../../../records/index.js';
 import type { Batch, Claim, Json, RunContext, SourceStatus, WrittenTable } from '../../contract.js';
+import type { BatchSink } from '../../ports.js';
 import {
   alignOwnedPublication,
   mappingRemoved,
@@ -73,10 +74,10 @@ export class PostgresRun implements PostgresRunCapabilities {
         if (!table) throw tableGone(schema, mapping.sourceTable);
         const plan = tablePlan(mapping, table, planOptions(context));
         plans.set(mapping.targetTable, plan);
-        if (await twinsAsOne(context.engine, plan))
+        if (await twinsAsOne(context.target, plan))
           collapsing.push(`${plan.spec.database}.${plan.spec.table}`);
         // Columns added at the source while the pipe was stopped join the target now.
-        else await followSchema(context.engine, plan);
+        else await followSchema(context.target, plan);
       }
       const run = new PostgresRun(context, source, plans, meta);
       run.collapsing = collapsing;
@@ -144,10 +145,10 @@ export class PostgresRun implements PostgresRunCapabilities {
       if (startedAt !== undefined) {
         if (mode === 'cdc_only') {
           // Nothing to snapshot: the targets start empty and follow the changes from now on.
-          for (const plan of this.plans.values()) await emptyTarget(context.engine, plan);
+          for (const plan of this.plans.values()) await emptyTarget(context.target, plan);
         } else {
           cursor.resync = { startedAt, setUp: true };
-          for (const plan of this.plans.values()) await dropFresh(context.engine, plan);
+          for (const plan of this.plans.values()) await dropFresh(context.target, plan);
         }
       }
       this.cursor = cursor;
@@ -302,13 +303,8 @@ export class PostgresRun implements PostgresRunCapabilities {
     return claim;
   }
 
-  async read(
-    batch: Batch,
-    _into: string,
-    intoTable: (table: string) => string,
-    staged: (table: string) => boolean,
-  ): Promise<RangeRead> {
-    return readBatch(this.batchHost, batch, intoTable, staged);
+  async read(batch: Batch, sink: BatchSink): Promise<RangeRead> {
+    return readBatch(this.batchHost, batch, sink);
   }
 
   async committed(batch: Batch): Promise<void> {
@@ -348,7 +344,7 @@ export class PostgresRun implements PostgresRunCapabilities {
 
   /** The resync's snapshot is done: its tables take the targets' place, and the cursor says so. */
   private async swapInFresh(startedAt: string): Promise<void> {
-    for (const plan of this.plans.values()) await swapIn(this.context.engine, plan, startedAt);
+    for (const plan of this.plans.values()) await swapIn(this.context.target, plan, startedAt);
     this.writeFresh(false);
     const { resync: _, ...cursor } = this.cursor;
     this.cursor = cursor;

@@ -29,7 +29,7 @@ export class SourceWatch {
     private readonly source: PostgresSource,
     private readonly meta: pg.Client,
   ) {
-    this.counts = new TargetRowCounts(context.engine, context.logger.child({ pipeId: context.pipeId }));
+    this.counts = new TargetRowCounts(context.target, context.logger.child({ pipeId: context.pipeId }));
   }
 
   /**

@@ -1,8 +1,9 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import { type Engine, EngineError, ident, settingsClause, tableName } from '../../../../engine/index.js';
-import { loadFile, loadThroughReader, type RangeRead, rangeRead } from '../../../records/index.js';
+import { ident, settingsClause, tableName } from '../../../../engine/index.js';
+import { type RangeRead, rangeRead } from '../../../records/index.js';
+import { type BatchSink, EngineError, type TargetTables } from '../../ports.js';
 import {
   type ColumnPlan,
   IS_DELETED,
@@ -18,48 +19,50 @@ import { keyOf, rowsText, type TableChanges, type TargetRow, UNCHANGED } from '.
 import { takeTwins } from './twins.js';
 import { typedRowsSql } from './typed-rows.js';
 
-type Engines = { engine: Engine; sourceReader: Engine };
+/** Where a batch's rows go (run/batch-read.ts): its sink, and the service's tables they join. */
+export interface RowsInto {
+  sink: BatchSink;
+  tables: TargetTables;
+}
 
 /** How a file of rows is loaded (run/batch-read.ts). */
 export interface RowsLoad {
-  /** `into` is the batch's staging table (contract.ts), not a Null destination itself. */
-  staged: boolean;
   logger: Logger;
   /** For a snapshot range: ranges parsed at once, each on one thread when they fill the cores. */
   rangesAtOnce?: number;
 }
 
-/** A file of a table's rows in COPY's text format, and how many rows the source says it holds. */
-type RowsFile = { path: string; name: string; label: string; rows: number };
+/**
+ * A scratch file (`file`, at `path`) of a table's rows in COPY's text format, and how many rows
+ * the source says it holds.
+ */
+type RowsFile = { file: string; path: string; name: string; label: string; rows: number };
 
 /**
- * Loads a file of a table's rows in COPY's text format into `into`: by the service's engine
- * itself when it can (loadInEngine), else through the source reader (records/load.ts), which
- * parses PostgreSQL's text and gives back the rows it cannot take as bad records of that table.
+ * Loads a file of a table's rows in COPY's text format into the sink: by the service's engine
+ * itself when it can (loadInEngine), else through the source reader, which parses PostgreSQL's
+ * text and gives back the rows it cannot take as bad records of that table.
  */
 export async function loadRowsFile(
-  engines: Engines,
+  into: RowsInto,
   plan: TablePlan,
   file: RowsFile,
-  into: string,
   load: RowsLoad,
 ): Promise<RangeRead> {
+  const table = plan.spec.table;
   const parse = load.rangesAtOnce === undefined ? {} : rangeParseSettings(load.rangesAtOnce);
   // The insert's own merge of each block (optimize_on_insert) finds rows of equal key to fold;
   // a range read by one statement holds each primary key once, so that pass would fold nothing.
   const insert: Record<string, number> =
     load.rangesAtOnce !== undefined && plan.keysUnique ? { optimize_on_insert: 0 } : {};
-  if (
-    load.staged &&
-    (await loadInEngine(engines.engine, plan, file, into, { ...parse, ...insert }, load.logger))
-  )
+  if (into.sink.staged(table) && (await loadInEngine(into, plan, file, { ...parse, ...insert }, load.logger)))
     return { rows: file.rows, badRecords: [] };
-  const { rows, skipped } = await loadThroughReader(engines, {
+  const { rows, skipped } = await into.sink.load({
     name: file.name,
     from: rowsFileSource(file.path, plan),
     plan: plan.insert,
     settings: { ...READ_SETTINGS, ...parse },
-    into,
+    table,
     insertSettings: insert,
   });
   const badRecords = skipped.map((s) => ({
@@ -91,21 +94,20 @@ function rangeParseSettings(rangesAtOnce: number): Record<string, number> {
  * again and the caller reads the file through the source reader, which does.
  */
 async function loadInEngine(
-  engine: Engine,
+  { sink, tables }: RowsInto,
   plan: TablePlan,
   file: RowsFile,
-  into: string,
   settings: Record<string, number>,
   logger: Logger,
 ): Promise<boolean> {
   if (plan.textColumns === null) return false;
-  await engine.execute(`ALTER TABLE ${into} MODIFY COLUMN ${ident(SYNCED_AT)} DEFAULT now64(9)`);
+  const stage = sink.into(plan.spec.table);
+  await tables.execute(`ALTER TABLE ${stage} MODIFY COLUMN ${ident(SYNCED_AT)} DEFAULT now64(9)`);
   try {
-    await loadFile(engine, {
-      into,
+    await sink.loadText({
+      table: plan.spec.table,
       columnList: plan.textColumns,
-      path: file.path,
-      format: 'TabSeparated',
+      file: file.file,
       settings: { ...TARGET_TEXT_SETTINGS, ...settings },
     });
     return true;
@@ -115,7 +117,7 @@ async function loadInEngine(
       { err: error, rows: file.label },
       "the engine could not load PostgreSQL's text itself: the source reader reads it and sets aside the rows it cannot take",
     );
-    await engine.execute(`TRUNCATE TABLE ${into}`);
+    await tables.execute(`TRUNCATE TABLE ${stage}`);
     return false;
   }
 }
@@ -127,20 +129,19 @@ async function loadInEngine(
  * find the twins they take (twins.ts), then the rows load as a snapshot range does.
  */
 export async function loadChanges(
-  engines: Engines,
+  into: RowsInto,
   changes: TableChanges,
   file: Omit<RowsFile, 'rows'>,
-  into: string,
   load: Omit<RowsLoad, 'rangesAtOnce'>,
 ): Promise<RangeRead> {
   const { plan } = changes;
   const { logger } = load;
   const target = tableName(plan.spec.database, plan.spec.table);
   if (changes.truncatedAt !== undefined) {
-    await engines.engine.execute(`DELETE FROM ${target} WHERE ${ident(VERSION)} < ${changes.truncatedAt}`);
+    await into.tables.execute(`DELETE FROM ${target} WHERE ${ident(VERSION)} < ${changes.truncatedAt}`);
   }
-  await fillUnchanged(engines.engine, changes, logger);
-  await takeTwins(engines.engine, changes, logger);
+  await fillUnchanged(into.tables, changes, logger);
+  await takeTwins(into.tables, changes, logger);
   // Deleted rows that carry their twin's stored hash are a file of their own, read with it. Two
   // files into one stage go through the source reader: the engine's own load of a file it cannot
   // take empties the stage (loadInEngine), which would lose the other file's rows.
@@ -153,10 +154,15 @@ export async function loadChanges(
     [hashed, { ...plan, ...plan.withHash, ...two }, '-hashed'],
   ] as const) {
     if (rows.length === 0) continue;
-    const part = { ...file, name: `${file.name}${suffix}`, path: `${file.path}${suffix}` };
+    const part = {
+      ...file,
+      name: `${file.name}${suffix}`,
+      file: `${file.file}${suffix}`,
+      path: `${file.path}${suffix}`,
+    };
     await writeFile(part.path, rowsText(rows));
     try {
-      reads.push(await loadRowsFile(engines, layout, { ...part, rows: rows.length }, into, load));
+      reads.push(await loadRowsFile(into, layout, { ...part, rows: rows.length }, load));
     } finally {
       if (suffix) await rm(part.path, { force: true });
     }
@@ -170,7 +176,7 @@ export async function loadChanges(
  * way its rows are (the plan's `read` and `select`), so a timestamp, numeric or bool key finds
  * its row as surely as an integer one.
  */
-async function fillUnchanged(engine: Engine, changes: TableChanges, logger: Logger): Promise<void> {
+async function fillUnchanged(engine: TargetTables, changes: TableChanges, logger: Logger): Promise<void> {
   const { plan } = changes;
   const wanting = changes.rows.filter((row) => row.fields.includes(UNCHANGED));
   if (wanting.length === 0) return;

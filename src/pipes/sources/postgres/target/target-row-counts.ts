@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { type Engine, ident, tableName } from '../../../../engine/index.js';
+import { ident, tableName } from '../../../../engine/index.js';
+import type { TargetTables } from '../../ports.js';
 import { IS_DELETED, type TablePlan } from '../catalog/index.js';
 
 /** Counted no more often than this, and no more often than 20 times the last count took. */
@@ -23,7 +24,7 @@ export class TargetRowCounts {
   private counting = false;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly tables: TargetTables,
     private readonly logger: Logger,
   ) {}
 
@@ -43,7 +44,7 @@ export class TargetRowCounts {
     try {
       for (const plan of plans) {
         const sql = liveRowsSql(plan, onlySnapshot(plan));
-        const result = await this.engine.query(sql, { readonly: true, timeoutMs: 60_000 });
+        const result = await this.tables.query(sql, { readonly: true, timeoutMs: 60_000 });
         const rows = Number(result.rows[0]?.rows ?? 0);
         this.counts.set(plan.mapping.targetTable, { rows, countedAt: new Date().toISOString() });
       }

@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import { addColumnsSql, describeTable, type Engine, tableName } from '../../../../engine/index.js';
+import { addColumnsSql, tableName } from '../../../../engine/index.js';
 import { PermanentError } from '../../../records/index.js';
 import type { RunContext } from '../../contract.js';
+import type { TargetTables } from '../../ports.js';
 import { planOptions, readTable, type TablePlan, tableGone, tablePlan } from '../catalog/index.js';
 import type { Relation, Transaction } from '../changes/index.js';
 
@@ -25,9 +26,13 @@ export function shapeChanged(plan: TablePlan, relation: Relation): boolean {
  * whose type the target cannot hold any more fails the pipe, since rewriting it would lose what the
  * target holds. Columns the target has and the plan lacks stay, filled with their default.
  */
-export async function followSchema(engine: Engine, plan: TablePlan, stages: string[] = []): Promise<void> {
+export async function followSchema(
+  tables: TargetTables,
+  plan: TablePlan,
+  stages: string[] = [],
+): Promise<void> {
   const { database, table } = plan.spec;
-  const present = await describeTable(engine, database, table);
+  const present = await tables.describe(database, table);
   if (!present) return;
   const types = new Map(present.map((column) => [column.name, column.type]));
   for (const column of plan.spec.columns) {
@@ -42,7 +47,7 @@ export async function followSchema(engine: Engine, plan: TablePlan, stages: stri
   const missing = plan.spec.columns.filter((column) => !types.has(column.name));
   if (missing.length === 0) return;
   for (const name of [tableName(database, table), ...stages]) {
-    await engine.execute(addColumnsSql(name, missing));
+    await tables.execute(addColumnsSql(name, missing));
   }
 }
 
@@ -80,7 +85,7 @@ export async function followRelations(
     const table = await readTable(host.meta, plan.source.schema, plan.source.table);
     if (!table) throw tableGone(plan.source.schema, plan.source.table);
     const next = tablePlan(plan.mapping, table, planOptions(context));
-    await followSchema(context.engine, next, [intoTable(plan.spec.table)]);
+    await followSchema(context.target, next, [intoTable(plan.spec.table)]);
     host.replace(next);
     context.logger.info(
       { pipeId: context.pipeId, table: plan.mapping.targetTable },

@@ -1,12 +1,6 @@
 import type { Logger } from 'pino';
-import {
-  describeTable,
-  type Engine,
-  ident,
-  literal,
-  settingsClause,
-  tableName,
-} from '../../../../engine/index.js';
+import { ident, literal, settingsClause, tableName } from '../../../../engine/index.js';
+import type { TargetTables } from '../../ports.js';
 import {
   IS_DELETED,
   READ_SETTINGS,
@@ -43,12 +37,12 @@ const valuesOf = (row: TargetRow) => JSON.stringify([row.fields, row.absent ?? [
  * same ones. The deleted version carries its twin's stored hash. A delete whose row the target
  * never had (a pipe started `cdc_only` after it was written) deletes nothing, and is logged.
  */
-export async function takeTwins(engine: Engine, changes: TableChanges, logger: Logger): Promise<void> {
+export async function takeTwins(tables: TargetTables, changes: TableChanges, logger: Logger): Promise<void> {
   const { plan } = changes;
   if (!plan.keyless || !changes.rows.some((row) => row.rowId === undefined)) return;
   const deletes = changes.rows.filter((row) => row.rowId === undefined);
   const wanted = [...new Map(deletes.map((row) => [valuesOf(row), row])).values()];
-  const inTarget = await twinsInTarget(engine, plan, wanted);
+  const inTarget = await twinsInTarget(tables, plan, wanted);
   const inserted: TargetRow[] = [];
   const taken = new Set<string>();
   const kept: TargetRow[] = [];
@@ -104,15 +98,15 @@ function insertedTwins(inserted: readonly TargetRow[], deleted: TargetRow): Twin
  * differently) is still found.
  */
 async function twinsInTarget(
-  engine: Engine,
+  tables: TargetTables,
   plan: TablePlan,
   wanted: readonly TargetRow[],
 ): Promise<Map<string, Twin[]>> {
   const { database, table } = plan.spec;
-  const columns = (await describeTable(engine, database, table)) ?? [];
+  const columns = (await tables.describe(database, table)) ?? [];
   const planned = new Set(plan.columns.map((c) => c.name));
   const dropped = columns.some((c) => !OWN_COLUMNS.has(c.name) && !planned.has(c.name));
-  const hash = dropped ? undefined : await hashExpression(engine, plan);
+  const hash = dropped ? undefined : await hashExpression(tables, plan);
   const found = new Map<string, Twin[]>();
   const groups = new Map<string, TargetRow[]>();
   for (const row of wanted) {
@@ -121,9 +115,9 @@ async function twinsInTarget(
   }
   for (const rows of groups.values()) {
     const absent = new Set(rows[0]?.absent ?? []);
-    const byHash = absent.size === 0 && hash ? await lookUp(engine, plan, rows, hash) : new Map();
+    const byHash = absent.size === 0 && hash ? await lookUp(tables, plan, rows, hash) : new Map();
     const rest = rows.filter((row) => !byHash.has(valuesOf(row)));
-    const everywhere = rest.length > 0 ? await lookUp(engine, plan, rest, undefined) : new Map();
+    const everywhere = rest.length > 0 ? await lookUp(tables, plan, rest, undefined) : new Map();
     for (const [values, twins] of [...byHash, ...everywhere]) found.set(values, twins);
   }
   return found;
@@ -131,7 +125,7 @@ async function twinsInTarget(
 
 /** One lookup of rows alike in the columns they carry, narrowed by their hash when `hash` is given. */
 async function lookUp(
-  engine: Engine,
+  tables: TargetTables,
   plan: TablePlan,
   rows: readonly TargetRow[],
   hash: string | undefined,
@@ -146,7 +140,7 @@ async function lookUp(
   const equal = carried.map(
     ({ column }) => `isNotDistinctFrom(w.${ident(column.name)}, t.${ident(column.name)})`,
   );
-  const result = await engine.query(
+  const result = await tables.query(
     `SELECT w._pipe_wanted AS wanted, t.${ident(ROW_ID)} AS id, toString(t.${ident(ROW_HASH)}) AS hash
        FROM ${wanted} AS w
        INNER JOIN (SELECT * FROM ${tableName(plan.spec.database, plan.spec.table)} FINAL WHERE ${ident(IS_DELETED)} = 0${byHash}) AS t
@@ -162,8 +156,8 @@ async function lookUp(
 }
 
 /** The target's own expression of its rows' hash (catalog/table-plan.ts: over the columns it was made with). */
-async function hashExpression(engine: Engine, plan: TablePlan): Promise<string | undefined> {
-  const result = await engine.query(
+async function hashExpression(tables: TargetTables, plan: TablePlan): Promise<string | undefined> {
+  const result = await tables.query(
     `SELECT default_expression AS hash FROM system.columns
       WHERE database = ${literal(plan.spec.database)} AND table = ${literal(plan.spec.table)} AND name = ${literal(ROW_HASH)}`,
   );
