@@ -41,15 +41,23 @@ function snapshotPipe(database: string, port: number, role: string, settings: Re
 /** Waits for a snapshot pipe to end; the states it went through on the way. */
 async function statesUntilDone(id: string): Promise<string[]> {
   const seen = new Set<string>();
+  let last: unknown;
   await waitFor(
     `pipe ${id} to complete`,
     async () => {
       const status = await statusOf(s, id);
+      last = status;
       seen.add(status.state);
       return status.state === 'Completed' || status.state === 'Failed';
     },
     90_000,
-  );
+  ).catch((error: Error) => {
+    // What the pipe was doing when the wait ran out: its states, its last status and its log.
+    const log = s.logs.filter((line) => line.includes(id)).slice(-40);
+    throw new Error(
+      `${error.message}; states ${[...seen].join(', ')}; last status ${JSON.stringify(last)}\n${log.join('\n')}`,
+    );
+  });
   return [...seen];
 }
 

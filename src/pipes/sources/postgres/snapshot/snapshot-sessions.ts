@@ -16,9 +16,10 @@ const REFUSED_PAUSE_MS = 200;
  *
  * When the server refuses a session for its connection limits (its other clients hold the rest),
  * the snapshot goes on with the sessions it has: no more are asked for, and a range waits for one
- * to come back. While it has none, a refused range tries again a few times after a pause (the
- * server counts a new session before it checks the limits, so sessions asked for together can all
- * be refused where some would fit), then fails.
+ * to come back. While it has none, sessions are asked for one at a time (the server counts a new
+ * session before it checks the limits, so sessions asked for together can all be refused where
+ * some would fit, and would be again and again if they kept asking together): a refused range
+ * tries again a few times after a pause, then fails; once one is open, the others may ask again.
  */
 export class SnapshotSessions {
   private readonly idle: pg.Client[] = [];
@@ -27,8 +28,10 @@ export class SnapshotSessions {
   /** Sessions open (idle or working), and being opened. */
   private open = 0;
   private connecting = 0;
-  /** As many sessions as were open when the server first refused one. */
+  /** As many sessions as were open when the server first refused one (1 while none is: `probing`). */
   private cap = Number.POSITIVE_INFINITY;
+  /** The server refused a session while none was open: one is asked for at a time until one opens. */
+  private probing = false;
   private closed = false;
 
   constructor(
@@ -94,6 +97,12 @@ export class SnapshotSessions {
       const client = await connect(this.source, this.context, { snapshot: true });
       this.connecting -= 1;
       this.open += 1;
+      if (this.probing) {
+        // One fits: the ranges waiting may ask for theirs; a refusal now caps them at those open.
+        this.probing = false;
+        this.cap = Number.POSITIVE_INFINITY;
+        for (const wake of this.waiting.splice(0)) wake(undefined);
+      }
       return client;
     } catch (error) {
       this.connecting -= 1;
@@ -106,6 +115,10 @@ export class SnapshotSessions {
         );
       }
       if (this.open > 0) this.cap = Math.min(this.cap, this.open);
+      else {
+        this.probing = true;
+        this.cap = 1;
+      }
       return error as Error;
     }
   }
