@@ -37,6 +37,9 @@ export const ERROR_CODES = {
   SLUICE_ERR_WEBHOOK_NOT_FOUND: entry('no such webhook'),
   SLUICE_ERR_DASHBOARD_NOT_FOUND: entry('no such dashboard'),
   SLUICE_ERR_ALERT_SOURCE_NOT_FOUND: entry('no such alert source'),
+  SLUICE_ERR_ALERT_TILE_GONE: entry(
+    "an alert's tile is no longer on its dashboard: the alert cannot be evaluated",
+  ),
   SLUICE_ERR_NAME_TAKEN: entry('another object of the same kind already has this name'),
   SLUICE_ERR_CHANGED_MEANWHILE: entry('the object changed while the request was checked: send it again'),
   SLUICE_ERR_WEBHOOK_IN_USE: entry('alerts still use the webhook'),

@@ -161,6 +161,7 @@ describe('alert evaluation against a real embedded service', () => {
     expect(others).toEqual([]);
     expect(failure).toMatchObject({ windowStart: '2026-11-22T11:05:00.000Z', state: null, value: null });
     expect(failure.error).toContain('doomed');
+    expect(failure.errorCode).toBe('SLUICE_ERR_ENGINE');
     // Failing again on later ticks: still one row for the window, its attempts counted.
     await tickAt('2026-11-22T11:10:07Z');
     await tickAt('2026-11-22T11:10:09Z');
@@ -172,6 +173,11 @@ describe('alert evaluation against a real embedded service', () => {
     await tickAt('2026-11-22T11:10:10Z');
     expect(await stateOf(id)).toBe('ALERT'); // count 0 >= 0: the same window, evaluated this time
     const after = (await v2('GET', `/alerts/${id}/history`)).data;
-    expect(after.map((row: { state: string | null }) => row.state)).toEqual(['ALERT', null]);
+    expect(
+      after.map((row: { state: string | null; errorCode: string | null }) => [row.state, row.errorCode]),
+    ).toEqual([
+      ['ALERT', null],
+      [null, 'SLUICE_ERR_ENGINE'],
+    ]);
   });
 });

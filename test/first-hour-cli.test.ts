@@ -233,8 +233,9 @@ describe('the sluice command in the first hour', () => {
   describe('with a server and an organization of its own', () => {
     let server: Running;
     let env: Record<string, string>;
+    let dataDir: string;
     beforeAll(async () => {
-      const dataDir = await copy('acme');
+      dataDir = await copy('acme');
       env = userEnv(dataDir, withKey);
       // With no server running, the CLI acts on the data directory as its operator.
       expect((await runBin(['orgs', 'create', 'acme'], env)).code).toBe(0);
@@ -303,6 +304,50 @@ describe('the sluice command in the first hour', () => {
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/^state:\s+Completed$/m);
       expect(status.stdout).toMatch(/^rowsWritten:\s+2$/m);
+    }, 240_000);
+
+    it('sluice pipes status --wait on a pipe that failed exits 1 with the condition’s code beside the reason', async () => {
+      const [org] = (await api(`${server.url}/v1/organizations`)).json.result;
+      const [service] = (await api(`${server.url}/v1/organizations/${org.id}/services`)).json.result;
+      const files = join(dataDir, 'files', 'shrinking');
+      await mkdir(files, { recursive: true });
+      await writeFile(join(files, '1.ndjson'), '{"id": 1, "name": "a"}\n');
+      const pipe = {
+        name: 'shrinking',
+        source: {
+          objectStorage: { format: 'JSONEachRow', url: 'file:///shrinking/*.ndjson', isContinuous: true },
+        },
+        settings: { object_storage_polling_interval_ms: 200 },
+        destination: {
+          table: 'shrinking',
+          tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+          columns: [
+            { name: 'id', type: 'UInt64' },
+            { name: 'name', type: 'String' },
+          ],
+        },
+      };
+      const created = await runBin(['pipes', 'create', '-'], env, JSON.stringify(pipe));
+      expect(created.code, created.stderr).toBe(0);
+      await waitFor('the first file', async () => {
+        const status = await runBin(['pipes', 'status', 'shrinking', '--json'], env);
+        return JSON.parse(status.stdout).filesDone === 1;
+      });
+      // The table no longer fits the pipe: waiting cannot fix that, the pipe fails.
+      const dropped = await api(
+        `${server.url}/v1/organizations/${org.id}/services/${service.id}/query`,
+        'POST',
+        {
+          sql: 'ALTER TABLE default.shrinking DROP COLUMN name',
+        },
+      );
+      expect(dropped.status).toBe(200);
+      await writeFile(join(files, '2.ndjson'), '{"id": 2, "name": "b"}\n');
+      const failed = await runBin(['pipes', 'status', 'shrinking', '--wait', '--timeout', '120'], env);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(
+        /^sluice: pipe shrinking is Failed \(SLUICE_ERR_DESTINATION_MISMATCH\): .*name/m,
+      );
     }, 240_000);
   });
 });

@@ -95,6 +95,7 @@ export class AlertsService {
         value: row.value,
         threshold: row.threshold,
         error: row.error,
+        errorCode: row.errorCode ?? null,
         attempts: row.attempts ?? 1,
         evaluatedAt: row.createdAt.toISOString(),
       })),

@@ -91,7 +91,9 @@ async function waitUntilSettled(api: PipesApi, call: PipesInvocation, pipe: Row 
   }
   printRow(status, call.json);
   const why = status.lastError ?? status.reason;
-  if (status.state === 'Failed') throw new CliError(`pipe ${pipe.name} is Failed: ${why}`);
+  // The condition's code beside the words (src/error-codes.ts), as the API's errors carry it.
+  const code = status.lastError && status.lastErrorCode ? ` (${status.lastErrorCode})` : '';
+  if (status.state === 'Failed') throw new CliError(`pipe ${pipe.name} is Failed${code}: ${why}`);
   if (!settled.includes(String(status.state)))
     throw new CliError(
       `pipe ${pipe.name} is still ${status.state} after ${seconds} s${why ? `: ${why}` : ''}`,

@@ -10,6 +10,8 @@ export interface HistoryRow {
   value: number | null;
   threshold: number;
   error: string | null;
+  /** The catalog code of `error` (src/error-codes.ts); null for an evaluated window. */
+  errorCode?: string | null;
   createdAt: Date;
   /** How many ticks tried this window and failed (1 for an evaluated row). */
   attempts?: number;
@@ -48,10 +50,10 @@ export class EvaluationRepo {
     for (let start = 0; start < rows.length; start += chunk) {
       const part = rows.slice(start, start + chunk);
       const values = part.map(
-        (_, i) => `(${Array.from({ length: 9 }, (_, j) => `$${i * 9 + j + 1}`).join(', ')})`,
+        (_, i) => `(${Array.from({ length: 10 }, (_, j) => `$${i * 10 + j + 1}`).join(', ')})`,
       );
       await this.db.query(
-        `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, created_at)
+        `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, error_code, created_at)
          values ${values.join(', ')}`,
         part.flatMap((row) => [
           row.alertId,
@@ -62,6 +64,7 @@ export class EvaluationRepo {
           row.value,
           row.threshold,
           row.error,
+          row.errorCode ?? null,
           row.createdAt,
         ]),
       );
@@ -79,9 +82,9 @@ export class EvaluationRepo {
       const updated = await this.db.query<{ id: string }>(
         `with latest as (
            select id, state from alert_history where alert_id = $1 and window_start = $2 order by id desc limit 1)
-         update alert_history h set error = $3, attempts = h.attempts + 1, created_at = $4
+         update alert_history h set error = $3, error_code = $5, attempts = h.attempts + 1, created_at = $4
            from latest where h.id = latest.id and latest.state is null returning h.id`,
-        [row.alertId, row.windowStart, row.error, row.createdAt],
+        [row.alertId, row.windowStart, row.error, row.createdAt, row.errorCode ?? null],
       );
       if (updated.length === 0) first.push(row);
     }
@@ -113,7 +116,7 @@ export class EvaluationRepo {
   async history(alertId: string, limit: number, offset: number): Promise<HistoryRow[]> {
     return this.db.query<HistoryRow>(
       `select alert_id as "alertId", window_start as "windowStart", window_end as "windowEnd", group_key as "groupKey",
-              state, value, threshold, error, created_at as "createdAt", attempts
+              state, value, threshold, error, error_code as "errorCode", created_at as "createdAt", attempts
          from alert_history where alert_id = $1 order by window_start desc, id desc limit $2 offset $3`,
       [alertId, limit, offset],
     );

@@ -283,6 +283,12 @@ export const MIGRATIONS: Migration[] = [
     // Errors recorded before keep a null code: which condition they were is not known.
     sql: 'alter table pipe_progress add column last_error_code text;',
   },
+  {
+    version: 12,
+    name: "the code of an alert window's failed evaluation (history's errorCode)",
+    // Failures recorded before keep a null code: which condition they were is not known.
+    sql: 'alter table alert_history add column error_code text;',
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

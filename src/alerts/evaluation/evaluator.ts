@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { mapLimited } from '../../concurrency.js';
 import type { EngineRegistry } from '../../engine/index.js';
+import { CodedError, codeOf, type ErrorCode } from '../../errors.js';
 import type { IdentityService } from '../../identity/index.js';
 import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
 import type { AlertsService } from '../alerts-service.js';
@@ -147,10 +148,11 @@ export class AlertEvaluator {
       const tile = dashboardTiles.find((t) => t.id === first.tileId) as
         | { config: { sourceId: string; select: TileSelect[]; groupBy?: string } }
         | undefined;
-      if (!tile) throw new Error('the tile is no longer on its dashboard');
+      if (!tile) throw new CodedError('SLUICE_ERR_ALERT_TILE_GONE', 'the tile is no longer on its dashboard');
       const scope = { teamId: first.teamId, organizationId: first.organizationId, userId: '' };
       const source = await this.options.store.repos.alerts.getSource(scope.teamId, tile.config.sourceId);
-      if (!source) throw new Error('the source of the tile no longer exists');
+      if (!source)
+        throw new CodedError('SLUICE_ERR_ALERT_SOURCE_NOT_FOUND', 'the source of the tile no longer exists');
       const service = await this.options.identity.getService(first.organizationId, source.serviceId);
       const sql = tileQuery(source, tile.config.select[0] as TileSelect, tile.config.groupBy || undefined, {
         start: new Date(Math.min(...starts)),
@@ -171,7 +173,8 @@ export class AlertEvaluator {
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      for (const { alert, windows } of members) await this.recordFailure(alert, windows, reason, now);
+      const failure = { reason, code: codeOf(error) ?? 'SLUICE_ERR_INTERNAL' };
+      for (const { alert, windows } of members) await this.recordFailure(alert, windows, failure, now);
       return;
     }
     // Every decision of the group in one transaction: a store write per alert would dominate a tick.
@@ -254,7 +257,7 @@ export class AlertEvaluator {
   private async recordFailure(
     alert: EvaluatedAlert,
     windows: Window[],
-    reason: string,
+    { reason, code }: { reason: string; code: ErrorCode },
     now: Date,
   ): Promise<void> {
     const rows = windows.map((window) => ({
@@ -263,6 +266,7 @@ export class AlertEvaluator {
       state: null,
       value: null,
       error: reason,
+      errorCode: code,
     }));
     // A window that keeps failing keeps one history row and one warning; its attempts count up.
     const first = await this.options.store.repos.evaluation.recordFailures(rows);
@@ -270,7 +274,7 @@ export class AlertEvaluator {
     const log = first.length > 0 ? this.options.logger.warn : this.options.logger.debug;
     log.call(
       this.options.logger,
-      { alertId: alert.id, error: reason, windows: windows.length },
+      { alertId: alert.id, error: reason, code, windows: windows.length },
       'alert query failed; the windows are retried next tick',
     );
   }

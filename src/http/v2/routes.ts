@@ -164,6 +164,10 @@ export function alertsAreaRoutes(
               value: T.Union([T.Number(), T.Null()]),
               threshold: T.Number(),
               error: T.Union([T.String(), T.Null()]),
+              errorCode: T.Union([T.String(), T.Null()], {
+                description:
+                  'The condition of `error` (SLUICE_ERR_*, as the API errors carry); null when evaluated',
+              }),
               attempts: T.Integer({
                 description: 'Ticks that tried this window and failed (1 when evaluated)',
               }),

@@ -30,10 +30,19 @@ describe('what a source may reach (docs/architecture.md, "Who may import whom")'
     const files = sourceFiles().filter((file) => file !== 'ports.ts' && file !== 'contract.ts');
     // What a source may take from the engine's module: SQL text (quoting, names) and a type, never
     // an engine, the registry, or a helper that runs statements on an engine it would have to hold.
-    const sqlText = new Set(['ident', 'literal', 'settingsClause', 'tableName', 'addColumnsSql', 'TableSpec']);
+    const sqlText = new Set([
+      'ident',
+      'literal',
+      'settingsClause',
+      'tableName',
+      'addColumnsSql',
+      'TableSpec',
+    ]);
     const taken = files.flatMap((file) => {
       const text = readFileSync(join(SOURCES, file), 'utf8');
-      const imports = [...text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'[./]*\/engine\/index\.js'/g)];
+      const imports = [
+        ...text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'[./]*\/engine\/index\.js'/g),
+      ];
       return imports.flatMap((match) =>
         (match[1] ?? '')
           .split(',')
