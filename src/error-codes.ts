@@ -118,6 +118,7 @@ export const ERROR_CODES = {
     'the schema registry cannot be asked (unreachable, refused, nonsense)',
     true,
   ),
+  SLUICE_ERR_SOURCE_LOCKED: entry('a source table is locked by another session: the pipe tries again', true),
   SLUICE_ERR_SOURCE: entry('the source failed in a way that may pass', true),
 
   // Alerts.

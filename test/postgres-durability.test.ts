@@ -434,6 +434,8 @@ async function silentNetwork(
     const degradedSeenAt = Date.now();
     step(`degraded after ${degradedSeenAt - silencedAt} ms`);
     expect(degraded.reason).toMatch(options.reason);
+    // The connection is taken as lost: the condition by its code, not by the words.
+    expect(degraded.lastErrorCode).toBe('SLUICE_ERR_SOURCE_UNREACHABLE');
     // Still silent: new sessions hear nothing either (a retry made since failed), the pipe stays Degraded.
     await failedAgainAfter(sluice, pipeId, degradedSeenAt);
     step('a retry failed');
@@ -664,6 +666,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
       expect(degraded.reason).toMatch(
         /PostgreSQL sent nothing of the COPY in \d+ s: the connection is taken as lost/,
       );
+      expect(degraded.lastErrorCode).toBe('SLUICE_ERR_SOURCE_UNREACHABLE');
 
       step('restore');
       network.restore();
@@ -707,6 +710,7 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
       expect(degraded.reason).toMatch(
         /^PostgreSQL: "public"\."items" is locked by another session \(the snapshot's COPY waited 30 s for it\); the range is read again later$/,
       );
+      expect(degraded.lastErrorCode).toBe('SLUICE_ERR_SOURCE_LOCKED');
       // No range's session is left waiting on the lock: the server gave up the COPY itself.
       const waiting = await withClient(url, (client) =>
         client.query(

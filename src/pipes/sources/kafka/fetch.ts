@@ -1,4 +1,5 @@
 import type { Consumer } from '@platformatic/kafka';
+import { CodedError } from '../../../errors.js';
 import { brokerSaid } from './errors.js';
 
 /** One message as a batch keeps it: the bytes as they came, never parsed here. */
@@ -174,7 +175,11 @@ export async function readRange(
       if (brokerSaid(error, 'OFFSET_OUT_OF_RANGE')) break;
       throw error;
     }
-    if (!answer) throw new Error(`partition ${range.partition} of ${range.topic} has no leader now`);
+    if (!answer)
+      throw new CodedError(
+        'SLUICE_ERR_SOURCE',
+        `partition ${range.partition} of ${range.topic} has no leader now`,
+      );
     for (const message of answer.messages) if (message.offset < range.to) messages.push(message);
     // The end of the log before the range's end: the records were removed (retention) or never
     // committed; what remains of the range is all there is.

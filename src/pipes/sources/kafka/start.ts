@@ -1,3 +1,4 @@
+import { CodedError } from '../../../errors.js';
 import type { RunContext } from '../contract.js';
 import type { KafkaConfig } from './connection.js';
 import { type KafkaConsumer, splitPartitionKey } from './member.js';
@@ -65,7 +66,8 @@ export async function startOffsets(
 export async function requireTopics(consumer: KafkaConsumer, topics: string[]): Promise<void> {
   const metadata = await consumer.metadata({ topics, forceUpdate: true });
   const missing = topics.filter((topic) => !metadata.topics.has(topic));
-  if (missing.length > 0) throw new Error(`the brokers do not know the topics ${missing.join(', ')} now`);
+  if (missing.length > 0)
+    throw new CodedError('SLUICE_ERR_SOURCE', `the brokers do not know the topics ${missing.join(', ')} now`);
 }
 
 function strategyTimestamp(source: KafkaConfig): bigint {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
+import { CodedError } from '../../../errors.js';
 import { awsErrorName, type KinesisConnection } from './client.js';
 import { streamArn } from './fan-out.js';
 
@@ -88,7 +89,8 @@ async function activeConsumer(place: ConsumerPlace): Promise<string> {
     );
     if (consumer?.ConsumerStatus === 'ACTIVE' && consumer.ConsumerARN) return consumer.ConsumerARN;
     if (Date.now() > deadline)
-      throw new Error(
+      throw new CodedError(
+        'SLUICE_ERR_SOURCE',
         `the Kinesis consumer ${ConsumerName} is still ${consumer?.ConsumerStatus} after a minute`,
       );
     await sleep(ASK_EVERY_MS, place.signal);

@@ -1,4 +1,5 @@
 import type { NodeHttp2Handler } from '@smithy/node-http-handler';
+import { CodedError } from '../../../errors.js';
 import { type KinesisConnection, type KinesisSource, kinesisClient } from './client.js';
 
 /**
@@ -40,6 +41,6 @@ export async function streamArn(connection: KinesisConnection, streamName: strin
     abortSignal: signal,
   });
   const arn = summary.StreamDescriptionSummary?.StreamARN;
-  if (!arn) throw new Error(`Kinesis gave no ARN for the stream ${streamName}`);
+  if (!arn) throw new CodedError('SLUICE_ERR_SOURCE', `Kinesis gave no ARN for the stream ${streamName}`);
   return arn;
 }

@@ -1,3 +1,4 @@
+import { CodedError } from '../../../errors.js';
 import { awsErrorName } from './client.js';
 import { type Page, pageOf, patiently, type ShardHost, type StartAt } from './shard-host.js';
 import { listShards } from './shards.js';
@@ -47,7 +48,8 @@ async function iteratorFrom(host: ShardHost, shard: string, start: StartAt): Pro
       { abortSignal: host.signal, requestTimeout: ITERATOR_TIMEOUT_MS },
     ),
   );
-  if (!answer.ShardIterator) throw new Error(`Kinesis gave no iterator for shard ${shard}`);
+  if (!answer.ShardIterator)
+    throw new CodedError('SLUICE_ERR_SOURCE', `Kinesis gave no iterator for shard ${shard}`);
   return answer.ShardIterator;
 }
 

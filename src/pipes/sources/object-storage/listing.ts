@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { CodedError } from '../../../errors.js';
 import type { AwsKeys } from '../aws/index.js';
 import type { Location } from './location.js';
 
@@ -78,11 +79,13 @@ export async function listFiles(location: Location, options: ListOptions): Promi
       // the engine that reads the file follows none either (max_http_get_redirects is 0).
       const response = await fetch(location.url, { method: 'HEAD', redirect: 'manual' });
       if (response.status >= 300 && response.status < 400) {
-        throw new Error(
+        throw new CodedError(
+          'SLUICE_ERR_SOURCE_CONFIG',
           `${location.url} redirects (${response.status} to ${response.headers.get('location') ?? 'an address it does not name'}); Sluice follows no redirect: give the address the file is at`,
         );
       }
-      if (!response.ok) throw new Error(`HEAD ${location.url} answered ${response.status}`);
+      if (!response.ok)
+        throw new CodedError('SLUICE_ERR_SOURCE', `HEAD ${location.url} answered ${response.status}`);
       const modified = response.headers.get('last-modified');
       return [
         {

@@ -1,6 +1,7 @@
 import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication';
 import type { Logger } from 'pino';
 import { sleep } from '../../../../concurrency.js';
+import { CodedError } from '../../../../errors.js';
 import { privateHostProblem } from '../../../../net/index.js';
 import {
   clientConfig,
@@ -334,7 +335,8 @@ export class ChangeStream {
     const silentMs = this.lastHeard.silentMs(this.roomWaiters.length === 0);
     if (silentMs >= HEARING.silentLimitMs) {
       this.fail(
-        new Error(
+        new CodedError(
+          'SLUICE_ERR_SOURCE_UNREACHABLE',
           `no word from the server in ${Math.round(silentMs / 1000)} s, not even to a keepalive request: the connection is taken as lost`,
         ),
       );
@@ -359,7 +361,8 @@ export class ChangeStream {
 
   /**
    * The stream is done with: what the pipe's state shows names the source (a reset socket says
-   * nothing of where); the server's SQLSTATE stays on it (55006: the slot is still in use).
+   * nothing of where); the error's code stays on it: the server's SQLSTATE (55006: the slot is
+   * still in use), or the catalog code of a failure of this side (a server gone silent).
    */
   private fail(error: Error): void {
     if (!this.failure) {

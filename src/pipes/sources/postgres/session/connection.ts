@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { ErrorCode } from '../../../../errors.js';
+import { CodedError, type ErrorCode } from '../../../../errors.js';
 import { privateHostProblem } from '../../../../net/index.js';
 import type { PipeConfig } from '../../../model.js';
 import { isTlsCode } from '../../failure-code.js';
@@ -215,13 +215,15 @@ export function endedWait(error: unknown): 'lock' | 'answer' | undefined {
 export function waitEnded(error: unknown): Error | undefined {
   const wait = endedWait(error);
   if (wait === 'lock') {
-    return new Error(
+    return new CodedError(
+      'SLUICE_ERR_SOURCE_LOCKED',
       `PostgreSQL: a mapped table is locked by another session (waited ${LOCK_TIMEOUT_MS.short / 1000} s for it); the pipe tries again`,
       { cause: error },
     );
   }
   if (wait === 'answer') {
-    return new Error(
+    return new CodedError(
+      'SLUICE_ERR_SOURCE_UNREACHABLE',
       `PostgreSQL: the server did not answer the pipe's metadata session in ${QUERY_TIMEOUT_MS / 1000} s; the connection is taken as lost`,
       { cause: error },
     );

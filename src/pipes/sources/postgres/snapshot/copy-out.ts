@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Duplex, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
+import { CodedError } from '../../../../errors.js';
 import {
   type DataListener,
   LastHeard,
@@ -132,7 +133,8 @@ class CopyRelay {
     if (silentMs < COPY_SILENCE_MS) return;
     this.detach();
     this.finish(
-      new Error(
+      new CodedError(
+        'SLUICE_ERR_SOURCE_UNREACHABLE',
         `PostgreSQL sent nothing of the COPY in ${Math.round(silentMs / 1000)} s: the connection is taken as lost`,
       ),
     );

@@ -1,3 +1,4 @@
+import { CodedError } from '../../../../errors.js';
 import type { TablePlan } from '../catalog/index.js';
 import { type SourceTable, tableGone } from '../catalog/index.js';
 import type { SeenBy } from '../changes/index.js';
@@ -105,7 +106,8 @@ export async function copyRange(
 const UNDEFINED_TABLE = '42P01';
 
 function lockedOut(schema: string, table: string, cause: unknown): Error {
-  return new Error(
+  return new CodedError(
+    'SLUICE_ERR_SOURCE_LOCKED',
     `PostgreSQL: ${pgTable(schema, table)} is locked by another session (the snapshot's COPY waited ${LOCK_TIMEOUT_MS.snapshot / 1000} s for it); the range is read again later`,
     { cause },
   );
