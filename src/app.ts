@@ -22,9 +22,12 @@ import {
 } from './http/index.js';
 import type { BootstrapResult, IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
+import { PipeHealth } from './pipe-health/index.js';
 import {
   type AnySourceKind,
   CdcScalingService,
+  ensureHistory,
+  PIPE_HISTORY_SOURCE,
   PipeDiscovery,
   PipesService,
   SOURCE_KINDS,
@@ -124,13 +127,18 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       awsRegion: config.awsRegion,
       logger,
       killAt: config.testKillAt,
+      pipeHistoryDays: config.pipeHistoryDays,
       cdcCapacity,
     });
     opened.add('pipe runtime', supervisor, (runtime) => runtime.close());
     if (options.runtime !== false) pipes.attachRuntime(supervisor);
     const alerts = new AlertsService(store);
     const webhooks = new WebhooksService(store, secretBox, config.allowPrivateWebhooks);
-    const sources = new SourcesService(store, identity, engines);
+    // Each service's built-in source reads its pipes' history per minute (src/pipes/history).
+    const sources = new SourcesService(store, identity, engines, {
+      ...PIPE_HISTORY_SOURCE,
+      prepare: (service) => ensureHistory(engines.engineFor(service), config.pipeHistoryDays),
+    });
     const dashboards = new DashboardsService(store, sources);
     dashboards.onAlertsDeleted({ alertsDeleted: (ids) => alerts.forget(ids) });
     // Set once the server listens; notifications link to it unless SLUICE_PUBLIC_URL says otherwise.
@@ -149,6 +157,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       engines,
       identity,
       alerts,
+      sources,
       logger,
       clock: options.clock ?? (() => new Date()),
       queryTimeoutMs: config.queryTimeoutSeconds * 1000,
@@ -166,11 +175,13 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       ...(options.webhookBackoffMs === undefined ? {} : { backoffMs: options.webhookBackoffMs }),
       metrics: alertMetrics,
     });
+    const pipeHealth = new PipeHealth({ identity, webhooks, sources, dashboards, alerts });
     const server = await buildServer({
       logger,
       store,
       identity,
       pipes,
+      pipeHealth,
       discovery,
       cdcScaling,
       query,

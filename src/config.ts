@@ -31,6 +31,8 @@ export interface Config {
   queryResultMb: number;
   /** An engine process without a statement for this long stops (it starts again on the next); 0: never. */
   engineIdleSeconds: number;
+  /** Days of pipe history each service keeps (README, "Pipe history"). */
+  pipeHistoryDays: number;
   /** Each database service's disk quota in MB; 0: none. */
   serviceDiskMb: number;
   /** Largest request body accepted, in bytes. */
@@ -112,6 +114,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'query-timeout': 'SLUICE_QUERY_TIMEOUT',
   'query-result-mb': 'SLUICE_QUERY_RESULT_MB',
   'engine-idle-seconds': 'SLUICE_ENGINE_IDLE_SECONDS',
+  'pipe-history-days': 'SLUICE_PIPE_HISTORY_DAYS',
   'service-disk-mb': 'SLUICE_SERVICE_DISK_MB',
   'body-limit': 'SLUICE_BODY_LIMIT',
   'local-files-dir': 'SLUICE_LOCAL_FILES_DIR',
@@ -266,6 +269,7 @@ export function loadConfig(
     queryTimeoutSeconds: integer('query-timeout', 30, 1, 86_400),
     queryResultMb: integer('query-result-mb', 1024, 1, 1_048_576),
     engineIdleSeconds: integer('engine-idle-seconds', 300, 0, 86_400 * 365),
+    pipeHistoryDays: integer('pipe-history-days', 30, 1, 3650),
     serviceDiskMb: integer('service-disk-mb', 0, 0, 1024 * 1024 * 1024),
     bodyLimitBytes: integer('body-limit', DEFAULT_BODY_LIMIT_BYTES, 1024, 100 * 1024 * 1024),
     sandbox,

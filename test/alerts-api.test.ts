@@ -356,6 +356,55 @@ describe('the alerts area under /api/v2', () => {
     });
   });
 
+  it('every team sees a built-in source of each service, its pipe history per minute, which cannot be changed or deleted', async () => {
+    const mine = (await call('GET', '/api/v2/sources')).json;
+    const theirs = (await call('GET', '/api/v2/sources', undefined, other)).json;
+    const builtIn = mine.data[0];
+    expect(builtIn).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      name: 'Pipe history of default',
+      kind: 'log',
+      serviceId: s.serviceId,
+      from: { databaseName: '_sluice_history', tableName: 'pipe_minutes' },
+      timestampValueExpression: 'minute',
+    });
+    // The same source for another team of the organization; their own sources they do not share.
+    expect(theirs.data[0]).toEqual(builtIn);
+    expect(mine.data.map((source: { id: string }) => source.id)).toContain(sourceId);
+    expect(theirs.data.map((source: { id: string }) => source.id)).not.toContain(sourceId);
+    // Paged as any list: the built-in first, then the team's own.
+    const second = (await call('GET', '/api/v2/sources?limit=1&offset=1')).json;
+    expect(second.data).toEqual([mine.data[1]]);
+    expect((await call('GET', `/api/v2/sources/${builtIn.id}`, undefined, other)).json.data).toEqual(builtIn);
+    // A tile reads it like any source (the table is made in the service when first asked for).
+    const tiled = await call('POST', '/api/v2/dashboards', {
+      name: 'pipes',
+      tiles: [
+        {
+          name: 'rows',
+          x: 0,
+          y: 0,
+          w: 4,
+          h: 4,
+          config: {
+            displayType: 'line',
+            sourceId: builtIn.id,
+            select: [{ aggFn: 'sum', valueExpression: 'rows' }],
+          },
+        },
+      ],
+    });
+    expect(tiled.statusCode, tiled.body).toBe(200);
+    for (const [method, body] of [
+      ['PUT', { ...builtIn, id: undefined, name: 'mine now' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const refused = await call(method, `/api/v2/sources/${builtIn.id}`, body);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json.message).toContain('built-in source');
+    }
+  });
+
   it('GET /api/v2/openapi.json documents the area with bearer tokens', async () => {
     const response = await call('GET', '/api/v2/openapi.json', undefined, null);
     const doc = response.json;

@@ -93,6 +93,14 @@ describe('sluice pipes', () => {
     const got = (await cli(['pipes', 'get', created.id])).stdout;
     expect(got).toMatch(/source\.objectStorage\.url:\s+file:\/\/\/clicks\/\*\.ndjson/);
     expect((await cli(['pipes', 'status', 'clicks'])).stdout).toMatch(/rowsWritten:\s+3/);
+    // The last hour from the pipe's history, a minute each: its three rows in one of them.
+    const history = (await cli(['pipes', 'status', 'clicks', '--history'])).stdout.split('\n');
+    expect(history[0]).toMatch(/^MINUTE\s+ROWS\s+ROWS\/S\s+LAG$/);
+    expect(history.filter((line) => /^\d{4}-\d\d-\d\d \d\d:\d\d\s+3\s+0\.05\s*$/.test(line))).toHaveLength(1);
+    const minutes = JSON.parse((await cli(['pipes', 'status', 'clicks', '--history', '--json'])).stdout);
+    expect(minutes).toHaveLength(60);
+    const rows = minutes.map((m: { rowsPerSecond: number }) => Math.round(m.rowsPerSecond * 60));
+    expect(rows.reduce((a: number, b: number) => a + b, 0)).toBe(3);
 
     const errors = (await cli(['pipes', 'errors', 'clicks'])).stdout.split('\n');
     expect(errors[0]).toMatch(/^TIME\s+SOURCE\s+ROW\s+ERROR\s+RAW$/);

@@ -152,9 +152,7 @@ export class DashboardsService {
           problems.push({ path: `${at}.id`, message: `Tile id ${tile.id} is used twice` });
         seen.add(tile.id);
       }
-      const source = isId(tile.config.sourceId)
-        ? await this.store.repos.alerts.getSource(scope.teamId, tile.config.sourceId)
-        : undefined;
+      const source = await this.sources.find(scope, tile.config.sourceId);
       if (!source) problems.push({ path: `${at}.config.sourceId`, message: 'No such source in your team' });
       problems.push(...selectProblems(tile, at));
       if (source && problems.length === before)

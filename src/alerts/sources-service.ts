@@ -9,6 +9,7 @@ import { NotFoundError, type Problem, ValidationError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
 import { checker } from '../schema/index.js';
 import type { SourceRow, Store } from '../store/index.js';
+import { BuiltInSources, type PipeHistoryTable } from './builtin-sources.js';
 import { AreaNotFoundError, listPage, type Page, type TeamScope } from './context.js';
 import { checkQueries } from './evaluation/index.js';
 import { isId, newId } from './ids.js';
@@ -20,20 +21,53 @@ const CHECK_TIMEOUT_MS = 10_000;
 
 /** Sources: a table of one of the team organization's services, and its timestamp expression. */
 export class SourcesService {
+  private readonly builtIns: BuiltInSources;
+
   constructor(
     private readonly store: Store,
     private readonly identity: IdentityService,
     private readonly engines: EngineRegistry,
-  ) {}
+    /** Where the services' pipes keep their history: each service's built-in source reads it. */
+    pipeHistory?: PipeHistoryTable,
+  ) {
+    this.builtIns = new BuiltInSources(pipeHistory);
+  }
 
+  /** The team's sources: the built-in ones of its organization's services first, then its own. */
   async list(scope: TeamScope, query: unknown): Promise<Page<SourceRecord>> {
     const repo = this.store.repos.alerts;
+    const builtIn = await this.builtInOf(scope);
     return listPage(
       query,
-      (limit, offset) => repo.listSources(scope.teamId, limit, offset),
-      () => repo.countSources(scope.teamId),
+      async (limit, offset) => {
+        const first = builtIn.slice(offset, offset + limit);
+        const own = await repo.listSources(
+          scope.teamId,
+          limit - first.length,
+          Math.max(0, offset - builtIn.length),
+        );
+        return [...first, ...own];
+      },
+      async () => builtIn.length + (await repo.countSources(scope.teamId)),
       toRecord,
     );
+  }
+
+  /** A source of the team (its own, or a built-in one), or undefined. */
+  async find(scope: TeamScope, id: string): Promise<SourceRow | undefined> {
+    if (!isId(id)) return undefined;
+    const own = await this.store.repos.alerts.getSource(scope.teamId, id);
+    if (own) return own;
+    const services = await this.identity.listServices(scope.organizationId);
+    const builtIn = this.builtIns.of(scope.teamId, services).find((source) => source.id === id);
+    const service = services.find((s) => s.id === builtIn?.serviceId);
+    if (service) await this.builtIns.prepare(service);
+    return builtIn;
+  }
+
+  /** The built-in sources of the team's organization, one per service. */
+  async builtInOf(scope: TeamScope): Promise<SourceRow[]> {
+    return this.builtIns.of(scope.teamId, await this.identity.listServices(scope.organizationId));
   }
 
   async get(scope: TeamScope, id: string): Promise<SourceRecord> {
@@ -42,9 +76,22 @@ export class SourcesService {
 
   /** The stored source, for tiles and evaluation. */
   async require(scope: TeamScope, id: string): Promise<SourceRow> {
-    const row = isId(id) ? await this.store.repos.alerts.getSource(scope.teamId, id) : undefined;
+    const row = await this.find(scope, id);
     if (!row) throw new AreaNotFoundError('Source');
     return row;
+  }
+
+  /** The team's own source, to change or delete: a built-in one is refused, naming why. */
+  private async requireOwn(scope: TeamScope, id: string): Promise<SourceRow> {
+    const own = isId(id) ? await this.store.repos.alerts.getSource(scope.teamId, id) : undefined;
+    if (own) return own;
+    await this.require(scope, id);
+    throw new ValidationError([
+      {
+        path: 'id',
+        message: "This is a built-in source (its service's pipe history): it cannot be changed or deleted",
+      },
+    ]);
   }
 
   async create(scope: TeamScope, body: unknown): Promise<SourceRecord> {
@@ -56,7 +103,7 @@ export class SourcesService {
   }
 
   async replace(scope: TeamScope, id: string, body: unknown): Promise<SourceRecord> {
-    const existing = await this.require(scope, id);
+    const existing = await this.requireOwn(scope, id);
     const valid = await this.validate(scope, body);
     const row = toRow(scope, existing.id, valid, existing.createdAt, new Date());
     await this.store.repos.alerts.putSource(row);
@@ -85,7 +132,7 @@ export class SourcesService {
   }
 
   async delete(scope: TeamScope, id: string): Promise<void> {
-    const existing = await this.require(scope, id);
+    const existing = await this.requireOwn(scope, id);
     await this.store.repos.alerts.deleteSource(existing.id);
   }
 

@@ -3,7 +3,7 @@ import { CONFIG_FLAGS, SWITCH_FLAGS } from '../config.js';
 import { CliError } from './http-client.js';
 
 /** The CLI's own switches; `--help` stays a plain boolean (`--help=false` means nothing to anyone). */
-const CLI_SWITCHES = ['json', 'wait'];
+const CLI_SWITCHES = ['json', 'wait', 'history'];
 
 /** Every flag that is on or off: written alone it means true (README, "The sluice command"). */
 const SWITCHES = new Set([...SWITCH_FLAGS, ...CLI_SWITCHES]);

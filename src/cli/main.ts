@@ -190,6 +190,7 @@ async function runCommand(
       service: await service(orgId),
       limit: text('limit'),
       wait: values.wait === true,
+      history: values.history === true,
       timeout: text('timeout'),
     });
   }

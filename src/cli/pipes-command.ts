@@ -6,11 +6,13 @@ import { printRow, printRows } from './output.js';
 
 export const PIPES_HELP = `sluice pipes list [--service S] [--org O]
 sluice pipes get <pipe name or id>
-sluice pipes status <pipe name or id> [--wait [--timeout S]]
+sluice pipes status <pipe name or id> [--wait [--timeout S]] [--history]
                                             --wait: until Completed, Running, Failed or Stopped
                                             (a one-off object-storage pipe: until Completed,
                                             Failed or Stopped); at most S seconds (default 300);
-                                            Failed, or not settled in time, exits 1
+                                            Failed, or not settled in time, exits 1;
+                                            --history: the last hour from the pipe's
+                                            history, a minute each (rows, rows/s, lag)
 sluice pipes create <file.json | ->        the body of POST .../pipes, from a file or standard input
 sluice pipes stop <pipe name or id>
 sluice pipes start <pipe name or id>
@@ -34,6 +36,8 @@ interface PipesInvocation {
   /** `status --wait`: poll until the pipe settles, for at most `timeout` seconds. */
   wait: boolean;
   timeout: string | undefined;
+  /** `status --history`: the last hour of the pipe's history, a minute each. */
+  history: boolean;
 }
 
 /** `sluice pipes ...`: the /v1 pipe endpoints, and the pipe's error table through /query. */
@@ -50,6 +54,7 @@ export async function runPipesCommand(backend: Backend, call: PipesInvocation): 
       return printRow(await api.get(org, service, pipe.id), json);
     case 'status':
       if (call.wait) return waitUntilSettled(api, call, pipe);
+      if (call.history) return printHistory(await api.status(org, service, pipe.id), json);
       return printRow(await api.status(org, service, pipe.id), json);
     case 'stop':
     case 'start':
@@ -182,6 +187,22 @@ async function printErrors(backend: Backend, call: PipesInvocation, pipe: Row & 
   printRows(
     rows.map((row) => ({ ...row, raw: clip(String(row.raw ?? ''), 60) })),
     ['time', 'source', 'row', 'error', 'raw'],
+    false,
+  );
+}
+
+/** The status's last hour (README, "Pipe history"), a minute each, oldest first. */
+function printHistory(status: Row, json: boolean) {
+  const minutes = (status.lastHour ?? []) as { minute: string; rowsPerSecond: number; lag: number | null }[];
+  if (json) return printRows(minutes, [], true);
+  printRows(
+    minutes.map(({ minute, rowsPerSecond, lag }) => ({
+      minute: minute.slice(0, 16).replace('T', ' '),
+      rows: Math.round(rowsPerSecond * 60),
+      'rows/s': rowsPerSecond.toFixed(2),
+      lag: lag ?? '',
+    })),
+    ['minute', 'rows', 'rows/s', 'lag'],
     false,
   );
 }

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { AlertsService, DashboardsService, SourcesService, WebhooksService } from '../alerts/index.js';
 import type { SandboxStatus } from '../engine/index.js';
 import type { IdentityService } from '../identity/index.js';
+import type { PipeHealth } from '../pipe-health/index.js';
 import type { CdcScalingService, PipeDiscovery, PipesService } from '../pipes/index.js';
 import type { QueryService } from '../query/index.js';
 import type { Store } from '../store/index.js';
@@ -23,6 +24,8 @@ export interface ServerDeps {
   store: Store;
   identity: IdentityService;
   pipes: PipesService;
+  /** Health alerts asked for in a pipe's create body (README, "Pipe history"). */
+  pipeHealth: PipeHealth;
   /** Reading sources before a pipe does, and the resources of a service's database pipes. */
   discovery: PipeDiscovery;
   cdcScaling: CdcScalingService;

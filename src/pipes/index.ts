@@ -1,4 +1,5 @@
 export * from './discovery/index.js';
+export { ensureHistory, PIPE_HISTORY_SOURCE } from './history/index.js';
 export type { PipeConfig } from './model.js';
 export { toRecord } from './model.js';
 export { PipesService, type ServiceScope } from './pipes-service.js';

@@ -6,6 +6,7 @@ import { type IdentityService, isUuid } from '../identity/index.js';
 import { checker } from '../schema/index.js';
 import { type Json, type PipeRow, type Repos, type Store, WriteThroughCache } from '../store/index.js';
 import { concurrencyProblems, settingsKindProblems } from './destination-rules.js';
+import { statusSeries } from './history/index.js';
 import { configFromCreate, type PipeConfig, sameSource, sourceKindOf, toRecord } from './model.js';
 import { PipeRules } from './rules.js';
 import type { ClaimedCleanup, PipeRuntime, PipeStatus, RuntimeView } from './runtime-port.js';
@@ -285,6 +286,7 @@ export class PipesService {
       lastError: progress?.lastError ?? null,
       lastErrorCode: progress?.lastErrorCode ?? null,
       lastErrorAt: progress?.lastErrorAt?.toISOString() ?? null,
+      lastHour: statusSeries((await this.runtime?.lastHour(row.id)) ?? []),
       ...(await this.sourceStatus(row, progress?.cursor ?? null)),
     };
   }

@@ -1,6 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import type { Problem } from '../errors.js';
 import type { Json, PipeRow, Service } from '../store/index.js';
+import type { PipeMinute } from './history/index.js';
 import type { PipeConfig } from './model.js';
 import { reportsStatus, type SourceConnector, type SourceStatus } from './sources/index.js';
 
@@ -35,6 +36,8 @@ export interface PipeRuntime {
   sourceStatus(pipeId: string): SourceStatus;
   /** What the source says of a pipe that does not run (a database pipe: its slot, from `cursor`). */
   idleSourceStatus(pipeId: string, cursor: Json | null): Promise<SourceStatus>;
+  /** The last hour of a pipe's history, a minute each, oldest first (src/pipes/history). */
+  lastHour(pipeId: string): Promise<PipeMinute[]>;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
   stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
@@ -72,6 +75,8 @@ export type PipeStatus = SourceStatus & {
   /** The catalog code of lastError (src/error-codes.ts). */
   lastErrorCode: string | null;
   lastErrorAt: string | null;
+  /** The last hour, a minute each, from the pipe's history: rows per second and the largest lag. */
+  lastHour: { minute: string; rowsPerSecond: number; lag: number | null }[];
 };
 
 /**

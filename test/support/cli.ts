@@ -135,8 +135,20 @@ async function expectEveryRowOnce(options: {
   const [final] = await query(
     `SELECT count() AS n, uniqExact(id) AS ids, min(id) AS lo, max(id) AS hi FROM ${table}`,
   );
+  // The pipe's history (README, "Pipe history") holds each committed batch once, through the
+  // kills: its rows add up to what the table holds, read per batch and per minute alike.
+  const pipe = `'${String(status.id)}'`;
+  const [history] = await query(
+    `SELECT sum(rows) AS rows, count() AS batches, uniqExact(batch) AS distinct FROM _sluice_history.pipe_events WHERE pipe_id = ${pipe} AND kind = 'batch'`,
+  );
+  const [minutes] = await query(
+    `SELECT sum(rows) AS rows FROM _sluice_history.pipe_minutes WHERE pipe_id = ${pipe}`,
+  );
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
+  expect(Number(history.rows)).toBe(total);
+  expect(Number(history.batches)).toBe(Number(history.distinct));
+  expect(Number(minutes.rows)).toBe(total);
   expect(options.killedAt.filter((rows) => rows < total)).toHaveLength(options.kills);
   expect(totals).toEqual({ n: total, ids: total });
   expect(final).toEqual({ n: total, ids: total, lo: 0, hi: total - 1 });

@@ -7,6 +7,7 @@ import type { IdentityService } from '../../identity/index.js';
 import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
 import type { AlertsService } from '../alerts-service.js';
 import type { AlertMetrics } from '../metrics.js';
+import type { SourcesService } from '../sources-service.js';
 import { exceeds } from './decide.js';
 import { TILE_QUERY_SETTINGS, type TileSelect, tileQuery } from './tile-query.js';
 import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
@@ -73,6 +74,8 @@ export interface EvaluatorOptions {
   engines: EngineRegistry;
   identity: IdentityService;
   alerts: AlertsService;
+  /** The team's sources, built-in ones included (a service's pipe history). */
+  sources: Pick<SourcesService, 'find'>;
   logger: Logger;
   /** The time now; tests pass their own clock. */
   clock: () => Date;
@@ -150,7 +153,7 @@ export class AlertEvaluator {
         | undefined;
       if (!tile) throw new CodedError('SLUICE_ERR_ALERT_TILE_GONE', 'the tile is no longer on its dashboard');
       const scope = { teamId: first.teamId, organizationId: first.organizationId, userId: '' };
-      const source = await this.options.store.repos.alerts.getSource(scope.teamId, tile.config.sourceId);
+      const source = await this.options.sources.find(scope, tile.config.sourceId);
       if (!source)
         throw new CodedError('SLUICE_ERR_ALERT_SOURCE_NOT_FOUND', 'the source of the tile no longer exists');
       const service = await this.options.identity.getService(first.organizationId, source.serviceId);

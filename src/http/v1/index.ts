@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { IdentityService } from '../../identity/index.js';
+import type { PipeHealth } from '../../pipe-health/index.js';
 import type { CdcScalingService, PipeDiscovery, PipesService } from '../../pipes/index.js';
 import type { QueryService } from '../../query/index.js';
 import { basicAuth } from '../auth.js';
@@ -15,6 +16,7 @@ export async function v1Routes(
   deps: {
     identity: IdentityService;
     pipes: PipesService;
+    pipeHealth: PipeHealth;
     discovery: PipeDiscovery;
     cdcScaling: CdcScalingService;
     query: QueryService;
@@ -24,7 +26,7 @@ export async function v1Routes(
   await app.register(async (scope) => {
     scope.addHook('onRequest', basicAuth(deps.identity, deps.authFailures));
     identityRoutes(scope, deps.identity);
-    pipeRoutes(scope, deps.pipes);
+    pipeRoutes(scope, deps.pipes, deps.pipeHealth);
     discoveryRoutes(scope, deps);
     queryRoutes(scope, deps.query);
   });

@@ -1,5 +1,6 @@
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HealthAlertsMade, HealthAlertsRequest, type PipeHealth } from '../../pipe-health/index.js';
 import { type PipesService, pipeSchemas as S, sourceStatusFields } from '../../pipes/index.js';
 import { Nullable } from '../../schema/index.js';
 import { EmptyEnvelope, ok, V1_ERRORS } from '../envelope.js';
@@ -35,6 +36,17 @@ const RUNTIME_STATUS_FIELDS = {
     }),
   ),
   lastErrorAt: Nullable(T.String()),
+  lastHour: T.Array(
+    T.Object({
+      minute: T.String(),
+      rowsPerSecond: T.Number(),
+      lag: Nullable(T.Number()),
+    }),
+    {
+      description:
+        'The last hour from the pipe\'s history (README, "Pipe history"), a minute each, oldest first: rows written per second (0 in a minute without rows) and the largest lag seen (null where nothing measured it)',
+    },
+  ),
   rowsPerSecond: T.Optional(
     T.Number({ description: 'While the pipe runs: rows committed per second over the last minute' }),
   ),
@@ -50,7 +62,8 @@ function pipeIdOf(request: FastifyRequest): string {
 }
 
 /** The pipe endpoints of the hosted service and the rest a user needs (README, "Pipes"). */
-export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
+export function pipeRoutes(app: FastifyInstance, pipes: PipesService, health: PipeHealth): void {
+  const { CreatePipeBody, PipeRecord } = pipes.schemas;
   app.post(
     BASE,
     {
@@ -59,11 +72,19 @@ export function pipeRoutes(app: FastifyInstance, pipes: PipesService): void {
         tags,
         summary: 'Create a pipe (beta)',
         params: ServiceParams,
-        body: pipes.schemas.CreatePipeBody,
-        response: response(pipes.schemas.PipeRecord),
+        body: T.Object(
+          { ...CreatePipeBody.properties, healthAlerts: T.Optional(HealthAlertsRequest) },
+          { additionalProperties: false },
+        ),
+        response: response(
+          T.Object({
+            ...PipeRecord.properties,
+            healthAlerts: T.Optional(HealthAlertsMade),
+          }),
+        ),
       },
     },
-    async (request) => ok(request, await pipes.create(scopeOf(request), request.body)),
+    async (request) => ok(request, await health.createPipe(pipes, scopeOf(request), request.body)),
   );
 
   app.get(

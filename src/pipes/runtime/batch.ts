@@ -9,6 +9,14 @@ import {
   UnreadablePartError,
 } from '../records/index.js';
 import type { BatchSink } from '../sources/index.js';
+import {
+  type BatchHistory,
+  emptyHistoryStage,
+  ensureHistoryStage,
+  HISTORY_TABLE,
+  moveHistory,
+  stageHistory,
+} from './history-stage.js';
 import { batchSink } from './source-ports.js';
 import {
   type Destination,
@@ -38,13 +46,21 @@ export class StagedCountError extends PermanentError {
 
 /**
  * The columns and definitions (indexes, projections, keys, settings) of the destinations and their
- * error tables, as one string: two queries, whatever the number of tables.
+ * error tables, and of the history table when the batch writes one, as one string: two queries,
+ * whatever the number of tables. A table dropped since (the history, by an admin) changes it.
  */
-async function shapeOf(engine: Engine, destinations: readonly Destination[]): Promise<string> {
-  const tables = destinations.flatMap((d) => [
-    `(${literal(d.database)}, ${literal(d.table)})`,
-    `(${literal(d.database)}, ${literal(d.errorTable)})`,
-  ]);
+async function shapeOf(
+  engine: Engine,
+  destinations: readonly Destination[],
+  history: boolean,
+): Promise<string> {
+  const tables = [
+    ...destinations.flatMap((d) => [
+      `(${literal(d.database)}, ${literal(d.table)})`,
+      `(${literal(d.database)}, ${literal(d.errorTable)})`,
+    ]),
+    ...(history ? [`(${literal(HISTORY_TABLE.database)}, ${literal(HISTORY_TABLE.table)})`] : []),
+  ];
   const [columns, definitions] = await Promise.all([
     engine.query(
       `SELECT database, table, name, type, default_kind, default_expression FROM system.columns
@@ -71,6 +87,8 @@ export interface BatchContext {
   stagesChecked?: Map<number, string>;
   /** A test's failpoint (src/failpoints.ts): told of each step the batch passes. */
   failpoint?: Failpoint;
+  /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
+  history?: BatchHistory;
 }
 
 /**
@@ -87,18 +105,20 @@ export async function completeBatch(
   claimed: Batch,
   read: RangeReader,
 ): Promise<Batch> {
-  const { engine, store, stagesChecked } = context;
+  const { engine, store, stagesChecked, history } = context;
   const failpoint = context.failpoint ?? (() => {});
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
   let kept = false;
-  if (staged.length > 0) {
-    const shape = await shapeOf(engine, staged);
+  if (staged.length > 0 || history) {
+    const shape = await shapeOf(engine, staged, history !== undefined);
     if (stagesChecked?.get(batch.slot) !== shape) {
       for (const destination of staged) {
         if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) kept = true;
       }
+      if (history && (await ensureHistoryStage(engine, history, batch.pipeId, batch.slot, batch.staged)))
+        kept = true;
       stagesChecked?.set(batch.slot, shape);
     }
   }
@@ -108,10 +128,19 @@ export async function completeBatch(
       await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).data)}`);
       await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).errors)}`);
     }
+    if (history) await emptyHistoryStage(engine, batch.pipeId, batch.slot);
     try {
       const counted = await readInto(context, targets, batch, read);
       const landed = await stagedCounts(engine, staged, stages);
       if (staged.length === destinations.length) checkCounts(batch, counted, landed);
+      if (history) {
+        const event = history.event(batch, {
+          rows: landed.rows,
+          badRecords: counted.badRecords,
+          oldestAt: counted.oldestAt,
+        });
+        await stageHistory(engine, batch.pipeId, batch.slot, event);
+      }
       batch.rows = landed.rows;
       batch.badRecords = counted.badRecords;
       batch.staged = true;
@@ -137,6 +166,7 @@ export async function completeBatch(
       beforeMove,
     );
   }
+  if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove);
   failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
@@ -178,7 +208,7 @@ async function readInto(
   targets: ReturnType<typeof targetsOf>,
   batch: Batch,
   read: RangeReader,
-): Promise<{ rows: number; badRecords: number }> {
+): Promise<{ rows: number; badRecords: number; oldestAt: number | undefined }> {
   const { destinationOf, into } = targets;
   const sink = batchSink(
     { engine, sourceReader },
@@ -191,7 +221,7 @@ async function readInto(
     const mine = bad.filter((record) => destinationOf(record.table) === destination);
     await insertBadRecords(engine, targets.errorsInto(destination), batch.pipeId, mine);
   }
-  return { rows: result.rows, badRecords: bad.length };
+  return { rows: result.rows, badRecords: bad.length, oldestAt: result.oldestAt };
 }
 
 /** What the stages hold, counted by the engine. */

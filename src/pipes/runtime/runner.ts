@@ -7,6 +7,7 @@ import {
   limitsInFlight,
   ownsItsStates,
   type RunContext,
+  reportsLag,
   type SourceConnector,
   type SourceRun,
   tracksCommits,
@@ -14,6 +15,7 @@ import {
 } from '../sources/index.js';
 import { completeBatch } from './batch.js';
 import { prepareDestinations } from './destination.js';
+import { batchEvent } from './history-stage.js';
 
 /** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
@@ -39,6 +41,8 @@ export interface RunnerContext extends RunContext {
    * of its pipesCdcScaling, cdc-capacity.ts): a permit is held from before a claim to the commit.
    */
   permits?: { acquire(signal: AbortSignal): Promise<() => void> };
+  /** The pipe's history (src/pipes/history): each batch's row staged and moved with it. */
+  history?: { days: number; pipeName: string };
 }
 
 /**
@@ -49,7 +53,16 @@ export interface RunnerContext extends RunContext {
  */
 export async function runPipe(connector: SourceConnector, context: RunnerContext): Promise<void> {
   const { config, engine, store, pipeId, signal } = context;
-  const source = await connector.open(context);
+  // The state the pipe is in, as this run moved it, for its history's rows.
+  let state = context.startedIn;
+  const source = await connector.open({
+    ...context,
+    setState: async (to, reason, from, code) => {
+      const moved = await context.setState(to, reason, from, code);
+      if (moved) state = to;
+      return moved;
+    },
+  });
   context.opened?.(source);
   try {
     // First, so a failure of anything below is recorded where the status shows it (lastError).
@@ -77,6 +90,18 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
               store,
               stagesChecked,
               failpoint: context.failpoint,
+              ...(context.history && {
+                history: {
+                  days: context.history.days,
+                  event: (b, staged) =>
+                    batchEvent(
+                      { pipeId, pipeName: context.history?.pipeName ?? '', state },
+                      reportsLag(source) ? source.lag() : undefined,
+                      b,
+                      staged,
+                    ),
+                },
+              }),
             },
             destinations,
             batch,
@@ -92,7 +117,8 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       for (const batch of await store.repos.progress.openBatches(pipeId))
         run(batch, await context.permits?.acquire(signal));
       // A source with phases of its own (a database pipe's snapshot) moves the pipe itself.
-      if (!ownsItsStates(source)) await context.setState('Running', 'ingesting', STARTING);
+      if (!ownsItsStates(source) && (await context.setState('Running', 'ingesting', STARTING)))
+        state = 'Running';
       while (!signal.aborted) {
         // A pipe deleted under a running worker (a race with a PATCH) stops claiming work.
         if (!(await store.repos.pipes.getById(pipeId))) return;
@@ -136,7 +162,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         if (answer === 'claimed') continue;
         if (answer === 'complete') {
           const why = explainsCompletion(source) ? source.completion : 'every file ingested';
-          await context.setState('Completed', why, ['Running', 'Snapshot']);
+          if (await context.setState('Completed', why, ['Running', 'Snapshot'])) state = 'Completed';
           return;
         }
         await sleep(source.pollMs, signal);

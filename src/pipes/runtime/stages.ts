@@ -67,50 +67,64 @@ export async function ensureStages(
   batchStaged: boolean,
 ): Promise<boolean> {
   const names = stageNames(pipeId, slot, destination.stageSuffix);
-  const pairs = [
+  let kept = false;
+  for (const [stage, target] of [
     [names.data, destination.table],
     [names.errors, destination.errorTable],
-  ] as const;
-  let kept = false;
-  for (const [stage, target] of pairs) {
-    const [stageStorage, targetStorage] = await Promise.all([
-      tableStorage(engine, STAGING_DATABASE, stage),
-      tableStorage(engine, destination.database, target),
-    ]);
-    const into = tableName(destination.database, target);
-    if (!targetStorage?.engine.endsWith('MergeTree')) {
-      throw new PermanentError(
-        'SLUICE_ERR_DESTINATION_MISMATCH',
-        `${destination.database}.${target} is a ${targetStorage?.engine ?? 'missing'} table: a pipe writes into a table of the MergeTree family (or Null)`,
-      );
-    }
-    if (stageStorage && batchStaged && (await countRows(engine, STAGING_DATABASE, stage)) > 0) {
-      const [stageColumns, targetColumns] = await Promise.all([
-        describeTable(engine, STAGING_DATABASE, stage),
-        describeTable(engine, destination.database, target),
-      ]);
-      if (JSON.stringify(stageColumns) !== JSON.stringify(targetColumns)) {
-        throw new PermanentError(
-          'SLUICE_ERR_DESTINATION_MISMATCH',
-          `${destination.database}.${target} changed shape while a batch was staged for it: put the columns back, or delete and create the pipe again`,
-        );
-      }
-      if (isOldStage(stageStorage)) {
-        await engine.execute(resetOldDeduplicationSql(STAGING_DATABASE, stage));
-      }
-      // The destination changed after the batch was staged (an index, a projection): its rows go
-      // into a stage made as the destination is now, counted, before they move.
-      if ((await moveProblem(engine, stageTable(stage), into)) !== undefined) {
-        await restage(engine, stage, into, targetStorage);
-      }
+  ] as const) {
+    if (await ensureStage(engine, stage, { database: destination.database, table: target }, batchStaged))
       kept = true;
-      continue;
-    }
-    if (stageStorage) await engine.execute(`DROP TABLE ${stageTable(stage)}`);
-    await engine.execute(stageTableSql(stageTable(stage), into, targetStorage));
-    await checkMove(engine, stageTable(stage), into, `${destination.database}.${target}`);
   }
   return kept;
+}
+
+/**
+ * Makes one stage for `target` anew, or keeps it (true) when it holds a staged batch
+ * (ensureStages); the pipe's history stage too (runtime/history-stage.ts).
+ */
+export async function ensureStage(
+  engine: Engine,
+  stage: string,
+  target: { database: string; table: string },
+  batchStaged: boolean,
+): Promise<boolean> {
+  const { database } = target;
+  const [stageStorage, targetStorage] = await Promise.all([
+    tableStorage(engine, STAGING_DATABASE, stage),
+    tableStorage(engine, database, target.table),
+  ]);
+  const into = tableName(database, target.table);
+  if (!targetStorage?.engine.endsWith('MergeTree')) {
+    throw new PermanentError(
+      'SLUICE_ERR_DESTINATION_MISMATCH',
+      `${database}.${target.table} is a ${targetStorage?.engine ?? 'missing'} table: a pipe writes into a table of the MergeTree family (or Null)`,
+    );
+  }
+  if (stageStorage && batchStaged && (await countRows(engine, STAGING_DATABASE, stage)) > 0) {
+    const [stageColumns, targetColumns] = await Promise.all([
+      describeTable(engine, STAGING_DATABASE, stage),
+      describeTable(engine, database, target.table),
+    ]);
+    if (JSON.stringify(stageColumns) !== JSON.stringify(targetColumns)) {
+      throw new PermanentError(
+        'SLUICE_ERR_DESTINATION_MISMATCH',
+        `${database}.${target.table} changed shape while a batch was staged for it: put the columns back, or delete and create the pipe again`,
+      );
+    }
+    if (isOldStage(stageStorage)) {
+      await engine.execute(resetOldDeduplicationSql(STAGING_DATABASE, stage));
+    }
+    // The destination changed after the batch was staged (an index, a projection): its rows go
+    // into a stage made as the destination is now, counted, before they move.
+    if ((await moveProblem(engine, stageTable(stage), into)) !== undefined) {
+      await restage(engine, stage, into, targetStorage);
+    }
+    return true;
+  }
+  if (stageStorage) await engine.execute(`DROP TABLE ${stageTable(stage)}`);
+  await engine.execute(stageTableSql(stageTable(stage), into, targetStorage));
+  await checkMove(engine, stageTable(stage), into, `${database}.${target.table}`);
+  return false;
 }
 
 /** The engine's codes for two tables whose parts cannot move from one to the other. */

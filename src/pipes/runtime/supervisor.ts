@@ -3,6 +3,7 @@ import { sleep } from '../../concurrency.js';
 import { codeOf, type ErrorCode, isRetried, type Problem } from '../../errors.js';
 import { failpointFor, type KillAt } from '../../failpoints.js';
 import type { Json, Service, Store } from '../../store/index.js';
+import type { PipeMinute } from '../history/index.js';
 import { type PipeConfig, sourceKindOf } from '../model.js';
 import type { PipesService } from '../pipes-service.js';
 import type { PipeRuntime } from '../runtime-port.js';
@@ -18,6 +19,7 @@ import {
 import type { PipeState } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
+import { HistoryRecorder } from './history-recorder.js';
 import { IdleStatuses } from './idle-statuses.js';
 import { runProgressOf } from './run-progress.js';
 import { runPipe } from './runner.js';
@@ -66,6 +68,7 @@ export class PipeSupervisor implements PipeRuntime {
   private closing = false;
   private readonly cleanups: SourceCleanups;
   private readonly access: SourceAccess;
+  private readonly history: HistoryRecorder;
 
   constructor(
     private readonly deps: SourceAccessDeps & {
@@ -76,8 +79,17 @@ export class PipeSupervisor implements PipeRuntime {
       cdcCapacity?: CdcCapacity;
       /** Tests only: where a batch kills the process (SLUICE_TEST_KILL_AT, src/failpoints.ts). */
       killAt?: KillAt | undefined;
+      /** Days of pipe history each service keeps (src/pipes/history). */
+      pipeHistoryDays: number;
     },
   ) {
+    this.history = new HistoryRecorder({
+      ...deps,
+      days: deps.pipeHistoryDays,
+      view: (pipeId) => deps.pipes.runtimeView(pipeId),
+      running: () => this.workers.keys(),
+      notRunning: () => deps.pipes.pipesInStates(RUNNING_STATES.filter((state) => state !== 'Running')),
+    });
     this.cleanups = new SourceCleanups({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
     this.access = new SourceAccess(deps);
     this.idle = new IdleStatuses({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
@@ -90,6 +102,7 @@ export class PipeSupervisor implements PipeRuntime {
   async start(): Promise<void> {
     await removeOldDeduplication(this.deps);
     this.cleanups.start();
+    this.history.start();
     for (const pipeId of await this.deps.pipes.pipesInStates(RUNNING_STATES)) this.changed(pipeId);
   }
 
@@ -159,6 +172,12 @@ export class PipeSupervisor implements PipeRuntime {
     return this.idle.status(pipeId, cursor);
   }
 
+  /** The last hour of a pipe's history, a minute each (its status's series). */
+  async lastHour(pipeId: string): Promise<PipeMinute[]> {
+    const view = await this.deps.pipes.runtimeView(pipeId);
+    return view ? this.history.lastHour(view) : [];
+  }
+
   /** For the metrics, what the sources of the pipes that do not run said last, never waiting. */
   idleSourceStatuses(): Promise<[pipeId: string, status: SourceStatus][]> {
     return this.idle.statuses((pipeId) => this.sources.has(pipeId));
@@ -195,6 +214,7 @@ export class PipeSupervisor implements PipeRuntime {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.history.stop();
     const workers = [...this.workers.values()];
     for (const worker of workers) worker.controller.abort();
     await Promise.all([...workers.map((worker) => worker.done), this.cleanups.close()]);
@@ -261,6 +281,7 @@ export class PipeSupervisor implements PipeRuntime {
         },
         committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
         failpoint: failpointFor(this.deps.killAt, view.row.name),
+        history: { days: this.deps.pipeHistoryDays, pipeName: view.row.name },
         checkDisk: () => this.deps.engines.checkDisk(view.service),
         ...(sharesCdcCapacity(connector) && this.deps.cdcCapacity
           ? { permits: await this.deps.cdcCapacity.forService(view.service.id) }
@@ -307,8 +328,9 @@ export class PipeSupervisor implements PipeRuntime {
     code: ErrorCode = 'SLUICE_ERR_SOURCE',
   ): Promise<boolean> {
     const moved = await this.deps.pipes.runtimeTransition(pipeId, to, reason, from);
-    if (moved && (to === 'Degraded' || to === 'Failed'))
-      await this.deps.store.repos.progress.recordError(pipeId, reason, code);
+    const failed = to === 'Degraded' || to === 'Failed';
+    if (moved && failed) await this.deps.store.repos.progress.recordError(pipeId, reason, code);
+    if (moved) await this.history.moved(pipeId, to, failed ? code : '');
     return moved;
   }
 

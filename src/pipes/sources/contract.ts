@@ -8,6 +8,7 @@ import type { Batch, Claim, Json } from '../../store/index.js';
 /** The store's shapes a source reads and returns (its claims and cursors stay the runtime's). */
 export type { Batch, Claim, Json };
 
+import type { PipeLag } from '../history/index.js';
 import type { PipeConfig } from '../model.js';
 import type { RangeRead } from '../records/index.js';
 import type { BatchSink, Scratch, SourceReader, TargetTables } from './ports.js';
@@ -183,6 +184,18 @@ export interface ReportsLiveStatus {
   status(): SourceStatus;
 }
 
+/**
+ * Says how far behind its source it is while it runs, for the pipe's history: Kafka in messages
+ * (per partition), Kinesis in milliseconds (per shard; the total is the largest), PostgreSQL in
+ * bytes of WAL its slot holds. Undefined while it does not know.
+ */
+export interface ReportsLag {
+  lag(): SourceLag | undefined;
+}
+
+/** A source's lag: the total, and each partition's, shard's or table's where it has them. */
+export type SourceLag = PipeLag;
+
 /** Keeps bookkeeping of its own of what the store committed (a stream's consumer group). */
 export interface TracksCommits {
   /** After the store committed a batch. */
@@ -250,6 +263,10 @@ export function explainsCompletion(run: SourceRun): run is SourceRun & ExplainsC
 
 export function reportsLiveStatus(run: SourceRun): run is SourceRun & ReportsLiveStatus {
   return offersMethod(run, 'status');
+}
+
+export function reportsLag(run: SourceRun): run is SourceRun & ReportsLag {
+  return offersMethod(run, 'lag');
 }
 
 export function tracksCommits(run: SourceRun): run is SourceRun & TracksCommits {

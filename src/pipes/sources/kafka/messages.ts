@@ -55,6 +55,8 @@ export const kafkaMessages: MessageSource<SourcedMessage> = {
   position: ({ topic, partition, message }) => `${topic}:${partition}:${message.offset}`,
   row: ({ message }) => Number(message.offset),
   describe: ({ topic, partition, message }) => `${topic} partition ${partition} offset ${message.offset}`,
+  // A record without a timestamp of its own says -1.
+  producedAt: ({ message }) => (message.timestamp >= 0n ? Number(message.timestamp) : undefined),
 };
 
 /** How a Kafka pipe's messages become rows, with its schema registry when it names one. */

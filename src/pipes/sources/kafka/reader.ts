@@ -6,6 +6,7 @@ import type {
   LimitsInFlight,
   ReportsLiveStatus,
   RunContext,
+  SourceLag,
   SourceRun,
   TracksCommits,
 } from '../contract.js';
@@ -319,6 +320,14 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   }
 
   /** Per partition: where the pipe is, the end of the log, and the difference. */
+  /** Messages after the last one claimed, per partition (`topic/partition`) and in all. */
+  lag(): SourceLag | undefined {
+    const parts: Record<string, number> = {};
+    for (const p of this.status().partitions) if (p.lag !== null) parts[`${p.topic}/${p.partition}`] = p.lag;
+    const lags = Object.values(parts);
+    return lags.length === 0 ? undefined : { total: lags.reduce((a, b) => a + b, 0), parts };
+  }
+
   status(): KafkaStatus {
     const known = (n: bigint) => (n < 0n ? null : Number(n));
     return {

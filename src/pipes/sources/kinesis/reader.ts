@@ -8,6 +8,7 @@ import type {
   LimitsInFlight,
   ReportsLiveStatus,
   RunContext,
+  SourceLag,
   SourceRun,
   TracksCommits,
 } from '../contract.js';
@@ -284,6 +285,15 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
       this.rates.add(part.shard, part.records);
       if (reader?.drained) this.wakeWatch();
     }
+  }
+
+  /** Milliseconds behind the stream's tip, per shard; the total is the shard furthest behind. */
+  lag(): SourceLag | undefined {
+    const parts: Record<string, number> = {};
+    for (const shard of this.status().shards)
+      if (shard.millisBehindLatest !== null) parts[shard.shardId] = shard.millisBehindLatest;
+    const lags = Object.values(parts);
+    return lags.length === 0 ? undefined : { total: Math.max(...lags), parts };
   }
 
   status(): KinesisStatus {

@@ -48,6 +48,7 @@ export const kinesisMessages: MessageSource<KinesisMessage> = {
   // Sequence numbers do not fit the error table's row number: the shard's position is in `source`.
   row: () => 0,
   describe: (message) => `${message.stream} shard ${message.shard} sequence number ${message.sequence}`,
+  producedAt: (message) => (message.arrivedAt > 0 ? message.arrivedAt : undefined),
 };
 
 /** A record as GetRecords gives it, with where it came from. */

@@ -10,16 +10,28 @@ import type { Reading } from './reading.js';
  * format; the messages that do not parse or fit come back as bad records, the rest are loaded
  * (and counted).
  */
-export function loadMessages<M>(
+export async function loadMessages<M>(
   sink: BatchSink,
   sourceReader: SourceReader,
   how: MessagePlan<M>,
   messages: readonly M[],
   name: string,
 ): Promise<RangeRead> {
-  return how.format === 'JSONEachRow'
+  const read = await (how.format === 'JSONEachRow'
     ? loadJsonMessages(sink, sourceReader, how, messages, name)
-    : loadAvroMessages(sink, how, messages, name);
+    : loadAvroMessages(sink, how, messages, name));
+  const oldestAt = oldestOf(how, messages);
+  return oldestAt === undefined ? read : { ...read, oldestAt };
+}
+
+/** When the oldest of the messages was made at its source, when the source says. */
+function oldestOf<M>(how: MessagePlan<M>, messages: readonly M[]): number | undefined {
+  let oldest: number | undefined;
+  for (const message of messages) {
+    const at = how.source.producedAt(message);
+    if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
+  }
+  return oldest;
 }
 
 /**

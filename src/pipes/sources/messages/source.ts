@@ -23,6 +23,8 @@ export interface MessageSource<M> {
   row(message: M): number;
   /** The message's place in words, as a 400 from validateSamples names it. */
   describe(message: M): string;
+  /** When the message was made at its source (ms since the epoch), for the pipe's history; undefined when unknown. */
+  producedAt(message: M): number | undefined;
 }
 
 /** A virtual value as a JSON value the engine reads as the column's type. */

@@ -323,6 +323,11 @@ export class PostgresRun implements PostgresRunCapabilities {
     this.changesCommitted.push({ at: Date.now(), count: range.changes });
   }
 
+  /** Bytes of WAL the slot holds for the pipe, as last measured (source-watch.ts). */
+  lag() {
+    return this.watch.lag();
+  }
+
   status(): SourceStatus {
     const cutoff = Date.now() - 60_000;
     this.changesCommitted = this.changesCommitted.filter((c) => c.at >= cutoff);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { PermanentError } from '../../../records/index.js';
-import type { RunContext } from '../../contract.js';
+import type { RunContext, SourceLag } from '../../contract.js';
 import type { TablePlan } from '../catalog/index.js';
 import { missingTables, tableGone } from '../catalog/index.js';
 import { type SlotState, slotFix, slotProblem, slotState } from '../changes/index.js';
@@ -49,6 +49,12 @@ export class SourceWatch {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** Bytes of WAL the slot holds, as last measured; undefined while unknown. */
+  lag(): SourceLag | undefined {
+    const bytes = this.slot?.lagBytes;
+    return bytes === undefined || bytes === null ? undefined : { total: bytes, parts: {} };
   }
 
   throwIfFailed(): void {
