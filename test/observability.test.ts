@@ -121,7 +121,10 @@ describe('health, metrics, logs and the OpenAPI document', () => {
       'fieldMappings',
       'scaling',
       'settings',
+      // Sluice's own: the alerts on the pipe's history to make with it (README, "Pipe history").
+      'healthAlerts',
     ]);
+    expect(body.properties.healthAlerts.properties.webhookId.description).toContain('webhook');
     expect(body.properties.source.properties.kafka.properties.authentication.enum).toContain('SCRAM-SHA-512');
     const record = create.responses['200'].content['application/json'].schema.properties.result;
     expect(record.properties.source.properties.kafka.properties.credentials).toBeUndefined();
