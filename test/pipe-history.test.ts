@@ -117,11 +117,12 @@ describe('pipe history', () => {
       ...kafkaPipe('history', { brokers: `plaintext://${kafka.bootstrap.plaintext}`, topics: 'history' }),
       settings: { streaming_max_insert_wait_ms: 500 },
     });
-    // Three rounds 35 s apart: the pipe writes in at least two minutes.
-    for (let round = 0; round < 3; round += 1) {
-      if (round > 0) await new Promise((resolve) => setTimeout(resolve, 35_000));
-      await produce(kafka.connection('plaintext'), messages('history', round * 1000, 1000));
-    }
+    // A round, then two more once the next minute has begun: the pipe writes in two minutes or more.
+    await produce(kafka.connection('plaintext'), messages('history', 0, 1000));
+    await waitFor('the first round in the table', async () => (await statusOf(s, id)).rowsWritten === 1000);
+    const nextMinute = 60_000 - (Date.now() % 60_000) + 1_000;
+    await new Promise((resolve) => setTimeout(resolve, nextMinute));
+    await produce(kafka.connection('plaintext'), messages('history', 1000, 2000));
     await waitFor('every message in the table', async () => {
       const [row] = await sql(s, 'SELECT count() AS n FROM kafka.history');
       return Number(row?.n) === 3000;
