@@ -46,7 +46,10 @@ export class HistoryRecorder {
 
   /** The pipe was moved to `state` (its error's code with it when it failed or is degraded). */
   async moved(pipeId: string, state: string, errorCode = ''): Promise<void> {
-    const view = await this.deps.view(pipeId).catch(() => undefined);
+    const view = await this.deps.view(pipeId).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, pipeId, state }, 'could not write a state to the pipe history');
+      return undefined;
+    });
     if (view) await this.record(view, state, errorCode);
   }
 
