@@ -29,6 +29,27 @@ export interface HistoryEvent {
   sourceAgeMs: number | undefined;
 }
 
+/** A state the runtime moved a pipe to, as a row of its history (nothing written, no lag). */
+export function stateEvent(
+  pipe: { pipeId: string; pipeName: string },
+  state: string,
+  errorCode: string,
+): HistoryEvent {
+  return {
+    at: new Date(),
+    ...pipe,
+    kind: 'state',
+    batch: '',
+    rows: 0,
+    bytes: 0,
+    badRecords: 0,
+    lag: undefined,
+    state,
+    errorCode,
+    sourceAgeMs: undefined,
+  };
+}
+
 /** The INSERT of events into `into` (the events table, or a batch's stage of it). */
 export function insertEventsSql(into: string, events: readonly HistoryEvent[]): string {
   const lines = events.map((event) =>

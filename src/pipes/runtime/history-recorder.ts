@@ -6,6 +6,7 @@ import {
   type PipeMinute,
   pipeMinutes,
   recordEvents,
+  stateEvent,
 } from '../history/index.js';
 import type { RuntimeView } from '../runtime-port.js';
 
@@ -85,20 +86,7 @@ export class HistoryRecorder {
 
   private async record(view: RuntimeView, state: string, errorCode: string): Promise<void> {
     const engine = this.deps.engines.engineFor(view.service);
-    const event = {
-      at: new Date(),
-      pipeId: view.row.id,
-      pipeName: view.row.name,
-      kind: 'state' as const,
-      batch: '',
-      rows: 0,
-      bytes: 0,
-      badRecords: 0,
-      lag: undefined,
-      state,
-      errorCode,
-      sourceAgeMs: undefined,
-    };
+    const event = stateEvent({ pipeId: view.row.id, pipeName: view.row.name }, state, errorCode);
     try {
       await recordEvents(engine, [event]).catch(async (error: unknown) => {
         // Not made yet (no batch committed), or dropped by an admin since: made, then written.
