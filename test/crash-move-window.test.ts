@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ServedSluice } from './support/cli.js';
 import { undoStageCovers } from './support/engine-window.js';
 import { dieAt, serve, statusUntil, stop } from './support/kill-steps.js';
+import { untilContains } from './support/wait.js';
 
 // A move into the destination is two renames in the engine (src/engine/stages.ts,
 // dropMovedStageParts): the part into the destination, then the empty part that covers it in the stage.
@@ -72,7 +73,7 @@ describe('a batch the engine moved just before it was killed (a real server proc
       { k: 2, v: 'b', n: 2 },
     ]);
     expect(status.rowsWritten).toBe(4);
-    expect(served.server.output()).toContain('were still in their stage: dropped from the stage');
+    await untilContains(served.server.output, 'were still in their stage: dropped from the stage');
     await stop(served);
   }, 300_000);
 });

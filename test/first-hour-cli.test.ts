@@ -23,7 +23,7 @@ import {
   userEnv,
   withKey,
 } from './support/built-cli.js';
-import { waitFor } from './support/wait.js';
+import { untilContains, waitFor } from './support/wait.js';
 
 /** A port something else listens on. */
 async function busyPort(): Promise<{ port: number; server: Server }> {
@@ -184,7 +184,7 @@ describe('the sluice command in the first hour', () => {
     running.push(npmStart);
     const pid = await serverPid(dataDir);
     orphans.push(pid);
-    expect(npmStart.output()).toContain(`started by npm (pid ${npmStart.child.pid})`);
+    await untilContains(npmStart.output, `started by npm (pid ${npmStart.child.pid})`);
     process.kill(pid, 'SIGHUP');
     await waitFor('the SIGHUP line', async () => npmStart.output().includes('SIGHUP: nothing reloaded'));
     expect(await isRunning(pid)).toBe(true);
@@ -193,7 +193,8 @@ describe('the sluice command in the first hour', () => {
     npmStart.child.kill('SIGHUP');
     await npmExited;
     await waitFor('the server to end with npm', async () => !(await isRunning(pid)), 60_000);
-    expect(npmStart.output()).toContain(
+    await untilContains(
+      npmStart.output,
       `the npm process that started Sluice (pid ${npmStart.child.pid}) has ended`,
     );
     await waitFor('the lock released', async () => !existsSync(join(dataDir, 'sluice.lock')), 60_000);
@@ -219,9 +220,9 @@ describe('the sluice command in the first hour', () => {
     await new Promise((resolve) => shell.once('exit', resolve));
     const pid = await serverPid(dataDir);
     orphans.push(pid);
-    const text = await readFile(log, 'utf8');
-    expect(text).toContain('not started by npm: Sluice runs on when its parent process ends');
-    expect(text).not.toContain('started by npm (pid');
+    const text = () => readFile(log, 'utf8');
+    await untilContains(text, 'not started by npm: Sluice runs on when its parent process ends');
+    expect(await text()).not.toContain('started by npm (pid');
     expect(await isRunning(pid)).toBe(true);
     expect(
       (await api(`${JSON.parse(await readFile(join(dataDir, 'sluice.lock'), 'utf8')).url}/health`)).status,

@@ -8,7 +8,7 @@ import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './support/sluice.js';
 import { startTcpTap } from './support/tcp-tap.js';
-import { waitFor } from './support/wait.js';
+import { untilContains, waitFor } from './support/wait.js';
 
 // A PostgreSQL pipe as a user runs it (`sluice serve`, a real server process, the runtime on)
 // that loses its process (SIGKILL) mid-snapshot and mid-changes, and its source server mid-stream,
@@ -778,7 +778,8 @@ describe('PostgreSQL pipes survive crashes and a restarted source', () => {
       // The source heard nothing: what the pipe made there is still there, and counted.
       expect(await held()).toEqual({ slots: 1, publications: 1 });
       expect(await sluice.metric('sluice_source_cleanups_pending')).toBe(1);
-      expect(sluice.server.output()).toContain(
+      await untilContains(
+        sluice.server.output,
         "a deleted pipe's source still holds what the pipe made there",
       );
 

@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+
 /** Polls until `check` returns a value (not undefined/false), or fails after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,
@@ -34,4 +36,21 @@ export async function untilEqual(
     },
     timeoutMs,
   );
+}
+
+/**
+ * Waits until `read()` holds `text`, then asserts it (a miss fails with all that was read). For a
+ * server's log lines: pino writes them asynchronously, so a line logged just after the banner a
+ * start waits for may reach the pipe later than the banner does.
+ */
+export async function untilContains(
+  read: () => string | Promise<string>,
+  text: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const found = await waitFor(`"${text}"`, async () => (await read()).includes(text), timeoutMs).then(
+    () => true,
+    () => false,
+  );
+  if (!found) expect(await read()).toContain(text);
 }
