@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   SLUICE_ERR_MEDIA_TYPE: entry('the body is not sent as application/json'),
   SLUICE_ERR_ROUTE_NOT_FOUND: entry('no route answers this method and path'),
   SLUICE_ERR_METHOD_NOT_ALLOWED: entry('the route does not take this method'),
+  SLUICE_ERR_CONSOLE_NOT_BUILT: entry('the console was not built (npm run build builds it)'),
   SLUICE_ERR_RATE_LIMITED: entry('too many requests from this client; retry later', true),
   SLUICE_ERR_UNAUTHENTICATED: entry('no credentials, or credentials that are wrong or revoked'),
   SLUICE_ERR_AUTH_FAILURES: entry('too many failed authentications from one address; retry later', true),

@@ -104,6 +104,8 @@ function printBanner(
       `Local files for file:// pipes: ${config.localFilesDir}`,
     );
   }
+  // Last, where a reader's eye lands (README, "The console").
+  lines.push('', `Console: ${url}/ (sign in with an API key)`);
   console.log(lines.join('\n'));
 }
 

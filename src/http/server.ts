@@ -11,6 +11,7 @@ import type { QueryService } from '../query/index.js';
 import type { Store } from '../store/index.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { BodyTooDeepError, nestsDeeperThan } from './body-depth.js';
+import { consolePages } from './console-pages.js';
 import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
@@ -105,5 +106,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   openApiRoute(app);
   await v1Routes(app, { ...deps, authFailures });
   await v2Routes(app, { ...deps, authFailures });
+  await consolePages(app);
   return app;
 }

@@ -1,0 +1,94 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Session, useCsrf, whenSignedOut } from './api.js';
+import { paths, type Service } from './model.js';
+import { PipePage } from './pages/pipe.js';
+import { PipesPage } from './pages/pipes.js';
+import { QueryPage } from './pages/query.js';
+import { SignIn } from './pages/sign-in.js';
+import { href, navigate, useRoute } from './router.js';
+
+type Known = { session: Session } | { session: null } | undefined;
+
+export function App() {
+  const [known, setKnown] = useState<Known>(undefined);
+  const signedIn = (session: Session) => {
+    useCsrf(session.csrfToken);
+    setKnown({ session });
+  };
+  useEffect(() => {
+    whenSignedOut(() => setKnown({ session: null }));
+    api
+      .get<Session>('/console/session')
+      .then(signedIn)
+      .catch(() => setKnown({ session: null }));
+  }, []);
+  if (known === undefined) return <p class="muted loading">Loading…</p>;
+  if (known.session === null) return <SignIn onSignedIn={signedIn} />;
+  return <Console session={known.session} onSignedOut={() => setKnown({ session: null })} />;
+}
+
+function Console(props: { session: Session; onSignedOut: () => void }) {
+  const { session } = props;
+  const route = useRoute();
+  const [services, setServices] = useState<Service[] | undefined>(undefined);
+  useEffect(() => {
+    api.get<Service[]>(paths.services(session.key.organizationId)).then(setServices, () => setServices([]));
+  }, [session.key.organizationId]);
+  const [area, serviceId, page, pipeId] = route;
+  const service = services?.find((s) => s.id === serviceId) ?? services?.[0];
+  useEffect(() => {
+    if (service && (area !== 's' || serviceId !== service.id)) navigate('s', service.id, 'pipes');
+  }, [service, area, serviceId]);
+
+  const signOut = async () => {
+    await api.delete('/console/session').catch(() => undefined);
+    props.onSignedOut();
+  };
+
+  return (
+    <div class="shell">
+      <header>
+        <strong class="brand">Sluice</strong>
+        <span class="muted">{session.key.organizationName}</span>
+        {services && services.length > 1 && (
+          <select
+            aria-label="Service"
+            value={service?.id}
+            onChange={(e) => navigate('s', e.currentTarget.value, page ?? 'pipes')}
+          >
+            {services.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name}
+              </option>
+            ))}
+          </select>
+        )}
+        {service && (
+          <nav>
+            <a href={href('s', service.id, 'pipes')} class={page === 'pipes' ? 'active' : ''}>
+              Pipes
+            </a>
+            <a href={href('s', service.id, 'query')} class={page === 'query' ? 'active' : ''}>
+              Query
+            </a>
+          </nav>
+        )}
+        <span class="who">
+          {session.key.id} · <span class="role">{session.key.role}</span>
+          {session.alerts ? ` · ${session.alerts.userName}@${session.alerts.teamName}` : ''}
+        </span>
+        <button type="button" class="link" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {services?.length === 0 && <p class="muted">This organization has no services yet.</p>}
+        {service && page === 'pipes' && !pipeId && <PipesPage session={session} service={service} />}
+        {service && page === 'pipes' && pipeId && (
+          <PipePage session={session} service={service} pipeId={pipeId} />
+        )}
+        {service && page === 'query' && <QueryPage session={session} service={service} />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,248 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
+import { buildOnce, REPO, type Running, serveBin, stop } from './support/built-cli.js';
+
+/**
+ * The console in a real browser (Debian's chromium through playwright-core), against Sluice
+ * started as a user starts it (bin/sluice.js serve on a new data directory): a new user's path
+ * from the key printed at first start to a pipe's bad records, the query page, and what a
+ * read-only key is offered and refused. Every page is watched for console errors.
+ */
+describe('the console in a browser', () => {
+  let dir = '';
+  let server: Running;
+  let browser: Browser;
+  let admin = { id: '', secret: '' };
+  let pipesPath = '';
+  const pages: WatchedPage[] = [];
+  const screenshots = process.env.SLUICE_SCREENSHOTS;
+
+  const call = async (method: string, path: string, body?: unknown, key = admin) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${key.id}:${key.secret}`).toString('base64')}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as { result: any } };
+  };
+  const open = async () => {
+    const watched = await openPage(browser, server.url);
+    pages.push(watched);
+    return watched;
+  };
+  const signIn = async ({ page }: WatchedPage, key: { id: string; secret: string }) => {
+    await page.goto('/');
+    await page.getByLabel('API key id').fill(key.id);
+    await page.getByLabel('API key secret').fill(key.secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Pipes' }).waitFor();
+  };
+  const shot = async ({ page }: WatchedPage, name: string) => {
+    if (screenshots) await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+  };
+
+  beforeAll(async () => {
+    buildOnce();
+    dir = await mkdtemp(join(tmpdir(), 'sluice-console-'));
+    const dataDir = join(dir, 'data');
+    await mkdir(join(dataDir, 'files'), { recursive: true });
+    // Two good lines and a broken one: the broken one is the pipe's bad record.
+    await writeFile(
+      join(dataDir, 'files', 'weather.ndjson'),
+      '{"id": 1, "city": "Lyon", "temp": 11.5}\n{"id": 2, "city": "Oslo", "temp": "warm"}\n{"id": 3, "city": "Nice", "temp": 19}\n',
+    );
+    server = await serveBin(['--port', '0'], {
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_LOG_LEVEL: 'warn',
+      SLUICE_RATE_LIMIT: '0',
+      SLUICE_AUTH_FAILURES: '0',
+    });
+    // The first start prints the first admin key once: the user copies it from there.
+    const printed = server.output();
+    admin = {
+      id: /API key id:\s+(\S+)/.exec(printed)?.[1] ?? '',
+      secret: /API key secret:\s+(\S+)/.exec(printed)?.[1] ?? '',
+    };
+    expect(admin.id, printed).toMatch(/^sk_/);
+    expect(printed).toContain(`Console: ${server.url}/`);
+    const org = (await call('GET', '/v1/organizations')).body.result[0].id as string;
+    const service = (await call('GET', `/v1/organizations/${org}/services`)).body.result[0].id as string;
+    pipesPath = `/v1/organizations/${org}/services/${service}/pipes`;
+    browser = await launchBrowser();
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const { context } of pages) await context.close().catch(() => undefined);
+    await browser?.close();
+    if (server) await stop(server.child);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves the console compressed, within its budget, with a policy that allows only its own origin', async () => {
+    const index = await fetch(`${server.url}/`, { headers: { 'accept-encoding': 'br' } });
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const script = await fetch(`${server.url}/app.js`, { headers: { 'accept-encoding': 'br, gzip' } });
+    expect(script.headers.get('content-encoding')).toBe('br');
+    const { readFile } = await import('node:fs/promises');
+    const sizes = JSON.parse(await readFile(join(REPO, 'dist', 'console', 'sizes.json'), 'utf8')) as Record<
+      string,
+      { gzip: number }
+    >;
+    const gzipped = Object.entries(sizes)
+      .filter(([name]) => name.endsWith('.js'))
+      .reduce((sum, [, size]) => sum + size.gzip, 0);
+    // README, "The console": a first load under 300 KB of compressed script.
+    expect(gzipped).toBeLessThan(300 * 1024);
+    // The API keeps its paths and its JSON errors.
+    const missing = await fetch(`${server.url}/v1/nothing-here`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { code: string }).code).toBe('SLUICE_ERR_ROUTE_NOT_FOUND');
+  });
+
+  it('a new user signs in with the key printed at first start and follows a pipe to its bad records', async () => {
+    const tab = await open();
+    const { page } = tab;
+    const started = Date.now();
+    await signIn(tab, admin);
+    // Interactive within a second of asking for the page, on this machine (README, "The console").
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await page.getByText('No pipes in this service yet.').waitFor();
+    const created = await call('POST', pipesPath, {
+      name: 'weather',
+      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///weather.ndjson' } },
+      destination: {
+        table: 'weather',
+        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+        columns: [
+          { name: 'id', type: 'UInt64' },
+          { name: 'city', type: 'String' },
+          { name: 'temp', type: 'Float64' },
+        ],
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    // The list updates by itself: the pipe appears and reaches Completed without a reload.
+    const row = page.locator('tr[data-pipe="weather"]');
+    await row.getByText('Completed').waitFor({ timeout: 90_000 });
+    await expect(row.locator('td').nth(5).textContent()).resolves.toBe('2');
+    await expect(row.locator('td').nth(6).textContent()).resolves.toBe('1');
+    await shot(tab, 'pipes');
+    await row.getByRole('link', { name: 'weather' }).click();
+    await page.getByRole('heading', { name: 'weather' }).waitFor();
+    await page.getByRole('heading', { name: 'Bad records' }).waitFor();
+    // The broken line, raw, with the engine's reason.
+    const bad = page.locator('table').filter({ hasText: 'raw' }).last();
+    await bad.getByText('"warm"', { exact: false }).waitFor({ timeout: 30_000 });
+    await page.getByText('Rows per second').waitFor();
+    await shot(tab, 'pipe');
+    expect(tab.problems).toEqual([]);
+  });
+
+  it('the query page runs SQL on the service and shows the rows', async () => {
+    const tab = await open();
+    const { page } = tab;
+    await signIn(tab, admin);
+    await page.getByRole('link', { name: 'Query' }).click();
+    await page.getByLabel('SQL').fill('SELECT city, temp FROM weather ORDER BY id');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('cell', { name: 'Nice' }).waitFor();
+    await expect(page.locator('tbody tr').count()).resolves.toBe(2);
+    await page.getByLabel('SQL').fill('SELECT nothing FROM nowhere');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('alert').waitFor();
+    await shot(tab, 'query');
+    // A refused statement is the server's answer shown on the page, not a console error of ours;
+    // the browser itself logs the 400 it received.
+    expect(tab.problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
+  });
+
+  it('stops, starts and deletes a pipe, deleting only after a confirmation', async () => {
+    const created = await call('POST', pipesPath, {
+      name: 'tail',
+      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///*.ndjson', isContinuous: true } },
+      destination: {
+        table: 'tail',
+        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.result.id as string;
+    const tab = await open();
+    const { page } = tab;
+    await signIn(tab, admin);
+    await page.locator('tr[data-pipe="tail"]').getByRole('link', { name: 'tail' }).click();
+    await page.locator('.title-row .state', { hasText: 'Running' }).waitFor({ timeout: 90_000 });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.locator('.title-row .state', { hasText: 'Stopped' }).waitFor({ timeout: 60_000 });
+    expect((await call('GET', `${pipesPath}/${id}`)).body.result.state).toBe('Stopped');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.locator('.title-row .state', { hasText: 'Running' }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete pipe' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await call('GET', `${pipesPath}/${id}`)).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await dialog.getByRole('button', { name: 'Delete pipe' }).click();
+    await page.getByRole('heading', { name: 'Pipes' }).waitFor();
+    await page.locator('tr[data-pipe="tail"]').waitFor({ state: 'detached' });
+    expect((await call('GET', `${pipesPath}/${id}`)).status).toBe(404);
+    expect(tab.problems).toEqual([]);
+  });
+
+  it('a read-only key is offered no action it cannot take, and the server refuses them anyway', async () => {
+    const org = pipesPath.split('/')[3];
+    const made = await call('POST', `/v1/organizations/${org}/keys`, { name: 'viewer', role: 'read-only' });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const viewer = { id: made.body.result.key.id as string, secret: made.body.result.secret as string };
+    const tab = await open();
+    const { page } = tab;
+    await signIn(tab, viewer);
+    await page.locator('.who .role', { hasText: 'read-only' }).waitFor();
+    await page.locator('tr[data-pipe="weather"]').getByRole('link', { name: 'weather' }).click();
+    await page.getByRole('heading', { name: 'Bad records' }).waitFor();
+    for (const name of ['Stop', 'Start', 'Resync', 'Delete']) {
+      await expect(page.getByRole('button', { name, exact: true }).count()).resolves.toBe(0);
+    }
+    // The same session, asking anyway (cookie and CSRF token as the page would send them).
+    const pipeId = (await call('GET', pipesPath)).body.result.find(
+      (p: { name: string }) => p.name === 'weather',
+    ).id;
+    const refused = await page.evaluate(
+      async ({ path }) => {
+        const session = (await (await fetch('/console/session')).json()) as { result: { csrfToken: string } };
+        const response = await fetch(path, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json', 'x-sluice-csrf': session.result.csrfToken },
+          body: JSON.stringify({ command: 'stop' }),
+        });
+        return { status: response.status, body: (await response.json()) as { code: string } };
+      },
+      { path: `${pipesPath}/${pipeId}/state` },
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('SLUICE_ERR_FORBIDDEN');
+    expect(tab.problems.filter((p) => !p.includes('status of 403'))).toEqual([]);
+  });
+
+  it('signing out ends the session: the console asks for a key again', async () => {
+    const tab = await open();
+    const { page } = tab;
+    await signIn(tab, admin);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const after = await page.evaluate(async () => (await fetch('/console/session')).status);
+    expect(after).toBe(401);
+  });
+});
