@@ -203,7 +203,7 @@ describe('the console in a browser', () => {
     const org = pipesPath.split('/')[3];
     const made = await call('POST', `/v1/organizations/${org}/keys`, { name: 'viewer', role: 'read-only' });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
-    const viewer = { id: made.body.result.key.id as string, secret: made.body.result.secret as string };
+    const viewer = { id: made.body.result.id as string, secret: made.body.result.secret as string };
     const tab = await open();
     const { page } = tab;
     await signIn(tab, viewer);
@@ -242,7 +242,15 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    const after = await page.evaluate(async () => (await fetch('/console/session')).status);
-    expect(after).toBe(401);
+    const after = await page.evaluate(async () => (await fetch('/console/session')).json());
+    expect(after).toMatchObject({ status: 200, result: null });
+    // The API refuses what the signed-out console asks, without a challenge that would open the
+    // browser's password prompt over the page.
+    const refused = await page.evaluate(async (path) => {
+      const response = await fetch(path, { headers: { 'x-requested-with': 'sluice-console' } });
+      return { status: response.status, challenge: response.headers.get('www-authenticate') };
+    }, pipesPath);
+    expect(refused).toEqual({ status: 401, challenge: null });
+    expect(tab.problems.filter((p) => !p.includes('status of 401'))).toEqual([]);
   });
 });

@@ -216,7 +216,9 @@ describe('console sessions', () => {
     await s.request({ method: 'DELETE', url: `${tokens}/${token.json.result.id}` });
     expect((await withCookie(value, 'GET', '/api/v2/alerts')).statusCode).toBe(401);
     expect((await withCookie(value, 'GET', s.pipesUrl)).statusCode).toBe(401);
-    expect((await withCookie(value, 'GET', '/console/session')).statusCode).toBe(401);
+    const over = await withCookie(value, 'GET', '/console/session');
+    expect(over.statusCode).toBe(200);
+    expect(over.json.result).toBeNull();
   });
 
   it('refused sign-ins store nothing: wrong secret, bad fields, a token of another organization', async () => {
@@ -305,15 +307,25 @@ describe('console sessions', () => {
     expect(String(out.headers['set-cookie'])).toBe(
       'sluice_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0',
     );
-    for (const url of [s.pipesUrl, '/api/v2/alerts', '/console/session']) {
+    for (const url of [s.pipesUrl, '/api/v2/alerts']) {
       const after = await withCookie(value, 'GET', url);
       expect(after.statusCode, url).toBe(401);
       expect(after.json.code).toBe('SLUICE_ERR_UNAUTHENTICATED');
       // No Basic challenge: a browser would answer it with its own password prompt.
       expect(after.headers['www-authenticate']).toBeUndefined();
     }
+    // The console asks for its session on every load: none is an answer, not an error, and a
+    // cookie of a session that is over is cleared.
+    const stale = await withCookie(value, 'GET', '/console/session');
+    expect(stale.statusCode).toBe(200);
+    expect(stale.json.result).toBeNull();
+    expect(String(stale.headers['set-cookie'])).toContain(
+      'sluice_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0',
+    );
     const none = await s.request({ method: 'GET', url: '/console/session', auth: null });
-    expect(none.statusCode).toBe(401);
+    expect(none.statusCode).toBe(200);
+    expect(none.json.result).toBeNull();
+    expect(none.headers['set-cookie']).toBeUndefined();
   });
 
   it("revoking the session's key ends the session at its next request", async () => {

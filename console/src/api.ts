@@ -50,7 +50,12 @@ export function whenSignedOut(handler: () => void): void {
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  // Marked as the console's: a refused request is then answered without the Basic challenge that
+  // would open the browser's password prompt (src/http/auth.ts).
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'x-requested-with': 'sluice-console',
+  };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD') headers['x-sluice-csrf'] = csrfToken;
   const response = await fetch(path, {

@@ -18,8 +18,8 @@ export function App() {
   useEffect(() => {
     whenSignedOut(() => setKnown({ session: null }));
     api
-      .get<Session>('/console/session')
-      .then(signedIn)
+      .get<Session | null>('/console/session')
+      .then((session) => (session ? signedIn(session) : setKnown({ session: null })))
       .catch(() => setKnown({ session: null }));
   }, []);
   if (known === undefined) return <p class="muted loading">Loading…</p>;

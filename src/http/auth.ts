@@ -14,6 +14,9 @@ import { cookieSession } from './session-cookie.js';
 /** What /v1 and POST /console/session say of a key id and secret that do not authenticate. */
 export const WRONG_KEY = 'the API key id or secret is wrong, or the key was revoked';
 
+/** The `X-Requested-With` value the console sends with every request. */
+export const CONSOLE_REQUEST = 'sluice-console';
+
 /** What /v1 says to a session cookie of no live session. */
 const SESSION_OVER =
   'the console session is over (signed out, expired, or its API key was revoked): sign in again with POST /console/session, or send Authorization: Basic base64(<key id>:<key secret>)';
@@ -111,7 +114,11 @@ async function basicPrincipal(
       identity.authenticateKey(credentials.keyId, credentials.secret),
     ));
   if (principal) return principal;
-  reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
+  // Not for the console's own requests (console/src/api.ts marks them, as browsers' script
+  // requests are conventionally marked): a Basic challenge makes a browser open its password
+  // prompt over the page, where the console shows its own sign-in.
+  if (request.headers['x-requested-with'] !== CONSOLE_REQUEST)
+    reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
   throw new UnauthorizedError(
     credentials ? WRONG_KEY : 'send Authorization: Basic base64(<key id>:<key secret>)',
   );

@@ -102,15 +102,19 @@ export function consoleSessionRoutes(
       schema: {
         hide: true,
         tags,
-        summary: "The console's current session",
-        response: { 200: Envelope(SessionView), ...V1_ERRORS },
+        summary: "The console's current session, or null when it has none",
+        response: { 200: Envelope(T.Union([SessionView, T.Null()])), ...V1_ERRORS },
       },
     },
-    async (request) => {
+    // Not a 401 when there is none: the console asks this first on every load, and an error there
+    // would be a failed request in every signed-out browser's console.
+    async (request, reply) => {
       const value = sessionCookie(request);
       const session = value === undefined ? undefined : await sessions.find(value);
-      if (!session) throw new UnauthorizedError(value === undefined ? NO_SESSION : SESSION_OVER);
-      return ok(request, session.view);
+      if (session) return ok(request, session.view);
+      // A cookie of a session that is over goes, so the browser stops sending it.
+      if (value !== undefined) reply.header('set-cookie', cookieHeader('', 0, deps.secure));
+      return ok(request, null);
     },
   );
 
@@ -135,9 +139,6 @@ export function consoleSessionRoutes(
     },
   );
 }
-
-const SESSION_OVER =
-  'the console session is over (signed out, expired, or its API key or access token was revoked): sign in again with POST /console/session';
 
 /**
  * Checks the body, the key (as HTTP Basic is checked, counted by the same failure limiter) and the

@@ -29,6 +29,8 @@ export interface WatchedPage {
 export async function openPage(browser: Browser, baseURL: string): Promise<WatchedPage> {
   const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
+  // A step that does not happen fails naming its locator, well before the test's own timeout.
+  page.setDefaultTimeout(20_000);
   const problems: string[] = [];
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
