@@ -6,6 +6,7 @@ import { PipesPage } from './pages/pipes.js';
 import { QueryPage } from './pages/query.js';
 import { SignIn } from './pages/sign-in.js';
 import { href, navigate, useRoute } from './router.js';
+import { Wizard } from './wizard/wizard.js';
 
 type Known = { session: Session } | { session: null } | undefined;
 
@@ -84,7 +85,8 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
       <main>
         {services?.length === 0 && <p class="muted">This organization has no services yet.</p>}
         {service && page === 'pipes' && !pipeId && <PipesPage session={session} service={service} />}
-        {service && page === 'pipes' && pipeId && (
+        {service && page === 'pipes' && pipeId === 'new' && <Wizard session={session} service={service} />}
+        {service && page === 'pipes' && pipeId && pipeId !== 'new' && (
           <PipePage session={session} service={service} pipeId={pipeId} />
         )}
         {service && page === 'query' && <QueryPage session={session} service={service} />}

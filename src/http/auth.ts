@@ -15,7 +15,7 @@ import { cookieSession } from './session-cookie.js';
 export const WRONG_KEY = 'the API key id or secret is wrong, or the key was revoked';
 
 /** The `X-Requested-With` value the console sends with every request. */
-export const CONSOLE_REQUEST = 'sluice-console';
+const CONSOLE_REQUEST = 'sluice-console';
 
 /** What /v1 says to a session cookie of no live session. */
 const SESSION_OVER =

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, type Session } from '../api.js';
+import { api, mayChange, type Session } from '../api.js';
 import { ErrorNote } from '../components/table.js';
 import { count, rate } from '../format.js';
 import { latestLag, type Pipe, type PipeStatus, paths, type Service, sourceKind } from '../model.js';
@@ -43,6 +43,11 @@ export function PipesPage(props: { session: Session; service: Service }) {
     <section>
       <div class="title-row">
         <h1>Pipes</h1>
+        {mayChange(session.key.role) && (
+          <a class="button" href={href('s', service.id, 'pipes', 'new')}>
+            New pipe
+          </a>
+        )}
         <input
           type="search"
           placeholder="Filter by name"
