@@ -20,7 +20,7 @@ import {
   TlsFilesError,
   type TlsMaterial,
 } from './http/index.js';
-import type { BootstrapResult, IdentityService } from './identity/index.js';
+import { type BootstrapResult, ConsoleSessions, type IdentityService } from './identity/index.js';
 import { createLogger } from './log.js';
 import { PipeHealth } from './pipe-health/index.js';
 import {
@@ -50,6 +50,8 @@ export interface Sluice {
   logger: Logger;
   store: Store;
   identity: IdentityService;
+  /** Browser sign-in sessions of the console (README, "The console: sign-in sessions"). */
+  consoleSessions: ConsoleSessions;
   pipes: PipesService;
   query: QueryService;
   engines: EngineRegistry;
@@ -84,7 +86,7 @@ export interface SluiceOptions {
   runtime?: boolean;
   /** Evaluate alerts on a timer (default true); tests tick by hand with their own clock. */
   alertTimer?: boolean;
-  /** The time now, for alert evaluation; tests pass a clock they move. */
+  /** The time now, for alert evaluation and console sessions' expiry; tests pass a clock they move. */
   clock?: () => Date;
   /** First delay between webhook attempts (tests shorten it). */
   webhookBackoffMs?: number;
@@ -104,10 +106,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       })
     : undefined;
   // Lock, master key, store, key check, identity, bootstrap, engines, queries (src/core.ts).
-  const { store, secretBox, identity, bootstrap, engines, sandbox, query, lock, opened } = await openCore(
-    config,
-    { logger },
-  );
+  const { store, masterKey, secretBox, identity, bootstrap, engines, sandbox, query, lock, opened } =
+    await openCore(config, { logger });
   try {
     const kinds = new SourceKinds(options.sourceKinds ?? SOURCE_KINDS);
     const pipes = new PipesService(store, identity, secretBox, kinds, logger);
@@ -176,10 +176,15 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       metrics: alertMetrics,
     });
     const pipeHealth = new PipeHealth({ identity, webhooks, sources, dashboards, alerts });
+    const consoleSessions = new ConsoleSessions(store, masterKey, {
+      lifetimeMs: config.consoleSessionHours * 3_600_000,
+      ...(options.clock && { clock: options.clock }),
+    });
     const server = await buildServer({
       logger,
       store,
       identity,
+      consoleSessions,
       pipes,
       pipeHealth,
       discovery,
@@ -220,6 +225,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       logger,
       store,
       identity,
+      consoleSessions,
       pipes,
       query,
       engines,

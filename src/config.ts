@@ -21,6 +21,8 @@ export interface Config {
   rateLimit: number;
   /** Failed authentications per minute per client address before 429s; 0 turns the limit off. */
   authFailuresPerMinute: number;
+  /** How long a console sign-in session lives, in hours (absolute; README, "The console: sign-in sessions"). */
+  consoleSessionHours: number;
   /** The most database services one organization may have. */
   servicesPerOrganization: number;
   /** Each service engine's memory in all, in MB: no statement lifts it. */
@@ -109,6 +111,7 @@ export const CONFIG_FLAGS: Record<string, string> = {
   'log-format': 'SLUICE_LOG_FORMAT',
   'rate-limit': 'SLUICE_RATE_LIMIT',
   'auth-failures': 'SLUICE_AUTH_FAILURES',
+  'console-session-hours': 'SLUICE_CONSOLE_SESSION_HOURS',
   'services-per-organization': 'SLUICE_SERVICES_PER_ORGANIZATION',
   'engine-memory-mb': 'SLUICE_ENGINE_MEMORY_MB',
   'query-timeout': 'SLUICE_QUERY_TIMEOUT',
@@ -158,6 +161,19 @@ export function loadConfig(
     if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
       problems.push(
         `${CONFIG_FLAGS[flag]} (--${flag}) must be an integer from ${min} to ${max}, got "${raw}"`,
+      );
+      return fallback;
+    }
+    return parsed;
+  };
+  // Hours may be fractional (0.5 is half an hour); the least is 3.6 s, enough for a test to outlive.
+  const hours = (flag: string, fallback: number, min: number, max: number): number => {
+    const raw = value(flag);
+    if (raw === undefined) return fallback;
+    const parsed = Number(raw);
+    if (!/^\d+(\.\d+)?$/.test(raw) || parsed < min || parsed > max) {
+      problems.push(
+        `${CONFIG_FLAGS[flag]} (--${flag}) must be a number of hours from ${min} to ${max} (fractions allowed, like 0.5), got "${raw}"`,
       );
       return fallback;
     }
@@ -264,6 +280,7 @@ export function loadConfig(
     logFormat,
     rateLimit: integer('rate-limit', DEFAULT_RATE_LIMIT, 0, 1_000_000),
     authFailuresPerMinute: integer('auth-failures', 20, 0, 1_000_000),
+    consoleSessionHours: hours('console-session-hours', 12, 0.001, 8760),
     servicesPerOrganization: integer('services-per-organization', 10, 1, 10_000),
     engineMemoryMb: integer('engine-memory-mb', 4096, 256, 1_048_576),
     queryTimeoutSeconds: integer('query-timeout', 30, 1, 86_400),

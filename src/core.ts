@@ -92,6 +92,8 @@ export async function holdStore(
 export interface Core {
   lock: DataDirLock;
   store: Store;
+  /** Keys the digests of access tokens and console sessions (src/identity/sessions.ts). */
+  masterKey: Buffer;
   secretBox: SecretBox;
   identity: IdentityService;
   /** Set on the first start of an empty store: the credentials to print once. */
@@ -130,6 +132,7 @@ export async function openCore(config: Config, options: CoreOptions): Promise<Co
     return {
       lock,
       store,
+      masterKey,
       secretBox,
       identity,
       bootstrap,

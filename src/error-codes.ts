@@ -26,6 +26,9 @@ export const ERROR_CODES = {
   SLUICE_ERR_UNAUTHENTICATED: entry('no credentials, or credentials that are wrong or revoked'),
   SLUICE_ERR_AUTH_FAILURES: entry('too many failed authentications from one address; retry later', true),
   SLUICE_ERR_FORBIDDEN: entry('the credentials are valid but may not do this'),
+  SLUICE_ERR_CSRF: entry(
+    "a console session's change lacks its x-sluice-csrf header, or comes from another origin",
+  ),
   // Retried: a pipe of another organization waits (Degraded) for a server restarted with the sandbox.
   SLUICE_ERR_UNSANDBOXED_SQL: entry("the engines run without a sandbox: only the operator's SQL runs", true),
   SLUICE_ERR_ORGANIZATION_NOT_FOUND: entry('no such organization for these credentials'),

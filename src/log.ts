@@ -10,10 +10,11 @@ import type { LogFormat, LogLevel } from './config.js';
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
+  'req.headers["x-sluice-csrf"]',
   'headers.authorization',
   // Credential-looking fields, at the top of a log line and one level down.
   ...['password', 'secret', 'secretKey', 'privateKey', 'connectionString', 'serviceAccountKey', 'token']
-    .concat(['credentials', 'accessKey'])
+    .concat(['credentials', 'accessKey', 'keySecret', 'accessToken'])
     .flatMap((field) => [field, `*.${field}`]),
 ];
 

@@ -1,8 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
-import { type IdentityService, isUuid, type KeyPrincipal, roleAtLeast } from '../identity/index.js';
+import {
+  type ConsoleSessions,
+  type IdentityService,
+  isUuid,
+  type KeyPrincipal,
+  roleAtLeast,
+} from '../identity/index.js';
 import type { Role } from '../store/index.js';
 import { type AuthFailureLimiter, TooManyFailuresError } from './auth-failures.js';
+import { cookieSession } from './session-cookie.js';
+
+/** What /v1 and POST /console/session say of a key id and secret that do not authenticate. */
+export const WRONG_KEY = 'the API key id or secret is wrong, or the key was revoked';
+
+/** What /v1 says to a session cookie of no live session. */
+const SESSION_OVER =
+  'the console session is over (signed out, expired, or its API key was revoked): sign in again with POST /console/session, or send Authorization: Basic base64(<key id>:<key secret>)';
 
 /** What a /v1 route asks of its caller, set in the route's `config`. */
 export interface AccessRule {
@@ -46,25 +60,19 @@ export function parseBasic(header: string | undefined): { keyId: string; secret:
 }
 
 /**
- * The onRequest hook of /v1: HTTP Basic with an API key, then the route's role, then the
+ * The onRequest hook of /v1: HTTP Basic with an API key, or without an Authorization header the
+ * console's session cookie as its key (src/http/session-cookie.ts); then the route's role, then the
  * organization in the path, which must be the key's own (another organization's objects are 404).
  */
-export function basicAuth(identity: IdentityService, failures: AuthFailureLimiter) {
+export function basicAuth(
+  identity: IdentityService,
+  failures: AuthFailureLimiter,
+  sessions: ConsoleSessions,
+) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const credentials = parseBasic(request.headers.authorization);
     const principal =
-      credentials &&
-      (await limited(failures, request, reply, () =>
-        identity.authenticateKey(credentials.keyId, credentials.secret),
-      ));
-    if (!principal) {
-      reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
-      throw new UnauthorizedError(
-        credentials
-          ? 'the API key id or secret is wrong, or the key was revoked'
-          : 'send Authorization: Basic base64(<key id>:<key secret>)',
-      );
-    }
+      (await cookieSession(sessions, request, SESSION_OVER))?.key ??
+      (await basicPrincipal(identity, failures, request, reply));
     request.principal = principal;
     const rule = request.routeOptions.config.access ?? { role: 'admin' };
     if (rule.operatorOnly && !(principal.operator && principal.role === 'admin')) {
@@ -87,6 +95,26 @@ export function basicAuth(identity: IdentityService, failures: AuthFailureLimite
       throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
     }
   };
+}
+
+/** The key of an `Authorization: Basic` header; a 401 when absent or wrong. */
+async function basicPrincipal(
+  identity: IdentityService,
+  failures: AuthFailureLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<KeyPrincipal> {
+  const credentials = parseBasic(request.headers.authorization);
+  const principal =
+    credentials &&
+    (await limited(failures, request, reply, () =>
+      identity.authenticateKey(credentials.keyId, credentials.secret),
+    ));
+  if (principal) return principal;
+  reply.header('WWW-Authenticate', 'Basic realm="sluice", charset="UTF-8"');
+  throw new UnauthorizedError(
+    credentials ? WRONG_KEY : 'send Authorization: Basic base64(<key id>:<key secret>)',
+  );
 }
 
 /**

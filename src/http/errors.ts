@@ -81,9 +81,19 @@ export interface ErrorAnswer {
   message: string;
 }
 
-export function send(request: FastifyRequest, reply: FastifyReply, status: number, answer: ErrorAnswer) {
+/**
+ * Sends an error in its area's envelope; `extra` adds machine-readable fields beside the envelope's
+ * own (the teams a console sign-in may choose from, src/http/console-session.ts).
+ */
+export function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  answer: ErrorAnswer,
+  extra: Record<string, unknown> = {},
+) {
   reply.code(status);
   const { code, label, message } = answer;
-  if (request.url.startsWith('/api/v2')) return reply.send({ message, code });
-  return reply.send({ status, error: `${label}: ${message}`, code, requestId: request.id });
+  if (request.url.startsWith('/api/v2')) return reply.send({ ...extra, message, code });
+  return reply.send({ ...extra, status, error: `${label}: ${message}`, code, requestId: request.id });
 }

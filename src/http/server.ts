@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AlertsService, DashboardsService, SourcesService, WebhooksService } from '../alerts/index.js';
 import type { SandboxStatus } from '../engine/index.js';
-import type { IdentityService } from '../identity/index.js';
+import type { ConsoleSessions, IdentityService } from '../identity/index.js';
 import type { PipeHealth } from '../pipe-health/index.js';
 import type { CdcScalingService, PipeDiscovery, PipesService } from '../pipes/index.js';
 import type { QueryService } from '../query/index.js';
@@ -12,6 +12,7 @@ import type { Store } from '../store/index.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { BodyTooDeepError, nestsDeeperThan } from './body-depth.js';
 import { consolePages } from './console-pages.js';
+import { consoleSessionRoutes } from './console-session.js';
 import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
@@ -24,6 +25,8 @@ export interface ServerDeps {
   logger: Logger;
   store: Store;
   identity: IdentityService;
+  /** Browser sign-in sessions of the console: /console/session, and the cookie on /v1 and /api/v2. */
+  consoleSessions: ConsoleSessions;
   pipes: PipesService;
   /** Health alerts asked for in a pipe's create body (README, "Pipe history"). */
   pipeHealth: PipeHealth;
@@ -107,5 +110,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await v1Routes(app, { ...deps, authFailures });
   await v2Routes(app, { ...deps, authFailures });
   await consolePages(app);
+  consoleSessionRoutes(app, { ...deps, authFailures, secure: deps.tls !== undefined });
   return app;
 }

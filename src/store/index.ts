@@ -9,6 +9,7 @@ import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
 import { SealedRepo } from './sealed-repo.js';
+import { ConsoleSessionsRepo } from './sessions-repo.js';
 
 export type { AlertRow, DashboardRow, SourceRow, WebhookRow } from './alerts-repo.js';
 export { AlertsRepo } from './alerts-repo.js';
@@ -35,12 +36,15 @@ export type { Batch, Claim, Json, PipeProgress } from './progress-repo.js';
 export { ProgressRepo } from './progress-repo.js';
 export type { SealedPlace, SealedValue } from './sealed-repo.js';
 export { SealedRepo } from './sealed-repo.js';
+export type { ConsoleSessionRow, LiveConsoleSession } from './sessions-repo.js';
+export { ConsoleSessionsRepo } from './sessions-repo.js';
 
 /** The repositories bound to one connection or one transaction. */
 export interface Repos {
   alerts: AlertsRepo;
   cdcScaling: CdcScalingRepo;
   cleanups: CleanupsRepo;
+  consoleSessions: ConsoleSessionsRepo;
   evaluation: EvaluationRepo;
   outbox: OutboxRepo;
   identity: IdentityRepo;
@@ -54,6 +58,7 @@ export function reposOn(db: Queryable): Repos {
     alerts: new AlertsRepo(db),
     cdcScaling: new CdcScalingRepo(db),
     cleanups: new CleanupsRepo(db),
+    consoleSessions: new ConsoleSessionsRepo(db),
     evaluation: new EvaluationRepo(db),
     outbox: new OutboxRepo(db),
     identity: new IdentityRepo(db),

@@ -289,6 +289,25 @@ export const MIGRATIONS: Migration[] = [
     // Failures recorded before keep a null code: which condition they were is not known.
     sql: 'alter table alert_history add column error_code text;',
   },
+  {
+    version: 13,
+    name: 'browser sign-in sessions of the console (issue 38)',
+    // The cookie's value is never stored, only its keyed digest (as access tokens' digests).
+    sql: `
+      create table console_sessions (
+        id uuid primary key,
+        digest text not null unique,
+        key_id text not null references api_keys(id) on delete cascade,
+        team_id uuid references teams(id) on delete cascade,
+        user_id uuid references users(id) on delete cascade,
+        token_id uuid references access_tokens(id) on delete cascade,
+        created_at timestamptz not null,
+        expires_at timestamptz not null,
+        signed_out_at timestamptz
+      );
+      create index console_sessions_expiry on console_sessions (expires_at);
+    `,
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { IdentityService } from '../../identity/index.js';
+import type { ConsoleSessions, IdentityService } from '../../identity/index.js';
 import type { PipeHealth } from '../../pipe-health/index.js';
 import type { CdcScalingService, PipeDiscovery, PipesService } from '../../pipes/index.js';
 import type { QueryService } from '../../query/index.js';
@@ -15,6 +15,7 @@ export async function v1Routes(
   app: FastifyInstance,
   deps: {
     identity: IdentityService;
+    consoleSessions: ConsoleSessions;
     pipes: PipesService;
     pipeHealth: PipeHealth;
     discovery: PipeDiscovery;
@@ -24,7 +25,7 @@ export async function v1Routes(
   },
 ) {
   await app.register(async (scope) => {
-    scope.addHook('onRequest', basicAuth(deps.identity, deps.authFailures));
+    scope.addHook('onRequest', basicAuth(deps.identity, deps.authFailures, deps.consoleSessions));
     identityRoutes(scope, deps.identity);
     pipeRoutes(scope, deps.pipes, deps.pipeHealth);
     discoveryRoutes(scope, deps);

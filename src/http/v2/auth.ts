@@ -1,9 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TeamScope } from '../../alerts/index.js';
 import { UnauthorizedError } from '../../errors.js';
-import type { IdentityService, TokenPrincipal } from '../../identity/index.js';
+import type { ConsoleSessions, IdentityService, TokenPrincipal } from '../../identity/index.js';
 import { limited } from '../auth.js';
 import type { AuthFailureLimiter } from '../auth-failures.js';
+import { cookieSession } from '../session-cookie.js';
+
+/** What /api/v2 says to a session cookie of no live session. */
+const SESSION_OVER =
+  'Unauthorized: the console session is over (signed out, expired, or its API key or access token was revoked): sign in again with POST /console/session, or send Authorization: Bearer <access token>';
+
+/** What /api/v2 says to a live session that covers /v1 only. */
+const SESSION_WITHOUT_USER =
+  'Unauthorized: this console session has no user of a team (its key is not admin and no access token was given at sign-in): sign in again with an access token of your team too (accessToken), or with an admin key';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,9 +20,23 @@ declare module 'fastify' {
   }
 }
 
-/** The onRequest hook of /api/v2: `Authorization: Bearer <access token>` of a user of a team. */
-export function bearerAuth(identity: IdentityService, failures: AuthFailureLimiter) {
+/**
+ * The onRequest hook of /api/v2: `Authorization: Bearer <access token>` of a user of a team, or
+ * without an Authorization header the console's session cookie as its team user
+ * (src/http/session-cookie.ts).
+ */
+export function bearerAuth(
+  identity: IdentityService,
+  failures: AuthFailureLimiter,
+  sessions: ConsoleSessions,
+) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await cookieSession(sessions, request, SESSION_OVER);
+    if (session) {
+      if (!session.user) throw new UnauthorizedError(SESSION_WITHOUT_USER);
+      request.user = session.user;
+      return;
+    }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     const token = match?.[1];
     const user = token

@@ -5,7 +5,7 @@ import type {
   SourcesService,
   WebhooksService,
 } from '../../alerts/index.js';
-import type { IdentityService } from '../../identity/index.js';
+import type { ConsoleSessions, IdentityService } from '../../identity/index.js';
 import type { AuthFailureLimiter } from '../auth-failures.js';
 import { bearerAuth } from './auth.js';
 import { alertsAreaRoutes } from './routes.js';
@@ -15,6 +15,7 @@ export async function v2Routes(
   app: FastifyInstance,
   deps: {
     identity: IdentityService;
+    consoleSessions: ConsoleSessions;
     alerts: AlertsService;
     webhooks: WebhooksService;
     sources: SourcesService;
@@ -23,7 +24,7 @@ export async function v2Routes(
   },
 ) {
   await app.register(async (scope) => {
-    scope.addHook('onRequest', bearerAuth(deps.identity, deps.authFailures));
+    scope.addHook('onRequest', bearerAuth(deps.identity, deps.authFailures, deps.consoleSessions));
     alertsAreaRoutes(scope, deps);
   });
 }
