@@ -30,6 +30,16 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes SLUICE_CONSOLE_SESSION_HOURS as hours, fractions allowed', () => {
+    expect(loadConfig({}).consoleSessionHours).toBe(12);
+    expect(loadConfig({ SLUICE_CONSOLE_SESSION_HOURS: '0.5' }).consoleSessionHours).toBe(0.5);
+    expect(loadConfig({}, { 'console-session-hours': '24' }).consoleSessionHours).toBe(24);
+    for (const bad of ['0', '-1', 'abc', '1e3', '9000'])
+      expect(() => loadConfig({ SLUICE_CONSOLE_SESSION_HOURS: bad })).toThrow(
+        `SLUICE_CONSOLE_SESSION_HOURS (--console-session-hours) must be a number of hours from 0.001 to 8760 (fractions allowed, like 0.5), got "${bad}"`,
+      );
+  });
+
   it('reports every bad value at once', () => {
     let error: ConfigError | undefined;
     try {

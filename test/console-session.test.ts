@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
 import {
@@ -385,6 +389,41 @@ describe('console session lifetime', () => {
       expect((await get()).statusCode).toBe(401);
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('console sessions over HTTPS', () => {
+  it('the cookie is Secure when Sluice serves HTTPS', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-console-https-'));
+    const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      algorithm: 'sha256',
+    });
+    await writeFile(join(dir, 'cert.pem'), pems.cert);
+    await writeFile(join(dir, 'key.pem'), pems.private);
+    const s = await startSluice({
+      runtime: false,
+      env: { SLUICE_TLS_CERT: join(dir, 'cert.pem'), SLUICE_TLS_KEY: join(dir, 'key.pem') },
+    });
+    try {
+      const response = await s.request({
+        method: 'POST',
+        url: '/console/session',
+        auth: null,
+        body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      expect(String(response.headers['set-cookie']).split('; ').slice(1)).toEqual([
+        'HttpOnly',
+        'SameSite=Strict',
+        'Path=/',
+        'Max-Age=43200',
+        'Secure',
+      ]);
+    } finally {
+      await s.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -138,6 +138,11 @@ describe('pipes/schemaDiscovery', () => {
       { name: 'score', type: 'Int64', optional: true },
     ]);
     expect(response.json.result.meta).toMatchObject({ format: 'JSONEachRow', sampledMessages: '20' });
+    // Sluice's addition, the wizard's preview: the first records as the engine reads them.
+    expect(response.json.result.records).toHaveLength(10);
+    for (const record of response.json.result.records) {
+      expect(record).toMatchObject({ name: expect.stringMatching(/^event \d+$/), tags: ['a', 'b'] });
+    }
     expect(response.body).not.toContain(kafka.users.plain.password);
     // What a user does next: the discovered fields as the columns of a pipe, which create accepts.
     const columns = response.json.result.fields.map(({ name, type }: { name: string; type: string }) => ({
@@ -256,6 +261,11 @@ describe('pipes/schemaDiscovery', () => {
       { name: 'rain', type: 'Bool', optional: true },
     ]);
     expect(files.json.result.meta).toMatchObject({ file: 'discover/a.ndjson' });
+    // A field a record lacks reads as its type's default, as the pipe writes it.
+    expect(files.json.result.records).toEqual([
+      { city: 'Lyon', temp: 11.5, rain: false },
+      { city: 'Paris', temp: 12, rain: true },
+    ]);
     const none = await s.request({
       method: 'POST',
       url,
@@ -285,6 +295,7 @@ describe('pipes/schemaDiscovery', () => {
       { name: 'created', type: "DateTime64(6, 'UTC')", optional: false },
     ]);
     expect(table.json.result.meta).toMatchObject({ sourceTable: 'public.orders', sortingKey: 'id' });
+    expect(table.json.result.records).toEqual([]);
     const refused = await s.request({ method: 'POST', url, body: postgresBody('not-the-password') });
     expect(refused.statusCode).toBe(400);
     expect(refused.json.error).toContain('source.postgres.credentials: PostgreSQL refused the credentials');

@@ -12,6 +12,7 @@ const SERVE_FLAGS: Record<string, [placeholder: string, meaning: string]> = {
   'log-format': ['<format>', 'json, pretty, or auto: pretty on a terminal (auto)'],
   'rate-limit': ['<n>', 'requests per 10 s per API key or token; 0 turns it off (1000)'],
   'auth-failures': ['<n>', 'failed authentications per minute per address before 429s; 0: off (20)'],
+  'console-session-hours': ['<hours>', 'how long a console sign-in session lives; fractions allowed (12)'],
   'services-per-organization': ['<n>', 'the most database services one organization may have (10)'],
   'engine-memory-mb': ['<mb>', "each service's engine memory in all (4096)"],
   'query-timeout': ['<seconds>', "the longest a user's statement runs (30)"],

@@ -119,7 +119,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   openApiRoute(app);
   await v1Routes(app, { ...deps, authFailures });
   await v2Routes(app, { ...deps, authFailures });
-  await consolePages(app);
   consoleSessionRoutes(app, { ...deps, authFailures, secure: deps.tls !== undefined });
+  await consolePages(app);
   return app;
 }

@@ -14,6 +14,10 @@ export const SchemaDiscoveryResult = T.Object({
     }),
   ),
   meta: T.Record(T.String(), T.String(), { description: 'What was read: format, records, file, ...' }),
+  records: T.Array(T.Record(T.String(), T.Unknown()), {
+    description:
+      "Sluice's addition: the first records (at most 10) as the engine reads them with these types; empty for PostgreSQL",
+  }),
 });
 
 /** The connection fields of a postgres source: no table mappings, no settings. */

@@ -17,6 +17,11 @@ export interface DiscoveredField {
 export interface SchemaDiscovery {
   fields: DiscoveredField[];
   meta: Record<string, string>;
+  /**
+   * The first records as the engine reads them with those types (Sluice's addition, for a
+   * preview: the console's create wizard); none for PostgreSQL, whose fields come from its catalog.
+   */
+  records: Record<string, unknown>[];
 }
 
 /** Discovery reads a source as the create checks do, without a destination or samples to validate. */

@@ -52,6 +52,7 @@ export async function discoverKafka(
     }
     return {
       fields: inferred.fields,
+      records: inferred.records,
       meta: {
         format: kafka.format,
         sampledMessages: String(samples.length),

@@ -41,6 +41,7 @@ export async function discoverKinesis(
     const inferred = await inferMessages(reading, how, samples, `${PATH}.format`);
     return {
       fields: inferred.fields,
+      records: inferred.records,
       meta: {
         format: kinesis.format,
         sampledRecords: String(samples.length),

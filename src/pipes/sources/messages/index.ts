@@ -2,6 +2,7 @@ export { ClaimedMessages } from './claimed.js';
 export { flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export {
   describe,
+  previewRecords,
   type InferredMessages,
   inferenceReason,
   inferMessages,

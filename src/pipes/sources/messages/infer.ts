@@ -24,6 +24,8 @@ const INFERENCE_SETTINGS = {
 /** What the engine inferred of a stream's first messages, and those it could not read. */
 export interface InferredMessages {
   fields: DiscoveredField[];
+  /** The first records as the engine reads them with the inferred types (a preview). */
+  records: Record<string, unknown>[];
   /** The messages that could not be read in the format, with why (the first few). */
   refused: string[];
 }
@@ -63,9 +65,11 @@ export async function inferMessages<M>(
 async function inferJson<M>(reading: Reading, how: MessagePlan<M>, messages: readonly M[]) {
   const text = recordsText(how, messages);
   const refused = text.refused.map((r) => `${how.source.describe(messages[r.index] as M)}: ${r.error}`);
-  if (text.lines.length === 0) return { fields: [], refused };
+  if (text.lines.length === 0) return { fields: [], records: [], refused };
   return withScratch(reading.scratch, 'json', text.chunks, async (path) => {
-    const described = await describe(reading.sourceReader, `file(${literal(path)}, 'JSONEachRow')`);
+    const from = `file(${literal(path)}, 'JSONEachRow')`;
+    const described = await describe(reading.sourceReader, from);
+    const records = await previewRecords(reading.sourceReader, from);
     // A key in fewer records than were read is missing from some: optional, whatever its type.
     const counts = await reading.sourceReader.query(
       `SELECT key, count() AS n FROM (SELECT arrayJoin(JSONExtractKeys(line)) AS key FROM file(${literal(path)}, 'LineAsString', 'line String')) GROUP BY key`,
@@ -75,7 +79,7 @@ async function inferJson<M>(reading: Reading, how: MessagePlan<M>, messages: rea
     const fields = described.map((column) =>
       inferredField(column.name, column.type, (present.get(column.name) ?? 0) < text.lines.length),
     );
-    return { fields, refused };
+    return { fields, records, refused };
   });
 }
 
@@ -93,14 +97,18 @@ async function inferAvro<M>(
   const refused = files.refused.map((r) => `${how.source.describe(messages[r.index] as M)}: ${r.error}`);
   // Each writer schema is described apart: a field some schemas lack is optional.
   const bySchema: DiscoveredField[][] = [];
+  let records: Record<string, unknown>[] = [];
   for (const group of files.groups) {
     const pieces = [group.header, ...group.entries.flatMap((entry) => entry.pieces)];
-    const described = await withScratch(reading.scratch, 'avro', pieces, (path) =>
-      describe(reading.sourceReader, `file(${literal(path)}, 'Avro')`),
-    );
+    const described = await withScratch(reading.scratch, 'avro', pieces, async (path) => {
+      const from = `file(${literal(path)}, 'Avro')`;
+      // The preview shows records of the first writer schema.
+      if (bySchema.length === 0) records = await previewRecords(reading.sourceReader, from);
+      return describe(reading.sourceReader, from);
+    });
     bySchema.push(described.map((column) => inferredField(column.name, column.type, false)));
   }
-  return { fields: mergeSchemas(bySchema), refused };
+  return { fields: mergeSchemas(bySchema), records, refused };
 }
 
 /** Fields of several writer schemas, in order of first appearance; one missing from a schema is optional. */
@@ -128,6 +136,21 @@ export async function describe(
     settings: { ...INFERENCE_SETTINGS, ...settings },
   });
   return result.rows.map((row) => ({ name: String(row.name), type: String(row.type) }));
+}
+
+/** How many records a discovery shows of what it read. */
+export const PREVIEW_RECORDS = 10;
+
+/** The first records of a table function, typed as `describe` infers them (a discovery's preview). */
+export async function previewRecords(
+  engine: SourceReader,
+  from: string,
+  settings: Record<string, string | number | boolean> = {},
+): Promise<Record<string, unknown>[]> {
+  const result = await engine.query(`SELECT * FROM ${from} LIMIT ${PREVIEW_RECORDS}`, {
+    settings: { ...INFERENCE_SETTINGS, ...settings },
+  });
+  return result.rows;
 }
 
 async function withScratch<T>(

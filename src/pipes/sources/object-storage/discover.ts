@@ -1,6 +1,6 @@
 import type { DiscoveryContext, DiscoverySource, SchemaDiscovery } from '../discovery.js';
 import { DiscoveryProblem, discoveryConfig, inferredField, throwIfProblems } from '../discovery.js';
-import { describe, unreadableRecords } from '../messages/index.js';
+import { describe, previewRecords, unreadableRecords } from '../messages/index.js';
 import { objectStorageProblems } from './checks.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
 import { type Credentials, listFiles } from './listing.js';
@@ -40,14 +40,17 @@ export async function discoverObjectStorage(
   const read = (format: string, structure: string) =>
     tableFunction(location, first.key, { format, structure, compression: storage.compression }, credentials);
   try {
-    const described = await describe(context.sourceReader, read(storage.format, 'auto'), {
+    const settings = {
       ...formatSettings(storage),
       input_format_max_rows_to_read_for_schema_inference: SAMPLE_RECORDS,
       max_execution_time: TIMEOUT_MS / 1000,
-    });
+    };
+    const described = await describe(context.sourceReader, read(storage.format, 'auto'), settings);
+    const records = await previewRecords(context.sourceReader, read(storage.format, 'auto'), settings);
     const missing = await keysMissingSomewhere(context, storage, location, first.key, credentials);
     return {
       fields: described.map((column) => inferredField(column.name, column.type, missing.has(column.name))),
+      records,
       meta: {
         format: storage.format,
         file: first.key,

@@ -44,6 +44,8 @@ export async function discoverPostgres(
     const notNull = new Map(table.columns.map((column) => [column.name, column.notNull]));
     const added = plan.spec.columns.filter((column) => !plan.columns.some((c) => c.name === column.name));
     return {
+      // From the catalog: no row is read.
+      records: [],
       fields: plan.columns.map((column) => ({
         name: column.name,
         type: column.target,
