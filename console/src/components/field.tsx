@@ -12,17 +12,20 @@ export function Field(props: {
   children: ComponentChildren;
 }) {
   const message = props.error?.forField(props.path);
+  // The message sits outside the label, so the control's name stays its label alone.
   return (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the child a caller passes in
-    <label>
-      {props.label}
-      {props.children}
+    <div class="field">
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: the control is the child a caller passes in */}
+      <label>
+        {props.label}
+        {props.children}
+      </label>
       {message && (
         <span class="field-error" role="alert">
           {message}
         </span>
       )}
-    </label>
+    </div>
   );
 }
 
