@@ -2,10 +2,10 @@ export { ClaimedMessages } from './claimed.js';
 export { flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export {
   describe,
-  previewRecords,
   type InferredMessages,
   inferenceReason,
   inferMessages,
+  previewRecords,
   unreadableRecords,
 } from './infer.js';
 export { loadMessages, sampleProblem } from './load.js';
