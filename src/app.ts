@@ -7,6 +7,7 @@ import {
   AlertsService,
   DashboardsService,
   SourcesService,
+  TileDataService,
   WebhookNotifier,
   WebhooksService,
 } from './alerts/index.js';
@@ -174,6 +175,16 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       clock: options.clock ?? (() => new Date()),
       ...(options.webhookBackoffMs === undefined ? {} : { backoffMs: options.webhookBackoffMs }),
       metrics: alertMetrics,
+      baseUrl: () => config.publicUrl ?? listeningUrl,
+    });
+    // A tile's series for the console's charts, read with the evaluator's query (src/alerts/tile-data.ts).
+    const tileData = new TileDataService({
+      engines,
+      identity,
+      sources,
+      dashboards,
+      queryTimeoutMs: config.queryTimeoutSeconds * 1000,
+      clock: options.clock ?? (() => new Date()),
     });
     const pipeHealth = new PipeHealth({ identity, webhooks, sources, dashboards, alerts });
     const consoleSessions = new ConsoleSessions(store, masterKey, {
@@ -194,6 +205,8 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       webhooks,
       sources,
       dashboards,
+      tileData,
+      notifier,
       metrics,
       sandbox,
       rateLimit: config.rateLimit,

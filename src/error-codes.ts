@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   SLUICE_ERR_WEBHOOK_NOT_FOUND: entry('no such webhook'),
   SLUICE_ERR_DASHBOARD_NOT_FOUND: entry('no such dashboard'),
   SLUICE_ERR_ALERT_SOURCE_NOT_FOUND: entry('no such alert source'),
+  SLUICE_ERR_TILE_NOT_FOUND: entry('no such tile on the dashboard'),
   SLUICE_ERR_ALERT_TILE_GONE: entry(
     "an alert's tile is no longer on its dashboard: the alert cannot be evaluated",
   ),

@@ -421,10 +421,12 @@ describe('the alerts area under /api/v2', () => {
       '/api/v2/alerts/{id}/history',
       '/api/v2/dashboards',
       '/api/v2/dashboards/{id}',
+      '/api/v2/dashboards/{id}/tiles/{tileId}/data',
       '/api/v2/sources',
       '/api/v2/sources/{id}',
       '/api/v2/webhooks',
       '/api/v2/webhooks/{id}',
+      '/api/v2/webhooks/{id}/test',
     ]);
   });
 });

@@ -99,7 +99,8 @@ function errorOf(status: number, body: unknown): ApiError {
     typeof record.error === 'string'
       ? record.error.replace(/^[A-Z_]+: /, '')
       : typeof record.message === 'string'
-        ? record.message
+        ? // /api/v2 says which part broke the rules first: "Body validation failed: interval: Required".
+          record.message.replace(/^(Body|Query|Params) validation failed: /, '')
         : `the server answered ${status}`;
   const code = typeof record.code === 'string' ? record.code : undefined;
   const problems =

@@ -1,10 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Session, useCsrf, whenSignedOut } from './api.js';
 import { paths, type Service } from './model.js';
+import { AlertPage } from './pages/alert.js';
+import { AlertsPage } from './pages/alerts.js';
+import { DashboardPage } from './pages/dashboard.js';
+import { DashboardsPage } from './pages/dashboards.js';
 import { PipePage } from './pages/pipe.js';
 import { PipesPage } from './pages/pipes.js';
 import { QueryPage } from './pages/query.js';
 import { SignIn } from './pages/sign-in.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { href, navigate, useRoute } from './router.js';
 import { Wizard } from './wizard/wizard.js';
 
@@ -37,9 +42,12 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
   }, [session.key.organizationId]);
   const [area, serviceId, page, pipeId] = route;
   const service = services?.find((s) => s.id === serviceId) ?? services?.[0];
+  // The alerts area (`#/a/...`) belongs to the session's team, not to a service.
+  const alertsArea = area === 'a' && session.alerts !== null;
   useEffect(() => {
-    if (service && (area !== 's' || serviceId !== service.id)) navigate('s', service.id, 'pipes');
-  }, [service, area, serviceId]);
+    if (service && !alertsArea && (area !== 's' || serviceId !== service.id))
+      navigate('s', service.id, 'pipes');
+  }, [service, area, serviceId, alertsArea]);
 
   const signOut = async () => {
     await api.delete('/console/session').catch(() => undefined);
@@ -72,7 +80,13 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
             <a href={href('s', service.id, 'query')} class={page === 'query' ? 'active' : ''}>
               Query
             </a>
+            {session.alerts && <AlertsNav current={alertsArea ? route[1] : undefined} />}
           </nav>
+        )}
+        {!session.alerts && session.alertsUnavailable && (
+          <span class="muted alerts-unavailable" title={session.alertsUnavailable}>
+            Alerts unavailable: {session.alertsUnavailable}
+          </span>
         )}
         <span class="who">
           {session.key.id} · <span class="role">{session.key.role}</span>
@@ -84,13 +98,47 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
       </header>
       <main>
         {services?.length === 0 && <p class="muted">This organization has no services yet.</p>}
-        {service && page === 'pipes' && !pipeId && <PipesPage session={session} service={service} />}
-        {service && page === 'pipes' && pipeId === 'new' && <Wizard session={session} service={service} />}
-        {service && page === 'pipes' && pipeId && pipeId !== 'new' && (
+        {alertsArea && services && <AlertsArea route={route} services={services} />}
+        {!alertsArea && service && page === 'pipes' && !pipeId && (
+          <PipesPage session={session} service={service} />
+        )}
+        {!alertsArea && service && page === 'pipes' && pipeId === 'new' && (
+          <Wizard session={session} service={service} />
+        )}
+        {!alertsArea && service && page === 'pipes' && pipeId && pipeId !== 'new' && (
           <PipePage session={session} service={service} pipeId={pipeId} />
         )}
-        {service && page === 'query' && <QueryPage session={session} service={service} />}
+        {!alertsArea && service && page === 'query' && <QueryPage session={session} service={service} />}
       </main>
     </div>
   );
+}
+
+const ALERTS_PAGES = [
+  ['dashboards', 'Dashboards'],
+  ['alerts', 'Alerts'],
+  ['webhooks', 'Webhooks'],
+] as const;
+
+function AlertsNav(props: { current: string | undefined }) {
+  return (
+    <>
+      {ALERTS_PAGES.map(([page, label]) => (
+        <a key={page} href={href('a', page)} class={props.current === page ? 'active' : ''}>
+          {label}
+        </a>
+      ))}
+    </>
+  );
+}
+
+/** `#/a/dashboards[/<id>]`, `#/a/alerts[/<id>]`, `#/a/webhooks`: the team's alerts area. */
+function AlertsArea(props: { route: string[]; services: Service[] }) {
+  const [, page, id] = props.route;
+  if (page === 'dashboards' && id) return <DashboardPage dashboardId={id} />;
+  if (page === 'dashboards') return <DashboardsPage services={props.services} />;
+  if (page === 'alerts' && id) return <AlertPage alertId={id} />;
+  if (page === 'alerts') return <AlertsPage />;
+  if (page === 'webhooks') return <WebhooksPage />;
+  return <p class="muted">No such page.</p>;
 }

@@ -42,11 +42,12 @@ const AREA_CODES = {
   Webhook: 'SLUICE_ERR_WEBHOOK_NOT_FOUND',
   Dashboard: 'SLUICE_ERR_DASHBOARD_NOT_FOUND',
   Source: 'SLUICE_ERR_ALERT_SOURCE_NOT_FOUND',
+  Tile: 'SLUICE_ERR_TILE_NOT_FOUND',
 } as const;
 
 /** The 404 of the alerts area names the kind of object: `{"message": "Alert not found"}`. */
 export class AreaNotFoundError extends NotFoundError {
-  constructor(what: 'Alert' | 'Webhook' | 'Dashboard' | 'Source') {
+  constructor(what: keyof typeof AREA_CODES) {
     super(AREA_CODES[what], what);
     this.message = `${what} not found`;
   }

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BackoffDelays } from '../backoff.js';
 import { mapLimited } from '../concurrency.js';
 import type { ErrorCode } from '../errors.js';
 import { privateHostProblem } from '../net/index.js';
 import type { OutboxRow, Store } from '../store/index.js';
+import type { TeamScope } from './context.js';
 import type { AlertMetrics } from './metrics.js';
 import type { WebhooksService } from './webhooks-service.js';
 
@@ -20,6 +22,18 @@ export interface NotifierOptions {
   backoffMs?: number;
   /** Counts for /metrics. */
   metrics?: AlertMetrics;
+  /** Where users reach this server, for the `link` of a test notification ('' before known). */
+  baseUrl?: () => string;
+}
+
+/** What one notification is sent with: an outbox row, or a test that has none. */
+type Delivery = Pick<OutboxRow, 'teamId' | 'webhookId' | 'idempotencyKey' | 'variables'>;
+
+/** The answer of a test send: whether the webhook took it, its status, or why not. */
+export interface TestSendResult {
+  ok: boolean;
+  status?: number;
+  error?: string;
 }
 
 const ATTEMPTS = 3;
@@ -33,6 +47,8 @@ class DeliveryError extends Error {
   constructor(
     message: string,
     readonly retry: boolean,
+    /** The webhook's HTTP status, when it answered. */
+    readonly status?: number,
   ) {
     super(message);
   }
@@ -96,8 +112,39 @@ export class WebhookNotifier {
     }
   }
 
+  /**
+   * Sends one notification that says it is a test to a webhook of the team now (README, "Alerts
+   * area": `POST /api/v2/webhooks/{id}/test`), through the same template, headers and
+   * private-address rule as an alert's, once and without the outbox: no alert's state, history or
+   * notifications change.
+   */
+  async sendTest(scope: TeamScope, webhookId: string): Promise<TestSendResult> {
+    const webhook = await this.options.webhooks.get(scope, webhookId);
+    const now = this.options.clock().toISOString();
+    const eventId = `test-${randomUUID()}`;
+    const variables = {
+      title: `Test notification from Sluice to ${webhook.name}`,
+      body: 'This is a test sent from the console or the API; no alert changed state.',
+      link: `${this.options.baseUrl?.() ?? ''}/api/v2/webhooks/${webhook.id}`,
+      state: 'TEST',
+      startTime: now,
+      endTime: now,
+      eventId,
+      value: 0,
+      threshold: 0,
+      test: true,
+    };
+    const delivery = { teamId: scope.teamId, webhookId: webhook.id, idempotencyKey: eventId, variables };
+    try {
+      return { ok: true, status: await this.send(delivery) };
+    } catch (error) {
+      const status = error instanceof DeliveryError ? error.status : undefined;
+      return { ok: false, ...(status === undefined ? {} : { status }), error: (error as Error).message };
+    }
+  }
+
   /** One call of the webhook; its HTTP status when it took the notification. */
-  private async send(row: OutboxRow): Promise<number> {
+  private async send(row: Delivery): Promise<number> {
     const webhook = await this.options.webhooks.forDelivery(row.teamId, row.webhookId);
     if (!webhook) throw new DeliveryError('the webhook no longer exists', false);
     const url = new URL(webhook.url);
@@ -125,10 +172,14 @@ export class WebhookNotifier {
     await response.arrayBuffer().catch(() => undefined);
     if (response.status >= 200 && response.status < 300) return response.status;
     if (response.status >= 300 && response.status < 400) {
-      throw new DeliveryError(`the webhook answered ${response.status}: redirects are refused`, false);
+      throw new DeliveryError(
+        `the webhook answered ${response.status}: redirects are refused`,
+        false,
+        response.status,
+      );
     }
     const retry = response.status === 429 || response.status >= 500;
-    throw new DeliveryError(`the webhook answered ${response.status}`, retry);
+    throw new DeliveryError(`the webhook answered ${response.status}`, retry, response.status);
   }
 }
 

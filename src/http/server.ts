@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { AlertsService, DashboardsService, SourcesService, WebhooksService } from '../alerts/index.js';
+import type {
+  AlertsService,
+  DashboardsService,
+  SourcesService,
+  TileDataService,
+  WebhookNotifier,
+  WebhooksService,
+} from '../alerts/index.js';
 import type { SandboxStatus } from '../engine/index.js';
 import type { ConsoleSessions, IdentityService } from '../identity/index.js';
 import type { PipeHealth } from '../pipe-health/index.js';
@@ -38,6 +45,9 @@ export interface ServerDeps {
   webhooks: WebhooksService;
   sources: SourcesService;
   dashboards: DashboardsService;
+  /** A tile's series for the console's charts, and a webhook's test send. */
+  tileData: TileDataService;
+  notifier: WebhookNotifier;
   metrics: Registry;
   /** Whether engine processes run sandboxed, and whose SQL reaches them (`/health` says). */
   sandbox: SandboxStatus & { tenantSql: string };

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { mapLimited } from '../../concurrency.js';
 import type { EngineRegistry } from '../../engine/index.js';
-import { CodedError, codeOf, type ErrorCode } from '../../errors.js';
+import { codeOf, type ErrorCode } from '../../errors.js';
 import type { IdentityService } from '../../identity/index.js';
 import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
 import type { AlertsService } from '../alerts-service.js';
 import type { AlertMetrics } from '../metrics.js';
 import type { SourcesService } from '../sources-service.js';
 import { exceeds } from './decide.js';
-import { TILE_QUERY_SETTINGS, type TileSelect, tileQuery } from './tile-query.js';
+import { type Buckets, type QueriedTile, runTileQuery } from './tile-run.js';
 import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
 
 type EvaluatedAlert = AlertRow & {
@@ -146,34 +146,15 @@ export class AlertEvaluator {
     const first = members[0]?.alert as EvaluatedAlert;
     const starts = members.flatMap((m) => m.windows.map((w) => w.start.getTime()));
     const ends = members.flatMap((m) => m.windows.map((w) => w.end.getTime()));
-    let buckets: Map<number, Map<string | null, number>>;
+    let buckets: Buckets;
     try {
-      const tile = dashboardTiles.find((t) => t.id === first.tileId) as
-        | { config: { sourceId: string; select: TileSelect[]; groupBy?: string } }
-        | undefined;
-      if (!tile) throw new CodedError('SLUICE_ERR_ALERT_TILE_GONE', 'the tile is no longer on its dashboard');
+      const tile = dashboardTiles.find((t) => t.id === first.tileId) as QueriedTile | undefined;
       const scope = { teamId: first.teamId, organizationId: first.organizationId, userId: '' };
-      const source = await this.options.sources.find(scope, tile.config.sourceId);
-      if (!source)
-        throw new CodedError('SLUICE_ERR_ALERT_SOURCE_NOT_FOUND', 'the source of the tile no longer exists');
-      const service = await this.options.identity.getService(first.organizationId, source.serviceId);
-      const sql = tileQuery(source, tile.config.select[0] as TileSelect, tile.config.groupBy || undefined, {
+      buckets = await runTileQuery(this.options, scope, tile, {
         start: new Date(Math.min(...starts)),
         end: new Date(Math.max(...ends)),
         intervalSeconds: intervalMs(first.interval) / 1000,
       });
-      const result = await this.options.engines.engineFor(service).query(sql, {
-        readonly: true,
-        timeoutMs: this.options.queryTimeoutMs,
-        settings: TILE_QUERY_SETTINGS,
-      });
-      buckets = new Map();
-      for (const row of result.rows) {
-        const at = Number(row.bucket) * 1000;
-        const values = buckets.get(at) ?? new Map<string | null, number>();
-        values.set(row.group === undefined ? null : String(row.group), Number(row.value));
-        buckets.set(at, values);
-      }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       const failure = { reason, code: codeOf(error) ?? 'SLUICE_ERR_INTERNAL' };
@@ -202,12 +183,7 @@ export class AlertEvaluator {
   }
 
   /** The alert's state after its windows, its history rows and its notifications. */
-  private decide(
-    alert: EvaluatedAlert,
-    windows: Window[],
-    buckets: Map<number, Map<string | null, number>>,
-    now: Date,
-  ): Decision {
+  private decide(alert: EvaluatedAlert, windows: Window[], buckets: Buckets, now: Date): Decision {
     const history: HistoryRow[] = [];
     const notices: Notice[] = [];
     let state = alert.state;

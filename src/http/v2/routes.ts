@@ -19,9 +19,9 @@ const Message = T.Object(
   },
   { $id: 'V2Message' },
 );
-const ERRORS = { 400: Message, 401: Message, 404: Message, 409: Message, 429: Message, 500: Message };
-const IdParams = T.Object({ id: T.String() });
-const Data = <S extends TSchema>(schema: S) => T.Object({ data: schema });
+export const ERRORS = { 400: Message, 401: Message, 404: Message, 409: Message, 429: Message, 500: Message };
+export const IdParams = T.Object({ id: T.String() });
+export const Data = <S extends TSchema>(schema: S) => T.Object({ data: schema });
 const Listed = <S extends TSchema>(schema: S) =>
   T.Object({
     data: T.Array(schema),
