@@ -16,6 +16,7 @@ export interface Pipe {
   state: string;
   source: Record<string, Record<string, unknown>>;
   destination: { database?: string; table: string };
+  scaling?: Record<string, unknown>;
   createdAt: string;
 }
 

@@ -192,7 +192,7 @@ export class PipesService {
       transitions: transitionsFor(command, row.state as PipeState, this.kinds.get(row.sourceKind)?.resyncs),
     }));
     if (record.state === 'Stopping') {
-      await this.runtime?.stop(record.id);
+      await this.runtime?.stop(record.id, { byRequest: true });
       return this.mutate(scope, pipeId, (row) => ({
         transitions: row.state === 'Stopping' ? [{ to: 'Stopped', reason: 'stopped by request' }] : [],
       }));

@@ -40,7 +40,11 @@ export interface PipeRuntime {
   lastHour(pipeId: string): Promise<PipeMinute[]>;
   /** The configuration changed: a running worker restarts with it. */
   reload(pipeId: string): Promise<void>;
-  stop(pipeId: string, options?: { deleting?: boolean }): Promise<void>;
+  /**
+   * Ends the pipe's worker: for a delete (`deleting`: its stages and what it holds at its source
+   * go too), or for the stop command (`byRequest`: the history records the pipe Stopped).
+   */
+  stop(pipeId: string, options?: { deleting?: boolean; byRequest?: boolean }): Promise<void>;
 }
 
 export interface RuntimeView {

@@ -6,6 +6,8 @@ import { bytes, count, rate, when } from '../format.js';
 import { type Pipe, type PipeStatus, paths, type QueryResult, type Service, sourceKind } from '../model.js';
 import { usePolled } from '../poll.js';
 import { navigate } from '../router.js';
+import { ident, uuidLiteral } from '../sql.js';
+import { PipeConfig, StateHistory } from './pipe-config.js';
 import { StateBadge } from './pipes.js';
 
 /** One pipe: its state and numbers, throughput and lag over an hour or a day, progress, bad records, actions. */
@@ -60,7 +62,11 @@ export function PipePage(props: { session: Session; service: Service; pipeId: st
       {s?.partitions && <Progress title="Partitions" rows={s.partitions} />}
       {s?.shards && <Progress title="Shards" rows={s.shards} />}
       {s?.tables && <Progress title="Tables" rows={s.tables} />}
+      <StateHistory session={session} service={service} pipeId={pipeId} />
       <BadRecords session={session} service={service} pipe={pipe.value} />
+      {mayChange(session.key.role) && (
+        <PipeConfig base={base} scaling={pipe.value.scaling ?? {}} after={reload} />
+      )}
     </section>
   );
 }
@@ -244,14 +250,4 @@ function Actions(props: { base: string; pipe: Pipe; state: string; after: () => 
       <ErrorNote error={error} />
     </div>
   );
-}
-
-function ident(name: string): string {
-  return `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
-}
-
-/** Pipe ids are UUIDs (the API refuses others): quoted as they are after that check. */
-function uuidLiteral(id: string): string {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new Error(`not a pipe id: ${id}`);
-  return `'${id}'`;
 }

@@ -200,13 +200,15 @@ export class PipeSupervisor implements PipeRuntime {
     this.changed(pipeId);
   }
 
-  async stop(pipeId: string, options: { deleting?: boolean } = {}): Promise<void> {
+  async stop(pipeId: string, options: { deleting?: boolean; byRequest?: boolean } = {}): Promise<void> {
     this.idle.forget(pipeId);
     const worker = this.workers.get(pipeId);
     if (worker) {
       worker.controller.abort();
       await worker.done;
     }
+    // The stop command's move to Stopped is the pipes service's, after this: its history row is here.
+    if (options.byRequest) await this.history.moved(pipeId, 'Stopped');
     // A deleted pipe's staging tables go, and what it held at its source (a slot, a publication)
     // is given back, or kept for another attempt (source-cleanups.ts).
     if (options.deleting) await this.cleanups.attempt(pipeId, { atDelete: true });
