@@ -22,7 +22,11 @@ export class ApiError extends Error {
 
   /** The message for one field of a form (`source.kafka.brokers`), when the server named it. */
   forField(path: string): string | undefined {
-    return this.problems.find((p) => p.path === path || p.path?.startsWith(`${path}.`))?.message;
+    // A problem of an object (`source.postgres.credentials`) belongs beside each of its fields too.
+    const related = (p: Problem) =>
+      p.path !== undefined &&
+      (p.path === path || p.path.startsWith(`${path}.`) || path.startsWith(`${p.path}.`));
+    return this.problems.find(related)?.message;
   }
 }
 

@@ -214,14 +214,16 @@ function Actions(props: { base: string; pipe: Pipe; state: string; after: () => 
       setConfirming(false);
     }
   };
-  const stopped = props.state === 'Stopped';
+  // As the API allows (README, "Pipe states"): start from Stopped or Failed, stop from any other.
+  const startable = props.state === 'Stopped' || props.state === 'Failed';
   return (
     <div class="actions">
-      {stopped ? (
+      {startable && (
         <button type="button" onClick={() => command('start')}>
           Start
         </button>
-      ) : (
+      )}
+      {props.state !== 'Stopped' && props.state !== 'Stopping' && (
         <button type="button" onClick={() => command('stop')}>
           Stop
         </button>
