@@ -15,7 +15,13 @@ const ROLES: Role[] = ['read-only', 'developer', 'admin'];
  */
 export function KeysPage(props: { session: Session }) {
   const { session } = props;
-  if (!isAdmin(session)) return <AdminNeeded session={session} what="list, create and revoke API keys" />;
+  if (!isAdmin(session))
+    return (
+      <section>
+        <h2>API keys</h2>
+        <AdminNeeded session={session} what="list, create and revoke API keys" />
+      </section>
+    );
   return <AdminKeys session={session} />;
 }
 
