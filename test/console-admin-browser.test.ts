@@ -58,13 +58,13 @@ describe('the console Admin area in a browser', () => {
     await page.locator('.subnav a.active', { hasText: name }).waitFor();
   };
   /** Everything the page shows: its text and the values of its fields. */
-  const shown = (page: Page) =>
-    page.evaluate(() =>
-      [
-        document.body.innerText,
-        ...Array.from(document.querySelectorAll('input, textarea'), (e) => (e as HTMLInputElement).value),
-      ].join('\n'),
-    );
+  const shown = async (page: Page) =>
+    [
+      await page.locator('body').innerText(),
+      ...(await page
+        .locator('input, textarea')
+        .evaluateAll((fields) => fields.map((f) => (f as { value: string }).value))),
+    ].join('\n');
   const actionButtons = (page: Page) => page.getByRole('button', { name: /^(Create|Revoke)/ });
   /** The session's CSRF token, and a change sent with it as the page would send it. */
   const fromSession = (page: Page, path: string, body: unknown) =>
