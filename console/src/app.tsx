@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Session, useCsrf, whenSignedOut } from './api.js';
 import { paths, type Service } from './model.js';
+import { AdminArea } from './pages/admin/admin.js';
 import { AlertPage } from './pages/alert.js';
 import { AlertsPage } from './pages/alerts.js';
 import { DashboardPage } from './pages/dashboard.js';
@@ -37,17 +38,21 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
   const { session } = props;
   const route = useRoute();
   const [services, setServices] = useState<Service[] | undefined>(undefined);
+  const [servicesRead, setServicesRead] = useState(0);
   useEffect(() => {
     api.get<Service[]>(paths.services(session.key.organizationId)).then(setServices, () => setServices([]));
-  }, [session.key.organizationId]);
+  }, [session.key.organizationId, servicesRead]);
   const [area, serviceId, page, pipeId] = route;
   const service = services?.find((s) => s.id === serviceId) ?? services?.[0];
-  // The alerts area (`#/a/...`) belongs to the session's team, not to a service.
+  // The alerts area (`#/a/...`) belongs to the session's team, the admin area (`#/admin/...`) to
+  // the organization: neither to a service.
   const alertsArea = area === 'a' && session.alerts !== null;
+  const adminArea = area === 'admin';
   useEffect(() => {
-    if (service && !alertsArea && (area !== 's' || serviceId !== service.id))
+    if (service && !alertsArea && !adminArea && (area !== 's' || serviceId !== service.id))
       navigate('s', service.id, 'pipes');
-  }, [service, area, serviceId, alertsArea]);
+  }, [service, area, serviceId, alertsArea, adminArea]);
+  const inService = !alertsArea && !adminArea;
 
   const signOut = async () => {
     await api.delete('/console/session').catch(() => undefined);
@@ -72,17 +77,22 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
             ))}
           </select>
         )}
-        {service && (
-          <nav>
-            <a href={href('s', service.id, 'pipes')} class={page === 'pipes' ? 'active' : ''}>
-              Pipes
-            </a>
-            <a href={href('s', service.id, 'query')} class={page === 'query' ? 'active' : ''}>
-              Query
-            </a>
-            {session.alerts && <AlertsNav current={alertsArea ? route[1] : undefined} />}
-          </nav>
-        )}
+        <nav>
+          {service && (
+            <>
+              <a href={href('s', service.id, 'pipes')} class={inService && page === 'pipes' ? 'active' : ''}>
+                Pipes
+              </a>
+              <a href={href('s', service.id, 'query')} class={inService && page === 'query' ? 'active' : ''}>
+                Query
+              </a>
+              {session.alerts && <AlertsNav current={alertsArea ? route[1] : undefined} />}
+            </>
+          )}
+          <a href={href('admin', 'organization')} class={adminArea ? 'active' : ''}>
+            Admin
+          </a>
+        </nav>
         {!session.alerts && session.alertsUnavailable && (
           <span class="muted alerts-unavailable" title={session.alertsUnavailable}>
             Alerts unavailable: {session.alertsUnavailable}
@@ -97,18 +107,29 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
         </button>
       </header>
       <main>
-        {services?.length === 0 && <p class="muted">This organization has no services yet.</p>}
+        {services?.length === 0 && !adminArea && (
+          <p class="muted">
+            This organization has no services yet: <a href={href('admin', 'services')}>create one</a>.
+          </p>
+        )}
+        {adminArea && (
+          <AdminArea
+            session={session}
+            route={route}
+            onServicesChanged={() => setServicesRead((n) => n + 1)}
+          />
+        )}
         {alertsArea && services && <AlertsArea route={route} services={services} />}
-        {!alertsArea && service && page === 'pipes' && !pipeId && (
+        {inService && service && page === 'pipes' && !pipeId && (
           <PipesPage session={session} service={service} />
         )}
-        {!alertsArea && service && page === 'pipes' && pipeId === 'new' && (
+        {inService && service && page === 'pipes' && pipeId === 'new' && (
           <Wizard session={session} service={service} />
         )}
-        {!alertsArea && service && page === 'pipes' && pipeId && pipeId !== 'new' && (
+        {inService && service && page === 'pipes' && pipeId && pipeId !== 'new' && (
           <PipePage session={session} service={service} pipeId={pipeId} />
         )}
-        {!alertsArea && service && page === 'query' && <QueryPage session={session} service={service} />}
+        {inService && service && page === 'query' && <QueryPage session={session} service={service} />}
       </main>
     </div>
   );

@@ -1,6 +1,6 @@
-import type { ComponentChildren } from 'preact';
+import { type ComponentChildren, isValidElement } from 'preact';
 
-/** Rows of objects as a table, columns in the order given (or of the first row). */
+/** Rows of objects as a table, columns in the order given (or of the first row); a cell may be an element. */
 export function DataTable(props: { rows: Record<string, unknown>[]; columns?: string[]; empty?: string }) {
   const columns = props.columns ?? Object.keys(props.rows[0] ?? {});
   if (props.rows.length === 0) return <p class="muted">{props.empty ?? 'Nothing yet.'}</p>;
@@ -30,6 +30,8 @@ export function DataTable(props: { rows: Record<string, unknown>[]; columns?: st
 
 function cell(value: unknown): ComponentChildren {
   if (value === null || value === undefined) return <span class="muted">NULL</span>;
+  // A page may put its own element in a cell (a button, a link).
+  if (isValidElement(value)) return value;
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
