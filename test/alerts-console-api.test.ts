@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from './support/receiver.js';
 import { sql as runSql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The alerts area's additions the console draws with (README, "Alerts area"): a tile's series over
@@ -235,6 +236,22 @@ describe('tile data and webhook test sends under /api/v2', () => {
     expect(theirs.statusCode).toBe(404);
     expect(theirs.json.code).toBe('SLUICE_ERR_WEBHOOK_NOT_FOUND');
     expect(receiver.received.filter((r) => r.path.startsWith('/refusing'))).toHaveLength(1);
+  });
+
+  it('a team has one test send under way at a time: another meanwhile is a 429', async () => {
+    const hook = await webhook('slow');
+    receiver.held.add('/slow');
+    const first = ok('POST', `/webhooks/${hook.id}/test`);
+    await waitFor('the first send at the receiver', async () =>
+      receiver.received.some((r) => r.path.startsWith('/slow')),
+    );
+    const second = await call('POST', `/webhooks/${hook.id}/test`);
+    expect(second.statusCode).toBe(429);
+    expect(second.json.code).toBe('SLUICE_ERR_RATE_LIMITED');
+    receiver.release();
+    await expect(first).resolves.toEqual({ ok: true, status: 200 });
+    // Once it answered, the next one goes.
+    await expect(ok('POST', `/webhooks/${hook.id}/test`)).resolves.toEqual({ ok: true, status: 200 });
   });
 
   it('documents both in the OpenAPI document', async () => {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BackoffDelays } from '../backoff.js';
 import { mapLimited } from '../concurrency.js';
-import type { ErrorCode } from '../errors.js';
-import { privateHostProblem } from '../net/index.js';
+import { type ErrorCode, SluiceError } from '../errors.js';
+import { postPublic, privateHostProblem } from '../net/index.js';
 import type { OutboxRow, Store } from '../store/index.js';
 import type { TeamScope } from './context.js';
 import type { AlertMetrics } from './metrics.js';
@@ -63,6 +63,8 @@ class DeliveryError extends Error {
  */
 export class WebhookNotifier {
   private last: Promise<void> = Promise.resolve();
+  /** The teams with a test send under way. */
+  private readonly testing = new Set<string>();
 
   constructor(private readonly options: NotifierOptions) {}
 
@@ -120,6 +122,24 @@ export class WebhookNotifier {
    */
   async sendTest(scope: TeamScope, webhookId: string): Promise<TestSendResult> {
     const webhook = await this.options.webhooks.get(scope, webhookId);
+    // One at a time per team: each may hold a connection for 30 s, and its answer says how a host
+    // answered, which many at once would make a cheap way to sweep addresses.
+    if (this.testing.has(scope.teamId)) {
+      throw new SluiceError(
+        'SLUICE_ERR_RATE_LIMITED',
+        429,
+        "a test send of this team's is still under way: wait for its answer, then send again",
+      );
+    }
+    this.testing.add(scope.teamId);
+    try {
+      return await this.testSend(scope, webhook);
+    } finally {
+      this.testing.delete(scope.teamId);
+    }
+  }
+
+  private async testSend(scope: TeamScope, webhook: { id: string; name: string }): Promise<TestSendResult> {
     const now = this.options.clock().toISOString();
     const eventId = `test-${randomUUID()}`;
     const variables = {
@@ -153,33 +173,29 @@ export class WebhookNotifier {
       const problem = await privateHostProblem(url.hostname, 'SLUICE_ALLOW_PRIVATE_WEBHOOKS');
       if (problem) throw new DeliveryError(problem, false);
     }
-    let response: Response;
+    let status: number;
     try {
-      response = await fetch(url, {
-        method: 'POST',
+      // The check above gives the reason a user reads; the connection itself is held to public
+      // addresses too, so a name that resolves elsewhere the second time is refused (postPublic).
+      status = await postPublic(url, {
         headers: {
           ...webhook.headers,
           'content-type': 'application/json',
           'idempotency-key': row.idempotencyKey,
         },
         body: render(webhook.body, row.variables),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        timeoutMs: TIMEOUT_MS,
+        allowPrivate: this.options.allowPrivate,
       });
     } catch (error) {
       throw new DeliveryError(`the request failed: ${(error as Error).message}`, true);
     }
-    await response.arrayBuffer().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return response.status;
-    if (response.status >= 300 && response.status < 400) {
-      throw new DeliveryError(
-        `the webhook answered ${response.status}: redirects are refused`,
-        false,
-        response.status,
-      );
+    if (status >= 200 && status < 300) return status;
+    if (status >= 300 && status < 400) {
+      throw new DeliveryError(`the webhook answered ${status}: redirects are refused`, false, status);
     }
-    const retry = response.status === 429 || response.status >= 500;
-    throw new DeliveryError(`the webhook answered ${response.status}`, retry, response.status);
+    const retry = status === 429 || status >= 500;
+    throw new DeliveryError(`the webhook answered ${status}`, retry, status);
   }
 }
 

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 
 export interface Received {
   path: string;
@@ -16,6 +16,8 @@ export class Receiver {
   readonly replies = new Map<string, number[]>();
   /** Paths whose requests are recorded and never answered (a delivery left in flight). */
   readonly held = new Set<string>();
+  /** The answers of held requests, until `release`. */
+  private readonly waiting: ServerResponse[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -26,13 +28,19 @@ export class Receiver {
       request.on('end', () => {
         this.received.push({ path: request.url ?? '', headers: request.headers, body });
         const path = (request.url ?? '').split('?')[0] ?? '';
-        if (this.held.has(path)) return;
+        if (this.held.has(path)) return void this.waiting.push(response);
         response.writeHead(this.replies.get(path)?.shift() ?? 200).end();
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     const address = this.server.address();
     this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }
+
+  /** Answers every held request with 200 (and holds no more). */
+  release(): void {
+    this.held.clear();
+    for (const response of this.waiting.splice(0)) response.writeHead(200).end();
   }
 
   async stop(): Promise<void> {
