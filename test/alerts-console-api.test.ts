@@ -155,6 +155,13 @@ describe('tile data and webhook test sends under /api/v2', () => {
     expect(data.series.map((series) => series.label)).toEqual(['count() /a', 'count() /b']);
   });
 
+  it('a group-by of too many groups over the range is a 400 that says what to narrow, not a server holding them all', async () => {
+    const dashboard = await dashboardWith({ aggFn: 'count' }, 'toString(arrayJoin(range(200000)))');
+    const data = await dataOf(dashboard, 'from=2026-11-22T10:00:00Z&to=2026-11-22T10:05:00Z&granularity=5m');
+    expect(data.statusCode, data.body).toBe(400);
+    expect(data.json.message).toContain('a group-by of fewer groups');
+  });
+
   it('chooses a granularity with at most 300 buckets, aligned to the epoch, and refuses too many buckets', async () => {
     const dashboard = await dashboardWith({ aggFn: 'count' });
     now = new Date('2026-11-22T10:07:30Z');

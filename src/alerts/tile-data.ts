@@ -1,4 +1,5 @@
-import { type Problem, ValidationError } from '../errors.js';
+import { ENGINE_CODES, EngineError } from '../engine/index.js';
+import { BadRequestError, CodedError, type Problem, SluiceError, ValidationError } from '../errors.js';
 import { AreaNotFoundError, type TeamScope } from './context.js';
 import type { DashboardsService } from './dashboards-service.js';
 import type { TileSelect } from './evaluation/tile-query.js';
@@ -14,6 +15,8 @@ const DEFAULT_BUCKETS = 300;
 export const MAX_BUCKETS = 2000;
 /** Groups drawn per select, the largest first; the rest are left out and `truncated` says so. */
 const MAX_GROUPS = 20;
+/** Result rows a tile data request reads at most (buckets times groups): a bound on what the server holds. */
+const MAX_ROWS = 100_000;
 const DEFAULT_RANGE_MS = 3_600_000;
 
 export interface TilePoint {
@@ -64,8 +67,10 @@ export class TileDataService {
     const intervalSeconds = intervalMs(range.granularity) / 1000;
     const selects = tile.config.select;
     const read = await Promise.all(
-      selects.map((_, i) => runTileQuery(this.deps, scope, tile, { ...range, intervalSeconds }, i)),
-    );
+      selects.map((_, i) => runTileQuery(this.deps, scope, tile, { ...range, intervalSeconds }, i, MAX_ROWS)),
+    ).catch((error: unknown) => {
+      throw asTileDataError(error);
+    });
     const starts = bucketStarts(range);
     let truncated = false;
     const series = read.flatMap((buckets, i) => {
@@ -159,4 +164,27 @@ function groupsOf(buckets: Buckets, grouped: boolean): (string | null)[] {
 function labelOf(select: TileSelect & { alias?: string }, group: string | null): string {
   const name = select.alias || `${select.aggFn}(${select.valueExpression ?? ''})`;
   return group === null ? name : `${name} ${group}`;
+}
+
+/**
+ * What a tile's query met, as a 400 with its condition's code: too many rows (a group-by of too
+ * many groups over the range), the engine refusing the tile's expressions, or its source gone.
+ * Anything else stays an unexpected error.
+ */
+function asTileDataError(error: unknown): unknown {
+  if (error instanceof EngineError && error.code === ENGINE_CODES.TOO_MANY_ROWS_OR_BYTES) {
+    return new BadRequestError(
+      'SLUICE_ERR_VALIDATION',
+      `the tile reads more than ${MAX_ROWS} buckets and groups over this range: choose a shorter range, a coarser granularity or a group-by of fewer groups`,
+      { cause: error },
+    );
+  }
+  if (error instanceof EngineError && error.code !== undefined) {
+    return new BadRequestError(error.condition, `the tile's query does not run: ${error.message}`, {
+      cause: error,
+    });
+  }
+  if (error instanceof SluiceError) return error;
+  if (error instanceof CodedError) return new BadRequestError(error.code, error.message, { cause: error });
+  return error;
 }

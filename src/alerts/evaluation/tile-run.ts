@@ -34,6 +34,8 @@ export async function runTileQuery(
   tile: QueriedTile | undefined,
   range: { start: Date; end: Date; intervalSeconds: number },
   selectIndex = 0,
+  /** At most this many result rows (buckets times groups): more is the engine's TOO_MANY_ROWS_OR_BYTES. */
+  maxRows?: number,
 ): Promise<Buckets> {
   if (!tile) throw new CodedError('SLUICE_ERR_ALERT_TILE_GONE', 'the tile is no longer on its dashboard');
   const source = await deps.sources.find(scope, tile.config.sourceId);
@@ -45,7 +47,10 @@ export async function runTileQuery(
   const result = await deps.engines.engineFor(service).query(sql, {
     readonly: true,
     timeoutMs: deps.queryTimeoutMs,
-    settings: TILE_QUERY_SETTINGS,
+    settings: {
+      ...TILE_QUERY_SETTINGS,
+      ...(maxRows === undefined ? {} : { max_result_rows: maxRows, result_overflow_mode: 'throw' }),
+    },
   });
   const buckets: Buckets = new Map();
   for (const row of result.rows) {
