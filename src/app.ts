@@ -214,6 +214,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,
       tls,
+      publicUrl: config.publicUrl,
     });
     opened.add('HTTP server', server, (http) => http.close());
     if (options.runtime !== false) await supervisor.start();

@@ -111,6 +111,20 @@ describe('console sessions', () => {
     const current = await withCookie(value, 'GET', '/console/session');
     expect(current.statusCode).toBe(200);
     expect(current.json.result).toEqual(result);
+    // Both hold the CSRF token: no cache keeps them.
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(current.headers['cache-control']).toBe('no-store');
+    // Signing in again from this browser replaces its session: the old cookie is no session now.
+    const again = await s.request({
+      method: 'POST',
+      url: '/console/session',
+      auth: null,
+      headers: { cookie: `sluice_session=${value}` },
+      body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
+    });
+    expect(again.statusCode, again.body).toBe(201);
+    expect((await withCookie(value, 'GET', s.pipesUrl)).statusCode).toBe(401);
+    expect((await withCookie(cookieOf(again), 'GET', s.pipesUrl)).statusCode).toBe(200);
   });
 
   it('changes need the x-sluice-csrf header and this server as Origin; Authorization wins over the cookie', async () => {
@@ -406,7 +420,7 @@ describe('console session lifetime', () => {
 });
 
 describe('console sessions over HTTPS', () => {
-  it('the cookie is Secure when Sluice serves HTTPS', async () => {
+  it('over HTTPS (served, or SLUICE_PUBLIC_URL https behind a proxy) the cookie is Secure and __Host-; only that one counts, and only once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sluice-console-https-'));
     const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
@@ -414,27 +428,37 @@ describe('console sessions over HTTPS', () => {
     });
     await writeFile(join(dir, 'cert.pem'), pems.cert);
     await writeFile(join(dir, 'key.pem'), pems.private);
-    const s = await startSluice({
-      runtime: false,
-      env: { SLUICE_TLS_CERT: join(dir, 'cert.pem'), SLUICE_TLS_KEY: join(dir, 'key.pem') },
-    });
+    const served = { SLUICE_TLS_CERT: join(dir, 'cert.pem'), SLUICE_TLS_KEY: join(dir, 'key.pem') };
+    const proxied = { SLUICE_PUBLIC_URL: 'https://sluice.example.com' };
     try {
-      const response = await s.request({
-        method: 'POST',
-        url: '/console/session',
-        auth: null,
-        body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
-      });
-      expect(response.statusCode, response.body).toBe(201);
-      expect(String(response.headers['set-cookie']).split('; ').slice(1)).toEqual([
-        'HttpOnly',
-        'SameSite=Strict',
-        'Path=/',
-        'Max-Age=43200',
-        'Secure',
-      ]);
+      for (const env of [served, proxied]) {
+        const s = await startSluice({ runtime: false, env });
+        try {
+          const response = await s.request({
+            method: 'POST',
+            url: '/console/session',
+            auth: null,
+            body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
+          });
+          expect(response.statusCode, response.body).toBe(201);
+          const [pair, ...attributes] = String(response.headers['set-cookie']).split('; ');
+          expect(pair).toMatch(/^__Host-sluice_session=sls_/);
+          expect(attributes).toEqual(['HttpOnly', 'SameSite=Strict', 'Path=/', 'Max-Age=43200', 'Secure']);
+          const value = pair?.split('=')[1] ?? '';
+          const read = (cookie: string) =>
+            s.request({ method: 'GET', url: s.pipesUrl, auth: null, headers: { cookie } });
+          expect((await read(`__Host-sluice_session=${value}`)).statusCode).toBe(200);
+          // The plain name, as a sibling domain or a plain-HTTP answer could plant it, is no session.
+          expect((await read(`sluice_session=${value}`)).statusCode).toBe(401);
+          // Two session cookies: refused, not one of them picked.
+          const two = await read(`__Host-sluice_session=sls_planted; __Host-sluice_session=${value}`);
+          expect(two.statusCode).toBe(401);
+          expect(two.json.error).toContain('2 console session cookies');
+        } finally {
+          await s.close();
+        }
+      }
     } finally {
-      await s.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectStoragePipe } from './support/pipes.js';
 import { BOOTSTRAP_TOKEN, basic, startSluice, type TestSluice } from './support/sluice.js';
@@ -157,6 +158,16 @@ describe('rate limit', () => {
     expect(limited?.json.error).toMatch(/^TOO_MANY_REQUESTS: more than 5 requests in 10 s for this key/);
     const health = await s.request({ method: 'GET', url: '/health', auth: null });
     expect(health.statusCode).toBe(200);
+  });
+
+  it('counts console cookies by address, before the cookie is looked up: a new random cookie each time gains nothing', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) {
+      const cookie = `sluice_session=sls_${randomBytes(32).toString('base64url')}`;
+      const response = await s.request({ method: 'GET', url: s.pipesUrl, auth: null, headers: { cookie } });
+      statuses.push(response.statusCode);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
   });
 
   it('counts per access token in the alerts area, answering {message} with Retry-After', async () => {

@@ -109,12 +109,15 @@ export function isSilenced(alert: Alert, now = Date.now()): boolean {
 export const v2 = {
   sources: '/api/v2/sources',
   dashboards: '/api/v2/dashboards',
-  dashboard: (id: string) => `/api/v2/dashboards/${id}`,
+  dashboard: (id: string) => `/api/v2/dashboards/${e(id)}`,
   tileData: (dashboard: string, tile: string, from: Date, to: Date) =>
-    `/api/v2/dashboards/${dashboard}/tiles/${tile}/data?from=${from.toISOString()}&to=${to.toISOString()}`,
+    `/api/v2/dashboards/${e(dashboard)}/tiles/${e(tile)}/data?from=${from.toISOString()}&to=${to.toISOString()}`,
   alerts: '/api/v2/alerts',
-  alert: (id: string) => `/api/v2/alerts/${id}`,
-  history: (id: string, limit = 200) => `/api/v2/alerts/${id}/history?limit=${limit}`,
+  alert: (id: string) => `/api/v2/alerts/${e(id)}`,
+  history: (id: string, limit = 200) => `/api/v2/alerts/${e(id)}/history?limit=${limit}`,
   webhooks: '/api/v2/webhooks',
-  webhookTest: (id: string) => `/api/v2/webhooks/${id}/test`,
+  webhookTest: (id: string) => `/api/v2/webhooks/${e(id)}/test`,
 };
+
+/** Ids from the address are written into paths encoded: a crafted link cannot reach another route. */
+const e = encodeURIComponent;

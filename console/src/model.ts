@@ -68,8 +68,11 @@ export function latestLag(status: PipeStatus | undefined): number | null {
 
 export const paths = {
   organizations: () => '/v1/organizations',
-  services: (org: string) => `/v1/organizations/${org}/services`,
-  pipes: (org: string, service: string) => `/v1/organizations/${org}/services/${service}/pipes`,
-  pipe: (org: string, service: string, pipe: string) => `${paths.pipes(org, service)}/${pipe}`,
-  query: (org: string, service: string) => `/v1/organizations/${org}/services/${service}/query`,
+  services: (org: string) => `/v1/organizations/${e(org)}/services`,
+  pipes: (org: string, service: string) => `/v1/organizations/${e(org)}/services/${e(service)}/pipes`,
+  pipe: (org: string, service: string, pipe: string) => `${paths.pipes(org, service)}/${e(pipe)}`,
+  query: (org: string, service: string) => `/v1/organizations/${e(org)}/services/${e(service)}/query`,
 };
+
+/** Ids from the address are written into paths encoded: a crafted link cannot reach another route. */
+const e = encodeURIComponent;

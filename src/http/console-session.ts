@@ -12,7 +12,7 @@ import { limited, WRONG_KEY } from './auth.js';
 import type { AuthFailureLimiter } from './auth-failures.js';
 import { EmptyEnvelope, Envelope, ErrorEnvelope, ok, V1_ERRORS } from './envelope.js';
 import { send } from './errors.js';
-import { checkCsrf, cookieHeader, refuseForeignOrigin, sessionCookie } from './session-cookie.js';
+import { checkCsrf, refuseForeignOrigin, sessionCookie } from './session-cookie.js';
 
 const SessionView = T.Object({
   expiresAt: T.String({ format: 'date-time' }),
@@ -61,8 +61,6 @@ export function consoleSessionRoutes(
     identity: IdentityService;
     consoleSessions: ConsoleSessions;
     authFailures: AuthFailureLimiter;
-    /** The server serves HTTPS: the cookie is sent back over HTTPS only. */
-    secure: boolean;
   },
 ): void {
   const sessions = deps.consoleSessions;
@@ -85,11 +83,16 @@ export function consoleSessionRoutes(
     },
     async (request, reply) => {
       refuseForeignOrigin(request);
+      // The answer holds the CSRF token: never kept by a cache (GET's too).
+      reply.header('cache-control', 'no-store');
+      const previous = sessionCookieOrNone(request);
       const session = await signIn(deps, request, reply);
       if (!session) return reply;
+      // A sign-in replaces the browser's session: the one it held ends now, not at its expiry.
+      if (previous !== undefined) await sessions.signOut(previous);
       reply.header(
         'set-cookie',
-        cookieHeader(session.value, sessions.secondsLeft(session.session), deps.secure),
+        request.server.sessionCookie.header(session.value, sessions.secondsLeft(session.session)),
       );
       reply.code(201);
       return { status: 201, requestId: request.id, result: session.session.view };
@@ -109,11 +112,12 @@ export function consoleSessionRoutes(
     // Not a 401 when there is none: the console asks this first on every load, and an error there
     // would be a failed request in every signed-out browser's console.
     async (request, reply) => {
+      reply.header('cache-control', 'no-store');
       const value = sessionCookie(request);
       const session = value === undefined ? undefined : await sessions.find(value);
       if (session) return ok(request, session.view);
       // A cookie of a session that is over goes, so the browser stops sending it.
-      if (value !== undefined) reply.header('set-cookie', cookieHeader('', 0, deps.secure));
+      if (value !== undefined) reply.header('set-cookie', request.server.sessionCookie.header('', 0));
       return ok(request, null);
     },
   );
@@ -134,7 +138,7 @@ export function consoleSessionRoutes(
       // The CSRF token derives from the cookie alone: a session already over can be signed out too.
       checkCsrf(sessions, request, value);
       await sessions.signOut(value);
-      reply.header('set-cookie', cookieHeader('', 0, deps.secure));
+      reply.header('set-cookie', request.server.sessionCookie.header('', 0));
       return { status: 200, requestId: request.id };
     },
   );
@@ -167,6 +171,16 @@ async function signIn(
   } catch (error) {
     if (!(error instanceof TeamChoiceError)) throw error;
     await send(request, reply, 400, error, { problems: error.problems, teams: error.teams });
+    return undefined;
+  }
+}
+
+/** The session cookie a request carries, or none (two of them count as none here). */
+function sessionCookieOrNone(request: FastifyRequest): string | undefined {
+  try {
+    return sessionCookie(request);
+  } catch (error) {
+    request.log.debug({ err: error }, 'a sign-in with two session cookies: neither is signed out');
     return undefined;
   }
 }

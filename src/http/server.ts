@@ -24,6 +24,7 @@ import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
 import { installRateLimit } from './rate-limit.js';
+import { installSessionCookie } from './session-cookie.js';
 import type { TlsMaterial } from './tls.js';
 import { v1Routes } from './v1/index.js';
 import { v2Routes } from './v2/index.js';
@@ -58,6 +59,8 @@ export interface ServerDeps {
   version: string;
   /** Serve HTTPS with this certificate and key. */
   tls?: TlsMaterial | undefined;
+  /** Where browsers reach this server (SLUICE_PUBLIC_URL): https there makes the session cookie Secure. */
+  publicUrl?: string | undefined;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
@@ -103,6 +106,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     done();
   });
   installErrorHandling(app);
+  installSessionCookie(app, deps.tls !== undefined || deps.publicUrl?.startsWith('https:') === true);
   await installRateLimit(app, deps.rateLimit);
   await installOpenApi(app, deps.version);
   const authFailures = new AuthFailureLimiter(deps.authFailuresPerMinute);
@@ -119,7 +123,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   openApiRoute(app);
   await v1Routes(app, { ...deps, authFailures });
   await v2Routes(app, { ...deps, authFailures });
-  consoleSessionRoutes(app, { ...deps, authFailures, secure: deps.tls !== undefined });
+  consoleSessionRoutes(app, { ...deps, authFailures });
   await consolePages(app);
   return app;
 }

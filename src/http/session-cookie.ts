@@ -1,11 +1,58 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError, UnauthorizedError } from '../errors.js';
 import type { ActiveSession, ConsoleSessions } from '../identity/index.js';
 
-/** The console's session cookie and the header its changes carry (README, "The console: sign-in sessions"). */
-export const SESSION_COOKIE = 'sluice_session';
+/** The header a cookie-authenticated change carries (README, "The console: sign-in sessions"). */
 export const CSRF_HEADER = 'x-sluice-csrf';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sessionCookie: SessionCookie;
+  }
+}
+
+/**
+ * The console's session cookie. Where the browser reaches Sluice over HTTPS (Sluice serves TLS, or
+ * SLUICE_PUBLIC_URL is https: a proxy ends TLS in front of it) it is `Secure` and named
+ * `__Host-sluice_session`: browsers take a cookie of that name only from this very host over
+ * HTTPS, with `Path=/`, so no sibling domain or plain-HTTP answer can plant one. A request with two
+ * session cookies is refused rather than one of them chosen.
+ */
+export class SessionCookie {
+  readonly name: string;
+
+  constructor(readonly secure: boolean) {
+    this.name = secure ? '__Host-sluice_session' : 'sluice_session';
+  }
+
+  /** The value the request carries, if any; two of them are a 401. */
+  read(request: FastifyRequest): string | undefined {
+    const values = (request.headers.cookie ?? '')
+      .split(';')
+      .map((part) => [part.slice(0, part.indexOf('=')).trim(), part.slice(part.indexOf('=') + 1).trim()])
+      .filter(([name, value]) => name === this.name && value !== '')
+      .map(([, value]) => value as string);
+    if (values.length > 1) {
+      throw new UnauthorizedError(
+        `the request carries ${values.length} console session cookies: sign out and sign in again (POST /console/session)`,
+      );
+    }
+    return values[0];
+  }
+
+  /** The Set-Cookie value of a session, or of its removal (`maxAge` 0). */
+  header(value: string, maxAgeSeconds: number): string {
+    const attributes = ['HttpOnly', 'SameSite=Strict', 'Path=/', `Max-Age=${maxAgeSeconds}`];
+    if (this.secure) attributes.push('Secure');
+    return [`${this.name}=${value}`, ...attributes].join('; ');
+  }
+}
+
+/** Makes the session cookie of this server known to every route (request.server.sessionCookie). */
+export function installSessionCookie(app: FastifyInstance, secure: boolean): void {
+  app.decorate('sessionCookie', new SessionCookie(secure));
+}
 
 /** Methods that change nothing: a cookie-authenticated request of these needs no CSRF header. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -19,14 +66,7 @@ export class CsrfError extends SluiceError {
 
 /** The value of the session cookie the request carries, if any. */
 export function sessionCookie(request: FastifyRequest): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      return value === '' ? undefined : value;
-    }
-  }
-  return undefined;
+  return request.server.sessionCookie.read(request);
 }
 
 /** A session cookie authenticates only when no Authorization header is sent: that always wins. */
@@ -87,11 +127,4 @@ export function refuseForeignOrigin(request: FastifyRequest): void {
       `the request comes from the origin ${origin}, not from this server's (${request.headers.host ?? 'no Host header'}): the console's session works only from the pages this server serves`,
     );
   }
-}
-
-/** The Set-Cookie value of a session, or of its removal (`maxAge` 0). */
-export function cookieHeader(value: string, maxAgeSeconds: number, secure: boolean): string {
-  const attributes = ['HttpOnly', 'SameSite=Strict', 'Path=/', `Max-Age=${maxAgeSeconds}`];
-  if (secure) attributes.push('Secure');
-  return [`${SESSION_COOKIE}=${value}`, ...attributes].join('; ');
 }

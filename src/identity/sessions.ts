@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { randomSecret, tokenDigest } from '../crypto/index.js';
-import { ValidationError } from '../errors.js';
+import { UnauthorizedError, ValidationError } from '../errors.js';
 import type { LiveConsoleSession, Repos, Store, Team } from '../store/index.js';
 import type { KeyPrincipal, TokenPrincipal } from './principal.js';
 import { DEFAULT_CONSOLE_USER, type SignInBody, TeamChoiceError } from './session-input.js';
@@ -90,7 +90,8 @@ export class ConsoleSessions {
       });
       return repos.consoleSessions.findLive(digest, now);
     });
-    if (!live) throw new Error('a console session just written cannot be read back');
+    // Its key or token was revoked on another node within the moment its check was cached here.
+    if (!live) throw new UnauthorizedError('the API key or access token was revoked: sign in with another');
     return { value, session: this.active(value, live) };
   }
 
