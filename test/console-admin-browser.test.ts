@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, type Running, serveBin, stop } from './support/built-cli.js';
+import { buildOnce, type Running, stop } from './support/built-cli.js';
+import { apiOf, serveForConsole, signIn } from './support/console.js';
 
 /**
  * The console's Admin area in a real browser, against Sluice started as a user starts it
@@ -24,32 +25,11 @@ describe('the console Admin area in a browser', () => {
   let viewerTab: WatchedPage;
   const pages: WatchedPage[] = [];
 
-  type Credentials = { id: string; secret: string } | { bearer: string };
-  const call = async (method: string, path: string, body?: unknown, who: Credentials = admin) => {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers: {
-        authorization:
-          'bearer' in who
-            ? `Bearer ${who.bearer}`
-            : `Basic ${Buffer.from(`${who.id}:${who.secret}`).toString('base64')}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as { result: any } };
-  };
+  const call = (...args: Parameters<ReturnType<typeof apiOf>>) => apiOf(server, () => admin)(...args);
   const open = async () => {
     const watched = await openPage(browser, server.url);
     pages.push(watched);
     return watched;
-  };
-  const signIn = async ({ page }: WatchedPage, key: { id: string; secret: string }) => {
-    await page.goto('/');
-    await page.getByLabel('API key id').fill(key.id);
-    await page.getByLabel('API key secret').fill(key.secret);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('.who', { hasText: key.id }).waitFor();
   };
   const adminPage = async (page: Page, name: string) => {
     if ((await page.getByRole('navigation', { name: 'Admin pages' }).count()) === 0)
@@ -86,18 +66,7 @@ describe('the console Admin area in a browser', () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-console-admin-'));
     const dataDir = join(dir, 'data');
     await mkdir(dataDir, { recursive: true });
-    server = await serveBin(['--port', '0'], {
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
-      SLUICE_AUTH_FAILURES: '0',
-    });
-    const printed = server.output();
-    admin = {
-      id: /API key id:\s+(\S+)/.exec(printed)?.[1] ?? '',
-      secret: /API key secret:\s+(\S+)/.exec(printed)?.[1] ?? '',
-    };
-    expect(admin.id, printed).toMatch(/^sk_/);
+    ({ server, admin } = await serveForConsole(dataDir));
     org = (await call('GET', '/v1/organizations')).body.result[0].id as string;
     browser = await launchBrowser();
   }, 240_000);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, type Running, serveBin, stop } from './support/built-cli.js';
+import { buildOnce, type Running, stop } from './support/built-cli.js';
+import { serveForConsole } from './support/console.js';
 import { Receiver } from './support/receiver.js';
 
 /**
@@ -51,20 +52,10 @@ describe('dashboards, webhooks and alerts in the console', () => {
     receiver = new Receiver();
     await receiver.start();
     dir = await mkdtemp(join(tmpdir(), 'sluice-console-alerts-'));
-    server = await serveBin(['--port', '0'], {
-      SLUICE_DATA_DIR: join(dir, 'data'),
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
-      SLUICE_AUTH_FAILURES: '0',
+    ({ server, admin } = await serveForConsole(join(dir, 'data'), {
       SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true',
       SLUICE_ALERT_TICK_SECONDS: '2',
-    });
-    const printed = server.output();
-    admin = {
-      id: /API key id:\s+(\S+)/.exec(printed)?.[1] ?? '',
-      secret: /API key secret:\s+(\S+)/.exec(printed)?.[1] ?? '',
-    };
-    expect(admin.id, printed).toMatch(/^sk_/);
+    }));
     const org = (await basicGet('/v1/organizations'))[0].id as string;
     const service = (await basicGet(`/v1/organizations/${org}/services`))[0].id as string;
     queryPath = `/v1/organizations/${org}/services/${service}/query`;

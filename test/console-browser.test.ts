@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, REPO, type Running, serveBin, stop } from './support/built-cli.js';
+import { buildOnce, REPO, type Running, stop } from './support/built-cli.js';
+import { apiOf, type Key, serveForConsole, signIn as signInAs } from './support/console.js';
 
 /**
  * The console in a real browser (Debian's chromium through playwright-core), against Sluice
@@ -21,28 +22,15 @@ describe('the console in a browser', () => {
   const pages: WatchedPage[] = [];
   const screenshots = process.env.SLUICE_SCREENSHOTS;
 
-  const call = async (method: string, path: string, body?: unknown, key = admin) => {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Basic ${Buffer.from(`${key.id}:${key.secret}`).toString('base64')}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as { result: any } };
-  };
+  const call = (...args: Parameters<ReturnType<typeof apiOf>>) => apiOf(server, () => admin)(...args);
   const open = async () => {
     const watched = await openPage(browser, server.url);
     pages.push(watched);
     return watched;
   };
-  const signIn = async ({ page }: WatchedPage, key: { id: string; secret: string }) => {
-    await page.goto('/');
-    await page.getByLabel('API key id').fill(key.id);
-    await page.getByLabel('API key secret').fill(key.secret);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Pipes' }).waitFor();
+  const signIn = async (tab: WatchedPage, key: Key) => {
+    await signInAs(tab, key);
+    await tab.page.getByRole('heading', { name: 'Pipes' }).waitFor();
   };
   const shot = async ({ page }: WatchedPage, name: string) => {
     if (screenshots) await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
@@ -63,19 +51,8 @@ describe('the console in a browser', () => {
       join(dataDir, 'files', 'weather-2.ndjson'),
       '{"id": 4, "city": "Oslo", "temp": -2}\n{"id": 5, "city": "Oslo", "temp": "warm"}\n{"id": 6, "city":\n',
     );
-    server = await serveBin(['--port', '0'], {
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
-      SLUICE_AUTH_FAILURES: '0',
-    });
-    // The first start prints the first admin key once: the user copies it from there.
+    ({ server, admin } = await serveForConsole(dataDir));
     const printed = server.output();
-    admin = {
-      id: /API key id:\s+(\S+)/.exec(printed)?.[1] ?? '',
-      secret: /API key secret:\s+(\S+)/.exec(printed)?.[1] ?? '',
-    };
-    expect(admin.id, printed).toMatch(/^sk_/);
     expect(printed).toContain(`Console: ${server.url}/`);
     const org = (await call('GET', '/v1/organizations')).body.result[0].id as string;
     const service = (await call('GET', `/v1/organizations/${org}/services`)).body.result[0].id as string;

@@ -5,7 +5,8 @@ import type pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, type Running, serveBin, stop } from './support/built-cli.js';
+import { buildOnce, type Running, stop } from './support/built-cli.js';
+import { type Key, serveForConsole, signIn } from './support/console.js';
 import { fillTable, openDatabase, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { waitFor } from './support/wait.js';
 
@@ -34,19 +35,11 @@ describe('the console wizard for PostgreSQL', () => {
     await fillTable(client, 'orders', 100);
     await client.query('CREATE TABLE logs (at timestamptz, line text)');
     dir = await mkdtemp(join(tmpdir(), 'sluice-console-pg-'));
-    server = await serveBin(['--port', '0'], {
-      SLUICE_DATA_DIR: join(dir, 'data'),
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
-      SLUICE_AUTH_FAILURES: '0',
+    let key: Key;
+    ({ server, admin: key } = await serveForConsole(join(dir, 'data'), {
       // The test's PostgreSQL listens on this machine.
       SLUICE_ALLOW_PRIVATE_SOURCES: 'true',
-    });
-    const printed = server.output();
-    const key = {
-      id: /API key id:\s+(\S+)/.exec(printed)?.[1] ?? '',
-      secret: /API key secret:\s+(\S+)/.exec(printed)?.[1] ?? '',
-    };
+    }));
     auth = `Basic ${Buffer.from(`${key.id}:${key.secret}`).toString('base64')}`;
     const get = async (path: string) =>
       (
@@ -59,10 +52,7 @@ describe('the console wizard for PostgreSQL', () => {
     pipesPath = `/v1/organizations/${org}/services/${service}/pipes`;
     browser = await launchBrowser();
     tab = await openPage(browser, server.url);
-    await tab.page.goto('/');
-    await tab.page.getByLabel('API key id').fill(key.id);
-    await tab.page.getByLabel('API key secret').fill(key.secret);
-    await tab.page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(tab, key);
     await tab.page.getByRole('heading', { name: 'Pipes' }).waitFor();
   }, 240_000);
 

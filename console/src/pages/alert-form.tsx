@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { type Alert, INTERVALS, THRESHOLD_TYPES, type Tile, v2, type Webhook } from '../alerts-model.js';
-import { type ApiError, api } from '../api.js';
+import { api } from '../api.js';
 import { Field, FormError } from '../components/field.js';
+import { useSubmit } from '../components/submit.js';
 import { usePolled } from '../poll.js';
 import { href, navigate } from '../router.js';
 
@@ -16,33 +17,22 @@ export function AlertForm(props: { dashboardId: string; tile: Tile; onCancel: ()
   const [threshold, setThreshold] = useState('');
   const [thresholdMax, setThresholdMax] = useState('');
   const [webhookId, setWebhookId] = useState('');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
   const ranged = thresholdType === 'between' || thresholdType === 'not_between';
   const chosenWebhook = webhookId || webhooks.value?.[0]?.id || '';
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.post<Alert>(v2.alerts, {
-        name,
-        interval,
-        thresholdType,
-        threshold: Number(threshold),
-        ...(ranged ? { thresholdMax: Number(thresholdMax) } : {}),
-        source: 'tile',
-        dashboardId: props.dashboardId,
-        tileId: props.tile.id,
-        channel: { type: 'webhook', webhookId: chosenWebhook },
-      });
-      navigate('a', 'alerts', created.id);
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    const created = await api.post<Alert>(v2.alerts, {
+      name,
+      interval,
+      thresholdType,
+      threshold: Number(threshold),
+      ...(ranged ? { thresholdMax: Number(thresholdMax) } : {}),
+      source: 'tile',
+      dashboardId: props.dashboardId,
+      tileId: props.tile.id,
+      channel: { type: 'webhook', webhookId: chosenWebhook },
+    });
+    navigate('a', 'alerts', created.id);
+  });
   if (webhooks.value?.length === 0) {
     return (
       <p class="reason">

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type AlertSource, type Dashboard, v2 } from '../alerts-model.js';
-import { type ApiError, api } from '../api.js';
+import { api } from '../api.js';
 import { Field, FormError } from '../components/field.js';
+import { useSubmit } from '../components/submit.js';
 import { ErrorNote } from '../components/table.js';
 import type { Service } from '../model.js';
 import { usePolled } from '../poll.js';
@@ -53,33 +54,22 @@ function DashboardForm(props: { sources: AlertSource[]; onCancel: () => void }) 
   const [name, setName] = useState('');
   const [tags, setTags] = useState('');
   const [draft, setDraft] = useTileDraft(props.sources);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
   // A source added while the form is open becomes choosable; the first is chosen when none is.
   useEffect(() => {
     if (!draft.sourceId && props.sources[0]) setDraft({ ...draft, sourceId: props.sources[0].id });
   }, [props.sources]);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const tagList = tags
-        .split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-      const created = await api.post<Dashboard>(v2.dashboards, {
-        name,
-        tags: tagList,
-        tiles: [tileBody(draft)],
-      });
-      navigate('a', 'dashboards', created.id);
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    const tagList = tags
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    const created = await api.post<Dashboard>(v2.dashboards, {
+      name,
+      tags: tagList,
+      tiles: [tileBody(draft)],
+    });
+    navigate('a', 'dashboards', created.id);
+  });
   return (
     <form class="card form-grid" onSubmit={submit} aria-label="New dashboard">
       <h2>New dashboard</h2>

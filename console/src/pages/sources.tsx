@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import type { AlertSource } from '../alerts-model.js';
 import { v2 } from '../alerts-model.js';
-import { type ApiError, api } from '../api.js';
+import { api } from '../api.js';
 import { Field, FormError } from '../components/field.js';
+import { useSubmit } from '../components/submit.js';
 import type { Service } from '../model.js';
 
 const SOURCE_FIELDS = ['name', 'kind', 'serviceId', 'from', 'timestampValueExpression'];
@@ -50,27 +51,16 @@ function SourceForm(props: { services: Service[]; onCreated: () => void }) {
   const [databaseName, setDatabaseName] = useState('default');
   const [tableName, setTableName] = useState('');
   const [timestamp, setTimestamp] = useState('');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.post(v2.sources, {
-        name,
-        kind,
-        serviceId,
-        from: { databaseName, tableName },
-        timestampValueExpression: timestamp,
-      });
-      props.onCreated();
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    await api.post(v2.sources, {
+      name,
+      kind,
+      serviceId,
+      from: { databaseName, tableName },
+      timestampValueExpression: timestamp,
+    });
+    props.onCreated();
+  });
   return (
     <form class="card form-grid" onSubmit={submit} aria-label="New source">
       <FormError error={error} shownPaths={SOURCE_FIELDS} />

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { v2, type Webhook } from '../alerts-model.js';
-import { type ApiError, api } from '../api.js';
+import { api } from '../api.js';
 import { Field, FormError } from '../components/field.js';
+import { useSubmit } from '../components/submit.js';
 import { ErrorNote } from '../components/table.js';
 import { usePolled } from '../poll.js';
 
@@ -60,20 +61,14 @@ export function WebhooksPage() {
 function WebhookRow(props: { webhook: Webhook }) {
   const { webhook } = props;
   const [result, setResult] = useState<TestResult | undefined>(undefined);
-  const [failure, setFailure] = useState<Error | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const test = async () => {
-    setBusy(true);
+  const {
+    submit: test,
+    busy,
+    error: failure,
+  } = useSubmit(async () => {
     setResult(undefined);
-    setFailure(undefined);
-    try {
-      setResult(await api.post<TestResult>(v2.webhookTest(webhook.id)));
-    } catch (error) {
-      setFailure(error as Error);
-    } finally {
-      setBusy(false);
-    }
-  };
+    setResult(await api.post<TestResult>(v2.webhookTest(webhook.id)));
+  });
   return (
     <tr data-webhook={webhook.name}>
       <td>{webhook.name}</td>
@@ -109,28 +104,17 @@ function WebhookForm(props: { onDone: () => void }) {
   const [description, setDescription] = useState('');
   const [body, setBody] = useState('');
   const [headers, setHeaders] = useState('');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const parsedHeaders = headersOf(headers);
-      await api.post(v2.webhooks, {
-        name,
-        url,
-        ...(description ? { description } : {}),
-        ...(body ? { body } : {}),
-        ...(parsedHeaders ? { headers: parsedHeaders } : {}),
-      });
-      props.onDone();
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    const parsedHeaders = headersOf(headers);
+    await api.post(v2.webhooks, {
+      name,
+      url,
+      ...(description ? { description } : {}),
+      ...(body ? { body } : {}),
+      ...(parsedHeaders ? { headers: parsedHeaders } : {}),
+    });
+    props.onDone();
+  });
   return (
     <form class="card form-grid" onSubmit={submit} aria-label="New webhook">
       <h2>New webhook</h2>

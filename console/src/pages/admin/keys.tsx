@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type KeyView } from '../../admin-model.js';
-import { type ApiError, api, type Role, type Session } from '../../api.js';
+import { api, type Role, type Session } from '../../api.js';
 import { Field, FormError } from '../../components/field.js';
+import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
 import { usePolled } from '../../poll.js';
@@ -73,28 +74,17 @@ function AdminKeys(props: { session: Session }) {
 function NewKey(props: { org: string; onCreated: () => void }) {
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('read-only');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<(KeyView & { secret: string }) | undefined>(undefined);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setCreated(
-        await api.post<KeyView & { secret: string }>(adminPaths.keys(props.org), {
-          ...(name.trim() ? { name: name.trim() } : {}),
-          role,
-        }),
-      );
-      setName('');
-      props.onCreated();
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    setCreated(
+      await api.post<KeyView & { secret: string }>(adminPaths.keys(props.org), {
+        ...(name.trim() ? { name: name.trim() } : {}),
+        role,
+      }),
+    );
+    setName('');
+    props.onCreated();
+  });
   if (created)
     return (
       <ShownOnce

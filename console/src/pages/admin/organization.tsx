@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isOperatorAdmin, type KeyView, type OrganizationView } from '../../admin-model.js';
-import { type ApiError, api, type Session } from '../../api.js';
+import { api, type Session } from '../../api.js';
 import { Field, FormError } from '../../components/field.js';
+import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
 import { usePolled } from '../../poll.js';
@@ -67,23 +68,12 @@ export function OrganizationPage(props: { session: Session }) {
 
 function NewOrganization(props: { onCreated: () => void }) {
   const [name, setName] = useState('');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<CreatedOrganization | undefined>(undefined);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setCreated(await api.post<CreatedOrganization>(adminPaths.organizations, { name: name.trim() }));
-      setName('');
-      props.onCreated();
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    setCreated(await api.post<CreatedOrganization>(adminPaths.organizations, { name: name.trim() }));
+    setName('');
+    props.onCreated();
+  });
   if (created)
     return (
       <ShownOnce

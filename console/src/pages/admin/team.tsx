@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type TeamView, type TokenView } from '../../admin-model.js';
-import { type ApiError, api, type Session } from '../../api.js';
+import { api, type Session } from '../../api.js';
 import { Field, FormError } from '../../components/field.js';
+import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
 import { usePolled } from '../../poll.js';
@@ -61,29 +62,18 @@ function TeamTokens(props: { session: Session; teamId: string }) {
 function NewToken(props: { org: string; teamId: string; onCreated: () => void }) {
   const [user, setUser] = useState('');
   const [name, setName] = useState('');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<(TokenView & { token: string }) | undefined>(undefined);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setCreated(
-        await api.post<TokenView & { token: string }>(adminPaths.tokens(props.org, props.teamId), {
-          user: user.trim(),
-          ...(name.trim() ? { name: name.trim() } : {}),
-        }),
-      );
-      setUser('');
-      setName('');
-      props.onCreated();
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    setCreated(
+      await api.post<TokenView & { token: string }>(adminPaths.tokens(props.org, props.teamId), {
+        user: user.trim(),
+        ...(name.trim() ? { name: name.trim() } : {}),
+      }),
+    );
+    setUser('');
+    setName('');
+    props.onCreated();
+  });
   if (created)
     return (
       <ShownOnce

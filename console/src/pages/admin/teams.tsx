@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type TeamView } from '../../admin-model.js';
-import { type ApiError, api, type Session } from '../../api.js';
+import { api, type Session } from '../../api.js';
 import { Field, FormError } from '../../components/field.js';
+import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
 import { usePolled } from '../../poll.js';
@@ -40,22 +41,11 @@ export function TeamsPage(props: { session: Session }) {
 
 function NewTeam(props: { org: string; onCreated: () => void }) {
   const [name, setName] = useState('');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.post(adminPaths.teams(props.org), { name: name.trim() });
-      setName('');
-      props.onCreated();
-    } catch (failure) {
-      setError(failure as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    await api.post(adminPaths.teams(props.org), { name: name.trim() });
+    setName('');
+    props.onCreated();
+  });
   return (
     <form class="card form-grid" onSubmit={submit} aria-label="New team">
       <h2>New team</h2>
