@@ -1,5 +1,6 @@
 import { benchAlerts } from './alerts.js';
 import { benchApi } from './api.js';
+import { benchConsole } from './console.js';
 import { benchKafka } from './kafka.js';
 import { benchKinesis } from './kinesis.js';
 import { benchMemory } from './memory.js';
@@ -9,6 +10,7 @@ import { benchPostgres } from './postgres.js';
 /** `npm run bench`: every benchmark, each printing its figures and its ratio to a baseline. */
 const benches: Record<string, () => Promise<void>> = {
   api: benchApi,
+  console: benchConsole,
   'object-storage': benchObjectStorage,
   memory: benchMemory,
   alerts: benchAlerts,
