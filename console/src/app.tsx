@@ -11,7 +11,7 @@ import { PipesPage } from './pages/pipes.js';
 import { QueryPage } from './pages/query.js';
 import { SignIn } from './pages/sign-in.js';
 import { WebhooksPage } from './pages/webhooks.js';
-import { href, navigate, useRoute } from './router.js';
+import { href, navigate, routeOf, useRoute } from './router.js';
 import { Wizard } from './wizard/wizard.js';
 
 type Known = { session: Session } | { session: null } | undefined;
@@ -49,9 +49,14 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
   const alertsArea = area === 'a' && session.alerts !== null;
   const adminArea = area === 'admin';
   useEffect(() => {
-    if (service && !alertsArea && !adminArea && (area !== 's' || serviceId !== service.id))
-      navigate('s', service.id, 'pipes');
-  }, [service, area, serviceId, alertsArea, adminArea]);
+    if (!service || !services) return;
+    // The address as it is now: a hash changed just before the services arrived may not have
+    // reached the route's state yet, and a deep link must not be sent back to the list.
+    const [nowArea, nowService] = routeOf(location.hash);
+    if (nowArea === 'admin' || (nowArea === 'a' && session.alerts !== null)) return;
+    if (nowArea === 's' && services.some((s) => s.id === nowService)) return;
+    navigate('s', service.id, 'pipes');
+  }, [service, services, area, serviceId, session.alerts]);
   const inService = !alertsArea && !adminArea;
 
   const signOut = async () => {

@@ -9,8 +9,15 @@ export function useRoute(): string[] {
   useEffect(() => {
     const changed = () => setHash(location.hash);
     addEventListener('hashchange', changed);
+    // A change between the first render and this listener would be missed otherwise.
+    changed();
     return () => removeEventListener('hashchange', changed);
   }, []);
+  return routeOf(hash);
+}
+
+/** The parts of an address's hash: `#/s/<service>/pipes` reads ['s', '<service>', 'pipes']. */
+export function routeOf(hash: string): string[] {
   return hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
 }
 
