@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, mayChange, type Session } from '../api.js';
 import { TimeChart } from '../components/chart.js';
+import { ConfirmDialog } from '../components/confirm.js';
 import { DataTable, ErrorNote } from '../components/table.js';
 import { bytes, count, rate, when } from '../format.js';
 import { type Pipe, type PipeStatus, paths, type QueryResult, type Service, sourceKind } from '../model.js';
@@ -237,17 +238,16 @@ function Actions(props: { base: string; pipe: Pipe; state: string; after: () => 
         Delete
       </button>
       {confirming && (
-        <div class="dialog" role="dialog" aria-modal="true" aria-label="Delete pipe">
+        <ConfirmDialog
+          label="Delete pipe"
+          confirm="Delete pipe"
+          onConfirm={remove}
+          onCancel={() => setConfirming(false)}
+        >
           <p>
             Delete pipe <strong>{props.pipe.name}</strong>? It stops reading; its table and rows stay.
           </p>
-          <button type="button" class="danger" onClick={remove}>
-            Delete pipe
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
+        </ConfirmDialog>
       )}
       <ErrorNote error={error} />
     </div>

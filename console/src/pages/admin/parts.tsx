@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Session } from '../../api.js';
+import { ConfirmDialog } from '../../components/confirm.js';
 import { ErrorNote } from '../../components/table.js';
 
 /** What a non-admin session is told instead of a form or a button it may not use. */
@@ -82,19 +83,18 @@ export function RevokeButton(props: {
         Revoke
       </button>
       {confirming && (
-        <div class="dialog" role="dialog" aria-modal="true" aria-label={`Revoke ${props.what}`}>
+        <ConfirmDialog
+          label={`Revoke ${props.what}`}
+          confirm={`Revoke ${props.what}`}
+          onConfirm={revoke}
+          onCancel={() => setConfirming(false)}
+        >
           <p>
             Revoke {props.what} <strong>{props.name}</strong>? It stops working at once; this cannot be
             undone.
           </p>
           {props.warning && <p class="reason">{props.warning}</p>}
-          <button type="button" class="danger" onClick={revoke}>
-            Revoke {props.what}
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
+        </ConfirmDialog>
       )}
       <ErrorNote error={error} />
     </span>
