@@ -35,6 +35,10 @@ export interface TileSelect {
 export interface Tile {
   id: string;
   name: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
   config?: {
     displayType: (typeof DISPLAY_TYPES)[number];
     sourceId: string;
@@ -42,7 +46,18 @@ export interface Tile {
     groupBy?: string;
   };
   /** The earlier form of a tile: drawn as its type says (the server reads it as a config). */
-  series?: { type: string; displayType?: string; aggFn: string; field?: string }[];
+  series?: {
+    type: string;
+    displayType?: string;
+    sourceId: string;
+    aggFn: string;
+    level?: number;
+    field?: string;
+    alias?: string;
+    where?: string;
+    whereLanguage?: 'sql' | 'lucene';
+    groupBy?: string[];
+  }[];
 }
 
 export interface Dashboard {

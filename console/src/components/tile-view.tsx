@@ -26,7 +26,8 @@ export function TileView(props: { dashboardId: string; tile: Tile; range: RangeN
       return api.get<TileData>(v2.tileData(dashboardId, tile.id, new Date(to.getTime() - RANGES[range]), to));
     },
     30_000,
-    [dashboardId, tile.id, range],
+    // An edited tile keeps its id: what it reads is read again when its config changes.
+    [dashboardId, tile.id, range, JSON.stringify(tile)],
   );
   const display = displayOf(tile);
   return (

@@ -7,8 +7,9 @@ import { ErrorNote } from '../components/table.js';
 import type { Service } from '../model.js';
 import { usePolled } from '../poll.js';
 import { href, navigate } from '../router.js';
+import { emptyTile, tileBody } from '../tile-draft.js';
 import { SourcesSection } from './sources.js';
-import { TILE_PATHS, TileFields, tileBody, useTileDraft } from './tile-form.js';
+import { TileFields, tilePaths } from './tile-form.js';
 
 /** The team's dashboards, its sources, and a form for a dashboard with its first tile. */
 export function DashboardsPage(props: { services: Service[] }) {
@@ -53,7 +54,7 @@ export function DashboardsPage(props: { services: Service[] }) {
 function DashboardForm(props: { sources: AlertSource[]; onCancel: () => void }) {
   const [name, setName] = useState('');
   const [tags, setTags] = useState('');
-  const [draft, setDraft] = useTileDraft(props.sources);
+  const [draft, setDraft] = useState(() => emptyTile(props.sources));
   // A source added while the form is open becomes choosable; the first is chosen when none is.
   useEffect(() => {
     if (!draft.sourceId && props.sources[0]) setDraft({ ...draft, sourceId: props.sources[0].id });
@@ -73,14 +74,14 @@ function DashboardForm(props: { sources: AlertSource[]; onCancel: () => void }) 
   return (
     <form class="card form-grid" onSubmit={submit} aria-label="New dashboard">
       <h2>New dashboard</h2>
-      <FormError error={error} shownPaths={['name', 'tags', ...TILE_PATHS]} />
+      <FormError error={error} shownPaths={['name', 'tags', ...tilePaths(0)]} />
       <Field label="Dashboard name" path="name" error={error}>
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </Field>
       <Field label="Tags (comma separated)" path="tags" error={error}>
         <input value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
       </Field>
-      <TileFields draft={draft} onChange={setDraft} sources={props.sources} error={error} />
+      <TileFields draft={draft} onChange={setDraft} sources={props.sources} index={0} error={error} />
       <div class="form-actions">
         <button type="submit" disabled={busy}>
           Create dashboard

@@ -1,78 +1,29 @@
-import { useState } from 'preact/hooks';
 import { AGG_FNS, type AlertSource, DISPLAY_TYPES } from '../alerts-model.js';
 import type { ApiError } from '../api.js';
 import { Field } from '../components/field.js';
+import type { TileDraft } from '../tile-draft.js';
 
-/** What the tile form holds, as the API's tile config (README, "Alerts area": dashboards). */
-export interface TileDraft {
-  name: string;
-  displayType: string;
-  sourceId: string;
-  aggFn: string;
-  level: string;
-  valueExpression: string;
-  where: string;
-  whereLanguage: 'sql' | 'lucene';
-  groupBy: string;
+/** The paths of tile `index` the server may name in a 400, for FormError's "shown beside a field". */
+export function tilePaths(index: number): string[] {
+  return [`tiles[${index}].name`, `tiles[${index}].config`];
 }
-
-export function emptyTile(sources: AlertSource[]): TileDraft {
-  return {
-    name: '',
-    displayType: 'line',
-    sourceId: sources[0]?.id ?? '',
-    aggFn: 'count',
-    level: '0.95',
-    valueExpression: '',
-    where: '',
-    whereLanguage: 'lucene',
-    groupBy: '',
-  };
-}
-
-/** The body of a one-tile dashboard's tile, placed at the grid's top left. */
-export function tileBody(draft: TileDraft) {
-  return {
-    name: draft.name,
-    x: 0,
-    y: 0,
-    w: 6,
-    h: 4,
-    config: {
-      displayType: draft.displayType,
-      sourceId: draft.sourceId,
-      select: [
-        {
-          aggFn: draft.aggFn,
-          ...(draft.aggFn === 'quantile' ? { level: Number(draft.level) } : {}),
-          ...(draft.aggFn !== 'count' || draft.valueExpression
-            ? { valueExpression: draft.valueExpression }
-            : {}),
-          ...(draft.where.trim() ? { where: draft.where, whereLanguage: draft.whereLanguage } : {}),
-        },
-      ],
-      ...(draft.groupBy.trim() ? { groupBy: draft.groupBy } : {}),
-    },
-  };
-}
-
-/** The paths of a tile the server may name in a 400, for FormError's "shown beside a field". */
-export const TILE_PATHS = ['tiles[0].name', 'tiles[0].config'];
 
 /** The fields of one tile: its source, one aggregate of a value, a filter, a group and how it is drawn. */
 export function TileFields(props: {
   draft: TileDraft;
   onChange: (draft: TileDraft) => void;
   sources: AlertSource[];
+  /** The tile's place in the dashboard's `tiles`, which the server's messages name. */
+  index: number;
   error: ApiError | undefined;
 }) {
   const { draft, error } = props;
   const set = <K extends keyof TileDraft>(key: K, value: TileDraft[K]) =>
     props.onChange({ ...draft, [key]: value });
-  const at = 'tiles[0].config';
+  const at = `tiles[${props.index}].config`;
   return (
     <>
-      <Field label="Tile name" path="tiles[0].name" error={error}>
+      <Field label="Tile name" path={`tiles[${props.index}].name`} error={error}>
         <input value={draft.name} onInput={(e) => set('name', e.currentTarget.value)} required />
       </Field>
       <Field label="Source" path={`${at}.sourceId`} error={error}>
@@ -138,10 +89,11 @@ export function TileFields(props: {
       <Field label="Group by (optional)" path={`${at}.groupBy`} error={error}>
         <input value={draft.groupBy} onInput={(e) => set('groupBy', e.currentTarget.value)} />
       </Field>
+      {draft.moreSelects && (
+        <p class="muted">
+          This tile draws {draft.moreSelects.length} more series, kept as they are (the API edits them).
+        </p>
+      )}
     </>
   );
-}
-
-export function useTileDraft(sources: AlertSource[]) {
-  return useState<TileDraft>(() => emptyTile(sources));
 }
