@@ -165,6 +165,106 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     );
     expect(await store.repos.identity.listTeams(org.id)).toHaveLength(20);
   });
+
+  it("writes a tile's states, history and notifications in one statement each (issue 39)", async () => {
+    const org = organization();
+    await store.repos.identity.insertOrganization(org);
+    const teamId = randomUUID();
+    await store.repos.identity.insertTeam({
+      id: teamId,
+      organizationId: org.id,
+      name: 't',
+      createdAt: new Date(),
+    });
+    const q = (sql: string, params: unknown[] = []) => store.db.query(sql, params);
+    const suffix = randomUUID().slice(0, 8);
+    await q(
+      "insert into webhooks (id, team_id, name, url, created_at, updated_at) values ($1, $2, 'w', 'http://x', now(), now())",
+      [`w-${suffix}`, teamId],
+    );
+    await q(
+      "insert into dashboards (id, team_id, name, tags, tiles, created_at, updated_at) values ($1, $2, 'd', '[]', '[]', now(), now())",
+      [`d-${suffix}`, teamId],
+    );
+    const ids = ['a', 'b', 'c'].map((x) => `${x}-${suffix}`);
+    for (const id of ids)
+      await q(
+        `insert into alerts (id, team_id, threshold, interval, threshold_type, source, state, dashboard_id, tile_id,
+           webhook_id, created_at, updated_at, last_notified_at)
+         values ($1, $2, 1, '5m', 'above', 'tile', 'OK', $3, 'tile', $4, now(), now(), '2026-01-01T00:00:00Z')`,
+        [id, teamId, `d-${suffix}`, `w-${suffix}`],
+      );
+    const [a, b, c] = ids as [string, string, string];
+    const until = new Date('2026-11-22T10:00:00Z');
+    const start = new Date('2026-11-22T09:55:00Z');
+    const notified = new Date('2026-11-22T10:00:00.123Z');
+    const present = await store.transaction((repos) =>
+      repos.evaluation.setEvaluatedMany([
+        { id: a, state: 'ALERT', until, notifiedAt: notified },
+        { id: b, state: 'ALERT', until, notifiedAt: notified },
+        { id: c, state: 'OK', until, notifiedAt: null },
+        { id: `gone-${suffix}`, state: 'OK', until },
+      ]),
+    );
+    expect([...present].sort()).toEqual([a, b, c]);
+    const states = await q(
+      `select id, state, evaluated_until as "until", last_notified_at as "notifiedAt" from alerts where id = any($1::text[]) order by id`,
+      [ids],
+    );
+    expect(states).toEqual([
+      { id: a, state: 'ALERT', until, notifiedAt: notified },
+      { id: b, state: 'ALERT', until, notifiedAt: notified },
+      // No notice now: when it was last notified stays as it was.
+      { id: c, state: 'OK', until, notifiedAt: new Date('2026-01-01T00:00:00Z') },
+    ]);
+
+    const row = { windowStart: start, windowEnd: until, threshold: 1, createdAt: until };
+    await store.repos.evaluation.addHistory([
+      { ...row, alertId: a, groupKey: 'host-1', state: 'ALERT', value: 2.5, error: null },
+      { ...row, alertId: a, groupKey: 'it\'s, "quoted"', state: 'OK', value: 0, error: null },
+      { ...row, alertId: c, groupKey: null, state: 'OK', value: null, error: null },
+    ]);
+    const history = await store.repos.evaluation.history(a, 10, 0);
+    expect(history.map((h) => [h.groupKey, h.state, h.value, h.attempts])).toEqual(
+      expect.arrayContaining([
+        ['host-1', 'ALERT', 2.5, 1],
+        ['it\'s, "quoted"', 'OK', 0, 1],
+      ]),
+    );
+    expect((await store.repos.evaluation.history(c, 10, 0))[0]).toMatchObject({
+      groupKey: null,
+      value: null,
+    });
+
+    // Failures: b's window fails for the first time, then again (one row, two attempts).
+    const failure = {
+      ...row,
+      alertId: b,
+      groupKey: null,
+      state: null,
+      value: null,
+      error: 'boom',
+      errorCode: 'X',
+    };
+    expect(await store.repos.evaluation.recordFailures([failure])).toHaveLength(1);
+    expect(await store.repos.evaluation.recordFailures([{ ...failure, error: 'boom 2' }])).toEqual([]);
+    expect(await store.repos.evaluation.history(b, 10, 0)).toMatchObject([{ error: 'boom 2', attempts: 2 }]);
+
+    // Several alerts of one tile notifying in one tick: each gets its notice exactly once.
+    const notice = (alertId: string, key: string) => ({
+      alertId,
+      teamId,
+      webhookId: `w-${suffix}`,
+      idempotencyKey: `${key}-${suffix}`,
+      variables: { title: `${alertId} is firing`, body: 'a "quoted", {braced} \\ body', value: 2.5 },
+    });
+    await store.repos.outbox.add([notice(a, 'k1'), notice(b, 'k2'), notice(a, 'k1')], until);
+    await store.repos.outbox.add([notice(b, 'k2')], until);
+    const [forA, forB] = [await store.repos.outbox.forAlert(a), await store.repos.outbox.forAlert(b)];
+    expect(forA.map((n) => n.variables)).toEqual([notice(a, 'k1').variables]);
+    expect(forB.map((n) => n.idempotencyKey)).toEqual([`k2-${suffix}`]);
+    expect(await store.repos.outbox.due(until, 1000)).toEqual(expect.arrayContaining([...forA, ...forB]));
+  });
 });
 
 describe('metadata store on PostgreSQL, when the server drops a connection', () => {

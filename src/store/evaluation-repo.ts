@@ -44,62 +44,83 @@ export class EvaluationRepo {
     return new Map(rows.map((row) => [row.id, row.tiles]));
   }
 
-  /** Many rows a statement (a tick writes thousands). */
+  /**
+   * All the rows in one statement, each column an array: a tick writes a tile's history at once,
+   * and one array parameter a column keeps the statement the same size whatever the row count.
+   */
   async addHistory(rows: HistoryRow[]): Promise<void> {
-    const chunk = 500;
-    for (let start = 0; start < rows.length; start += chunk) {
-      const part = rows.slice(start, start + chunk);
-      const values = part.map(
-        (_, i) => `(${Array.from({ length: 10 }, (_, j) => `$${i * 10 + j + 1}`).join(', ')})`,
-      );
-      await this.db.query(
-        `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, error_code, created_at)
-         values ${values.join(', ')}`,
-        part.flatMap((row) => [
-          row.alertId,
-          row.windowStart,
-          row.windowEnd,
-          row.groupKey,
-          row.state,
-          row.value,
-          row.threshold,
-          row.error,
-          row.errorCode ?? null,
-          row.createdAt,
-        ]),
-      );
-    }
+    if (rows.length === 0) return;
+    await this.db.query(
+      `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, error_code, created_at)
+       select * from unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::text[], $5::text[], $6::float8[],
+                            $7::float8[], $8::text[], $9::text[], $10::timestamptz[])`,
+      [
+        rows.map((row) => row.alertId),
+        rows.map((row) => row.windowStart),
+        rows.map((row) => row.windowEnd),
+        rows.map((row) => row.groupKey),
+        rows.map((row) => row.state),
+        rows.map((row) => row.value),
+        rows.map((row) => row.threshold),
+        rows.map((row) => row.error),
+        rows.map((row) => row.errorCode ?? null),
+        rows.map((row) => row.createdAt),
+      ],
+    );
   }
 
   /**
-   * A failed evaluation of a window: a window that failed before and has not been evaluated since
-   * keeps one row, whose error and attempts are brought up to date; otherwise a new row. Returns
-   * the windows failing for the first time.
+   * Failed evaluations of windows, in two statements whatever their number: a window that failed
+   * before and has not been evaluated since keeps one row, whose error and attempts are brought up
+   * to date; otherwise a new row. Returns the windows failing for the first time.
    */
   async recordFailures(rows: HistoryRow[]): Promise<HistoryRow[]> {
-    const first: HistoryRow[] = [];
-    for (const row of rows) {
-      const updated = await this.db.query<{ id: string }>(
-        `with latest as (
-           select id, state from alert_history where alert_id = $1 and window_start = $2 order by id desc limit 1)
-         update alert_history h set error = $3, error_code = $5, attempts = h.attempts + 1, created_at = $4
-           from latest where h.id = latest.id and latest.state is null returning h.id`,
-        [row.alertId, row.windowStart, row.error, row.createdAt, row.errorCode ?? null],
-      );
-      if (updated.length === 0) first.push(row);
-    }
+    if (rows.length === 0) return [];
+    const updated = await this.db.query<{ alertId: string; windowStart: Date }>(
+      `with failed as (
+         select * from unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::timestamptz[])
+           as f(alert_id, window_start, error, error_code, created_at)),
+       latest as (
+         select distinct on (f.alert_id, f.window_start) h.id, h.state, f.error, f.error_code, f.created_at
+           from failed f join alert_history h on h.alert_id = f.alert_id and h.window_start = f.window_start
+          order by f.alert_id, f.window_start, h.id desc)
+       update alert_history h set error = latest.error, error_code = latest.error_code, attempts = h.attempts + 1,
+              created_at = latest.created_at
+         from latest where h.id = latest.id and latest.state is null
+       returning h.alert_id as "alertId", h.window_start as "windowStart"`,
+      [
+        rows.map((row) => row.alertId),
+        rows.map((row) => row.windowStart),
+        rows.map((row) => row.error),
+        rows.map((row) => row.errorCode ?? null),
+        rows.map((row) => row.createdAt),
+      ],
+    );
+    const again = new Set(updated.map((row) => `${row.alertId}@${row.windowStart.getTime()}`));
+    const first = rows.filter((row) => !again.has(`${row.alertId}@${row.windowStart.getTime()}`));
     await this.addHistory(first);
     return first;
   }
 
-  /** States after the windows evaluated, for many alerts in one statement; returns the ids still there. */
-  async setEvaluatedMany(rows: { id: string; state: string; until: Date }[]): Promise<Set<string>> {
+  /**
+   * States after the windows evaluated, for many alerts in one statement, and when they were last
+   * notified for those that notified now (null leaves it as it was); returns the ids still there.
+   */
+  async setEvaluatedMany(
+    rows: { id: string; state: string; until: Date; notifiedAt?: Date | null }[],
+  ): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     const updated = await this.db.query<{ id: string }>(
-      `update alerts a set state = v.state, evaluated_until = v.until
-         from unnest($1::text[], $2::text[], $3::timestamptz[]) as v(id, state, until)
+      `update alerts a set state = v.state, evaluated_until = v.until,
+              last_notified_at = coalesce(v.notified_at, a.last_notified_at)
+         from unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[]) as v(id, state, until, notified_at)
         where a.id = v.id returning a.id`,
-      [rows.map((r) => r.id), rows.map((r) => r.state), rows.map((r) => r.until)],
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.state),
+        rows.map((r) => r.until),
+        rows.map((r) => r.notifiedAt ?? null),
+      ],
     );
     return new Set(updated.map((row) => row.id));
   }
@@ -161,20 +182,32 @@ const OUTBOX = `id::float8 as id, alert_id as "alertId", team_id as "teamId", we
 export class OutboxRepo {
   constructor(private readonly db: Queryable) {}
 
+  /** Many notifications in one statement (a tick notifies a tile's alerts at once); a repeated key is dropped. */
   async add(
-    row: {
+    rows: {
       alertId: string;
       teamId: string;
       webhookId: string;
       idempotencyKey: string;
       variables: Record<string, unknown>;
-    },
+    }[],
     at: Date,
-  ) {
+  ): Promise<void> {
+    if (rows.length === 0) return;
     await this.db.query(
       `insert into alert_outbox (alert_id, team_id, webhook_id, idempotency_key, variables, next_attempt_at, created_at)
-       values ($1, $2, $3, $4, $5::jsonb, $6, $6) on conflict (idempotency_key) do nothing`,
-      [row.alertId, row.teamId, row.webhookId, row.idempotencyKey, JSON.stringify(row.variables), at],
+       select n.alert_id, n.team_id, n.webhook_id, n.idempotency_key, n.variables::jsonb, $6, $6
+         from unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[])
+           as n(alert_id, team_id, webhook_id, idempotency_key, variables)
+       on conflict (idempotency_key) do nothing`,
+      [
+        rows.map((row) => row.alertId),
+        rows.map((row) => row.teamId),
+        rows.map((row) => row.webhookId),
+        rows.map((row) => row.idempotencyKey),
+        rows.map((row) => JSON.stringify(row.variables)),
+        at,
+      ],
     );
   }
 
@@ -204,9 +237,5 @@ export class OutboxRepo {
     return this.db.query<OutboxRow>(`select ${OUTBOX} from alert_outbox where alert_id = $1 order by id`, [
       alertId,
     ]);
-  }
-
-  async markNotified(alertId: string, at: Date): Promise<void> {
-    await this.db.query('update alerts set last_notified_at = $2 where id = $1', [alertId, at]);
   }
 }

@@ -308,6 +308,15 @@ export const MIGRATIONS: Migration[] = [
       create index console_sessions_expiry on console_sessions (expires_at);
     `,
   },
+  {
+    version: 14,
+    name: "room in alerts' pages for each tick's update of their state (issue 39)",
+    // Every tick rewrites each alert's state and evaluated_until. With room left in the page the new
+    // version stays there without touching the four indexes (a HOT update): a tick's update of
+    // 20,000 alerts in PGlite took 1.7-2.2 s with full pages and 0.5-0.6 s with 60% fill. Pages
+    // written before keep their fill until their rows move on a later update.
+    sql: 'alter table alerts set (fillfactor = 60);',
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

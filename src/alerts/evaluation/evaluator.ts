@@ -158,26 +158,31 @@ export class AlertEvaluator {
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       const failure = { reason, code: codeOf(error) ?? 'SLUICE_ERR_INTERNAL' };
-      for (const { alert, windows } of members) await this.recordFailure(alert, windows, failure, now);
+      await this.recordFailures(members, failure, now);
       return;
     }
-    // Every decision of the group in one transaction: a store write per alert would dominate a tick.
+    // Every decision of the group in one transaction of three statements (states, history,
+    // notifications): a statement per alert or per notice would dominate a tick.
     const decisions = members.map(({ alert, windows }) => this.decide(alert, windows, buckets, now));
     for (const { windows } of members)
       this.options.metrics?.windows.inc({ outcome: 'evaluated' }, windows.length);
     await this.options.store.transaction(async (repos) => {
       // Alerts deleted meanwhile keep no history and send nothing.
       const present = await repos.evaluation.setEvaluatedMany(
-        decisions.map((d) => ({ id: d.alertId, state: d.state, until: d.until })),
+        decisions.map((d) => ({
+          id: d.alertId,
+          state: d.state,
+          until: d.until,
+          notifiedAt: d.notices.length > 0 ? d.notifiedAt : null,
+        })),
       );
       const kept = decisions.filter((d) => present.has(d.alertId));
       for (const decision of kept) this.options.metrics?.decisions.inc({ state: decision.state });
       await repos.evaluation.addHistory(kept.flatMap((d) => d.history));
-      for (const decision of kept) {
-        if (decision.notices.length === 0) continue;
-        for (const notice of decision.notices) await repos.outbox.add(notice, now);
-        await repos.outbox.markNotified(decision.alertId, decision.notifiedAt);
-      }
+      await repos.outbox.add(
+        kept.flatMap((d) => d.notices),
+        now,
+      );
     });
     this.options.alerts.forget(members.map(({ alert }) => alert.id));
   }
@@ -233,29 +238,35 @@ export class AlertEvaluator {
     };
   }
 
-  private async recordFailure(
-    alert: EvaluatedAlert,
-    windows: Window[],
+  /** The group's windows failed: one history write for all its alerts, a warning per alert failing anew. */
+  private async recordFailures(
+    members: { alert: EvaluatedAlert; windows: Window[] }[],
     { reason, code }: { reason: string; code: ErrorCode },
     now: Date,
   ): Promise<void> {
-    const rows = windows.map((window) => ({
-      ...base(alert, window, now),
-      groupKey: null,
-      state: null,
-      value: null,
-      error: reason,
-      errorCode: code,
-    }));
-    // A window that keeps failing keeps one history row and one warning; its attempts count up.
-    const first = await this.options.store.repos.evaluation.recordFailures(rows);
-    this.options.metrics?.windows.inc({ outcome: 'failed' }, windows.length);
-    const log = first.length > 0 ? this.options.logger.warn : this.options.logger.debug;
-    log.call(
-      this.options.logger,
-      { alertId: alert.id, error: reason, code, windows: windows.length },
-      'alert query failed; the windows are retried next tick',
+    const rows = members.flatMap(({ alert, windows }) =>
+      windows.map((window) => ({
+        ...base(alert, window, now),
+        groupKey: null,
+        state: null,
+        value: null,
+        error: reason,
+        errorCode: code,
+      })),
     );
+    // A window that keeps failing keeps one history row and one warning; its attempts count up.
+    const first = new Set(
+      (await this.options.store.repos.evaluation.recordFailures(rows)).map((r) => r.alertId),
+    );
+    for (const { alert, windows } of members) {
+      this.options.metrics?.windows.inc({ outcome: 'failed' }, windows.length);
+      const log = first.has(alert.id) ? this.options.logger.warn : this.options.logger.debug;
+      log.call(
+        this.options.logger,
+        { alertId: alert.id, error: reason, code, windows: windows.length },
+        'alert query failed; the windows are retried next tick',
+      );
+    }
   }
 }
 
