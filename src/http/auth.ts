@@ -66,38 +66,91 @@ export function parseBasic(header: string | undefined): { keyId: string; secret:
  * The onRequest hook of /v1: HTTP Basic with an API key, or without an Authorization header the
  * console's session cookie as its key (src/http/session-cookie.ts); then the route's role, then the
  * organization in the path, which must be the key's own (another organization's objects are 404).
+ *
+ * A callback hook with a synchronous path for a key verified within the minute (the common case):
+ * no promise, no store read. Everything else (a cookie, a key not seen lately, an operator reading
+ * another organization) takes the asynchronous path, which decides exactly as before.
  */
 export function basicAuth(
   identity: IdentityService,
   failures: AuthFailureLimiter,
   sessions: ConsoleSessions,
 ) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+  const slow = async (request: FastifyRequest, reply: FastifyReply) => {
     const principal =
       (await cookieSession(sessions, request, SESSION_OVER))?.key ??
       (await basicPrincipal(identity, failures, request, reply));
     request.principal = principal;
-    const rule = request.routeOptions.config.access ?? { role: 'admin' };
-    if (rule.operatorOnly && !(principal.operator && principal.role === 'admin')) {
-      throw new ForbiddenError('only an admin key of the operator organization may do this');
-    }
-    if (!roleAtLeast(principal.role, rule.role)) {
-      throw new ForbiddenError(
-        `this needs a key with role ${rule.role} or stronger; this key is ${principal.role}`,
-      );
-    }
-    const organizationId = (request.params as { organizationId?: string }).organizationId;
-    if (organizationId !== undefined && !isUuid(organizationId))
-      throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
-    if (organizationId !== undefined && organizationId !== principal.organizationId) {
-      const operatorAdmin = principal.operator && principal.role === 'admin';
-      if (operatorAdmin && rule.operatorMayCross) return;
-      // An organization that does not exist is a 404 for the operator too.
-      if (operatorAdmin)
-        throw new ForbiddenError(operatorStaysOut(await identity.getOrganization(organizationId)));
-      throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
-    }
+    await checkAccess(identity, principal, request);
   };
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    let principal: KeyPrincipal | undefined;
+    try {
+      principal = recentKey(identity, failures, request, reply);
+      if (principal) {
+        request.principal = principal;
+        const pending = checkAccess(identity, principal, request);
+        if (pending) pending.then(() => done(), done);
+        else done();
+        return;
+      }
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    slow(request, reply).then(() => done(), done);
+  };
+}
+
+/**
+ * The key of an `Authorization: Basic` header verified within the minute, checked without waiting
+ * (src/identity/verified-keys.ts); undefined when there is none (the slow path decides). An address
+ * over its failure limit is refused here as on the slow path, before any secret is compared.
+ */
+function recentKey(
+  identity: IdentityService,
+  failures: AuthFailureLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): KeyPrincipal | undefined {
+  const credentials = parseBasic(request.headers.authorization);
+  if (!credentials) return undefined;
+  admit(failures, request, reply);
+  return identity.verifiedKeys.lookup(credentials.keyId, credentials.secret);
+}
+
+/**
+ * The route's role, then the organization in the path; a promise only when an operator key
+ * addresses another organization (its name is read for the message).
+ */
+function checkAccess(
+  identity: IdentityService,
+  principal: KeyPrincipal,
+  request: FastifyRequest,
+): Promise<void> | undefined {
+  const rule = request.routeOptions.config.access ?? { role: 'admin' };
+  if (rule.operatorOnly && !(principal.operator && principal.role === 'admin')) {
+    throw new ForbiddenError('only an admin key of the operator organization may do this');
+  }
+  if (!roleAtLeast(principal.role, rule.role)) {
+    throw new ForbiddenError(
+      `this needs a key with role ${rule.role} or stronger; this key is ${principal.role}`,
+    );
+  }
+  const organizationId = (request.params as { organizationId?: string }).organizationId;
+  if (organizationId !== undefined && !isUuid(organizationId))
+    throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
+  if (organizationId !== undefined && organizationId !== principal.organizationId) {
+    const operatorAdmin = principal.operator && principal.role === 'admin';
+    if (operatorAdmin && rule.operatorMayCross) return undefined;
+    // An organization that does not exist is a 404 for the operator too.
+    if (operatorAdmin)
+      return identity.getOrganization(organizationId).then((organization) => {
+        throw new ForbiddenError(operatorStaysOut(organization));
+      });
+    throw new NotFoundError('SLUICE_ERR_ORGANIZATION_NOT_FOUND', 'organization');
+  }
+  return undefined;
 }
 
 /** The key of an `Authorization: Basic` header; a 401 when absent or wrong. */
@@ -134,15 +187,20 @@ export async function limited<T>(
   reply: FastifyReply,
   authenticate: () => Promise<T | undefined>,
 ): Promise<T | undefined> {
+  admit(failures, request, reply);
+  const principal = await authenticate();
+  if (principal === undefined) failures.failed(request.ip);
+  return principal;
+}
+
+/** Refuses (429, Retry-After) an address that failed to authenticate too often. */
+function admit(failures: AuthFailureLimiter, request: FastifyRequest, reply: FastifyReply): void {
   try {
     failures.admit(request.ip);
   } catch (error) {
     if (error instanceof TooManyFailuresError) reply.header('Retry-After', String(error.retryAfterSeconds));
     throw error;
   }
-  const principal = await authenticate();
-  if (principal === undefined) failures.failed(request.ip);
-  return principal;
 }
 
 /** The caller of a /v1 route; the onRequest hook has set it before any handler runs. */

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { UnauthorizedError } from '../errors.js';
 import type { IdentityService } from '../identity/index.js';
@@ -31,25 +31,46 @@ export function installHttpMetrics(
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  // Label children are kept per route, method and status so a request costs no label hashing.
-  const counted = new Map<string, { inc(): void }>();
-  const timed = new Map<string, { observe(value: number): void }>();
+  // Each route counts its own responses in a hook of its own, which knows its pattern: a request
+  // reads neither the route's options (Fastify builds that object on every read) nor builds label
+  // strings. Label children are kept per method and status, so a request costs no label hashing.
+  const recorder = (route: string) => {
+    const byMethod = new Map<
+      string,
+      { timed: { observe(value: number): void }; counted: Map<number, { inc(): void }> }
+    >();
+    return (request: FastifyRequest, reply: FastifyReply) => {
+      const method = request.method;
+      let children = byMethod.get(method);
+      if (!children) {
+        children = { timed: duration.labels({ method, route }), counted: new Map() };
+        byMethod.set(method, children);
+      }
+      const status = reply.statusCode;
+      let counter = children.counted.get(status);
+      if (!counter) {
+        counter = requests.labels({ method, route, status: String(status) });
+        children.counted.set(status, counter);
+      }
+      counter.inc();
+      children.timed.observe(reply.elapsedTime / 1000);
+    };
+  };
+  app.addHook('onRoute', (route) => {
+    const record = recorder(route.url);
+    const own = route.onResponse === undefined ? [] : [route.onResponse].flat();
+    route.onResponse = [
+      ...own,
+      (request, reply, done) => {
+        record(request, reply);
+        done();
+      },
+    ];
+  });
+  // Requests no route matched (404s), under one label rather than their raw URLs.
+  const unmatched = recorder('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const status = String(reply.statusCode);
-    const key = `${request.method} ${route}`;
-    let counter = counted.get(`${key} ${status}`);
-    if (!counter) {
-      counter = requests.labels({ method: request.method, route, status });
-      counted.set(`${key} ${status}`, counter);
-    }
-    counter.inc();
-    let histogram = timed.get(key);
-    if (!histogram) {
-      histogram = duration.labels({ method: request.method, route });
-      timed.set(key, histogram);
-    }
-    histogram.observe(reply.elapsedTime / 1000);
+    if (request.is404) unmatched(request, reply);
     done();
   });
   // Pipe ids and organizations' activity are no one else's: a key of the operator organization

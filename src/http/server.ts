@@ -24,6 +24,7 @@ import { installErrorHandling } from './errors.js';
 import { installHttpMetrics } from './metrics.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
 import { installRateLimit } from './rate-limit.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { installSessionCookie } from './session-cookie.js';
 import type { TlsMaterial } from './tls.js';
 import { v1Routes } from './v1/index.js';
@@ -70,6 +71,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     // Request lines at debug level (SLUICE_LOG_LEVEL=debug asks for them), logged below.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: deps.bodyLimitBytes,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;

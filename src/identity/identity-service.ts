@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { hashSecret, randomSecret, tokenDigest, verifySecret } from '../crypto/index.js';
 import { NameTakenError, NotFoundError, type Problem, ValidationError } from '../errors.js';
 import {
@@ -13,6 +13,7 @@ import {
 } from '../store/index.js';
 import { checkName } from './names.js';
 import type { KeyPrincipal, TokenPrincipal } from './principal.js';
+import { VerifiedKeys } from './verified-keys.js';
 
 export interface CreatedKey {
   key: ApiKey;
@@ -47,8 +48,8 @@ function unknownKeyHash(): Promise<string> {
   return unknownKey;
 }
 
-/** How long a verified key secret is trusted without running scrypt again. */
-const KEY_CACHE_MS = 60_000;
+/** How long a verified access token is trusted without reading the store again. */
+const TOKEN_CACHE_MS = 60_000;
 const SERVICE_KINDS = ['embedded', 'clickhouse'] as const;
 export const DEFAULT_SERVICES_PER_ORGANIZATION = 10;
 
@@ -57,10 +58,8 @@ export const DEFAULT_SERVICES_PER_ORGANIZATION = 10;
  * and what they own. Secrets leave this class only once, in the result of the call that made them.
  */
 export class IdentityService {
-  private readonly verifiedKeys = new Map<
-    string,
-    { digest: Buffer; principal: KeyPrincipal; until: number }
-  >();
+  /** Keys verified within the minute: requests check them without waiting (src/http/auth.ts). */
+  readonly verifiedKeys = new VerifiedKeys();
   /** Tokens by digest, trusted for a minute; a revocation clears them all. */
   private readonly verifiedTokens = new Map<string, { principal: TokenPrincipal; until: number }>();
   /** Services are never deleted, so a service once found stays found (every pipe request asks). */
@@ -140,10 +139,8 @@ export class IdentityService {
 
   /** Checks an API key id and secret; undefined when unknown, revoked or wrong. */
   async authenticateKey(keyId: string, secret: string): Promise<KeyPrincipal | undefined> {
-    const digest = createHash('sha256').update(secret).digest();
-    const cached = this.verifiedKeys.get(keyId);
-    if (cached && cached.until > Date.now() && timingSafeEqual(cached.digest, digest))
-      return cached.principal;
+    const cached = this.verifiedKeys.lookup(keyId, secret);
+    if (cached) return cached;
     const key = await this.store.repos.identity.getApiKey(keyId);
     // An unknown id costs the same scrypt as a known one: answer times do not tell which ids exist.
     const verified = await verifySecret(secret, key?.secretHash ?? (await unknownKeyHash()));
@@ -155,7 +152,7 @@ export class IdentityService {
       role: key.role,
       operator: organization?.operator ?? false,
     };
-    this.verifiedKeys.set(keyId, { digest, principal, until: Date.now() + KEY_CACHE_MS });
+    this.verifiedKeys.remember(keyId, secret, principal);
     return principal;
   }
 
@@ -172,7 +169,7 @@ export class IdentityService {
       teamId: token.teamId,
       organizationId: token.organizationId,
     };
-    this.verifiedTokens.set(digest, { principal, until: Date.now() + KEY_CACHE_MS });
+    this.verifiedTokens.set(digest, { principal, until: Date.now() + TOKEN_CACHE_MS });
     return principal;
   }
 
@@ -285,7 +282,7 @@ export class IdentityService {
   async revokeKey(organizationId: string, keyId: string): Promise<ApiKey> {
     const key = await this.store.repos.identity.revokeApiKey(organizationId, keyId, new Date());
     if (!key) throw new NotFoundError('SLUICE_ERR_KEY_NOT_FOUND', 'key');
-    this.verifiedKeys.delete(keyId);
+    this.verifiedKeys.forget(keyId);
     return key;
   }
 

@@ -94,7 +94,7 @@ export class PipesService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.transaction(async (repos) => {
+    await this.store.groupedTransaction(async (repos) => {
       await repos.pipes.insert(row);
       await repos.pipes.recordTransition(id, {
         fromState: null,

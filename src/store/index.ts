@@ -4,6 +4,7 @@ import { CdcScalingRepo } from './cdc-scaling-repo.js';
 import { CleanupsRepo } from './cleanups-repo.js';
 import { type Db, openPglite, openPostgres, type Queryable } from './db.js';
 import { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
+import { GroupCommit } from './group-commit.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
 import { PipesRepo } from './pipes-repo.js';
@@ -75,13 +76,24 @@ export class Store {
   /** Only this process writes the store (embedded PGlite under the data directory lock). */
   readonly singleWriter: boolean;
 
+  private readonly groupCommit: GroupCommit;
+
   constructor(readonly db: Db) {
     this.repos = reposOn(db);
     this.singleWriter = db.kind === 'pglite';
+    this.groupCommit = new GroupCommit((work) => this.transaction(work));
   }
 
   transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
     return this.db.transaction((tx) => work(reposOn(tx)));
+  }
+
+  /**
+   * A transaction shared with the writes that arrive while the previous one commits (see
+   * group-commit.ts: `work` may run twice and must only write through `repos`).
+   */
+  groupedTransaction<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
+    return this.groupCommit.run(work);
   }
 
   async ping(): Promise<void> {
