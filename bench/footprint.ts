@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { LOCK_FILE } from '../src/data-dir.js';
 import { printTable } from './support.js';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
+export const REPO = fileURLToPath(new URL('..', import.meta.url));
 const SETTLE_MS = 5_000;
 const GOAL_MB = 250;
 /** The whole idle footprint with one service: Sluice, the service's engine and its source reader. */
@@ -141,12 +141,12 @@ async function wholeFootprint(child: ChildProcess, dataDir: string, key: string 
 }
 
 /** `id:secret` of the admin key a first start prints. */
-function adminKey(output: string): string | undefined {
+export function adminKey(output: string): string | undefined {
   const printed = /-u '([^':]+):([^']+)'/.exec(output);
   return printed ? `${printed[1]}:${printed[2]}` : undefined;
 }
 
-async function start(child: ChildProcess): Promise<Started> {
+export async function start(child: ChildProcess): Promise<Started> {
   const began = performance.now();
   const { url, output } = await printedUrl(child);
   for (;;) {
@@ -161,7 +161,7 @@ async function start(child: ChildProcess): Promise<Started> {
   return { child, output, url: url.replace(/\/$/, ''), readySeconds };
 }
 
-async function stop(child: ChildProcess, dataDir?: string): Promise<void> {
+export async function stop(child: ChildProcess, dataDir?: string): Promise<void> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
@@ -171,7 +171,7 @@ async function stop(child: ChildProcess, dataDir?: string): Promise<void> {
   }
 }
 
-async function serverPid(dataDir: string): Promise<number> {
+export async function serverPid(dataDir: string): Promise<number> {
   return (JSON.parse(await readFile(join(dataDir, LOCK_FILE), 'utf8')) as { pid: number }).pid;
 }
 
@@ -181,7 +181,9 @@ async function rssOf(pid: number): Promise<number> {
 }
 
 /** The resident memory of a process and every process under it (the engines, in their sandboxes). */
-async function treeRss(root: number): Promise<{ processes: number; rss: number; pss: number }> {
+export async function treeRss(
+  root: number,
+): Promise<{ processes: number; rss: number; pss: number; pids: number[] }> {
   const parents = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -197,7 +199,7 @@ async function treeRss(root: number): Promise<{ processes: number; rss: number; 
   const sizes = await Promise.all(tree.map(rssOf));
   const shares = await Promise.all(tree.map(pssOf));
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  return { processes: tree.length, rss: sum(sizes), pss: sum(shares) };
+  return { processes: tree.length, rss: sum(sizes), pss: sum(shares), pids: tree };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { benchAlerts } from './alerts.js';
 import { benchApi } from './api.js';
 import { benchConsole } from './console.js';
+import { benchIdlePipes } from './idle-pipes.js';
 import { benchKafka } from './kafka.js';
 import { benchKinesis } from './kinesis.js';
 import { benchMemory } from './memory.js';
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   console: benchConsole,
   'object-storage': benchObjectStorage,
   memory: benchMemory,
+  'idle-pipes': benchIdlePipes,
   alerts: benchAlerts,
   kafka: benchKafka,
   kinesis: benchKinesis,

@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adminKey, REPO, serverPid, start, stop, treeRss } from './footprint.js';
+import { printTable } from './support.js';
+
+const PIPES = Number(process.env.BENCH_IDLE_PIPES ?? 1000);
+const SETTLE_MS = 20_000;
+const WATCH_MS = Number(process.env.BENCH_IDLE_WATCH_SECONDS ?? 60) * 1000;
+const GOAL_MB = 1024;
+const GOAL_CORE = 0.05;
+/** Clock ticks a second of /proc/<pid>/stat's times (`getconf CLK_TCK`; 100 on Linux). */
+const TICKS = 100;
+
+/**
+ * What idle pipes cost one node as they grow: Sluice started as a user starts it (`npm start`),
+ * with PIPES continuous object-storage pipes watching for files that do not come (each lists its
+ * folder every object_storage_polling_interval_ms, 30 s by default), against the same Sluice with
+ * no pipe, measured in the same run: the memory of Sluice and every process under it (proportional
+ * set size, shared pages once) and the share of a core they use over WATCH_MS.
+ */
+export async function benchIdlePipes(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-idle-pipes-'));
+  const dataDir = join(dir, 'data');
+  const child = spawn('npm', ['start'], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_PORT: '0',
+      SLUICE_LOG_LEVEL: 'warn',
+      SLUICE_RATE_LIMIT: '0',
+    },
+  });
+  try {
+    const started = await start(child);
+    const pid = await serverPid(dataDir);
+    const key = adminKey(started.output);
+    const service = /Pipes live at (\S+)\/pipes/.exec(started.output)?.[1];
+    if (!key || !service) throw new Error(`no key or service in the banner:\n${started.output}`);
+    const headers = {
+      authorization: `Basic ${Buffer.from(key).toString('base64')}`,
+      'content-type': 'application/json',
+    };
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${service}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    };
+    await post('/query', { sql: 'CREATE TABLE idle (id Int64) ENGINE = MergeTree ORDER BY id' });
+    const files =
+      /Local files for file:\/\/ pipes: (\S+)/.exec(started.output)?.[1] ?? join(dataDir, 'files');
+    await mkdir(join(files, 'later'), { recursive: true });
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const none = await watch(pid);
+
+    const began = performance.now();
+    for (let i = 0; i < PIPES; i += 10) {
+      await Promise.all(
+        Array.from({ length: Math.min(10, PIPES - i) }, (_, j) =>
+          post('/pipes', {
+            name: `idle ${i + j}`,
+            source: {
+              objectStorage: { format: 'JSONEachRow', url: 'file:///later/*.ndjson', isContinuous: true },
+            },
+            destination: {
+              database: 'default',
+              table: 'idle',
+              managedTable: false,
+              columns: [{ name: 'id', type: 'Int64' }],
+            },
+          }),
+        ),
+      );
+    }
+    const createSeconds = (performance.now() - began) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const idle = await watch(pid);
+    const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+    const row = (what: string, m: Watched, goal: string) => ({
+      what,
+      processes: m.processes,
+      'PSS MB': mb(m.pss),
+      'x no pipe (PSS)': (m.pss / none.pss).toFixed(2),
+      'core share': m.core.toFixed(3),
+      goal,
+    });
+    printTable(
+      `Idle pipes on one node: Sluice from \`npm start\` and every process under it, watched ${WATCH_MS / 1000} s (${PIPES} pipes made in ${createSeconds.toFixed(1)} s)`,
+      [
+        row('no pipe (baseline)', none, ''),
+        row(
+          `${PIPES} idle continuous pipes`,
+          idle,
+          `under ${GOAL_MB} MB (${mb(idle.pss) < GOAL_MB ? 'met' : 'not met'}) and ${GOAL_CORE} of a core (${idle.core < GOAL_CORE ? 'met' : 'not met'})`,
+        ),
+      ],
+    );
+  } finally {
+    await stop(child, dataDir);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface Watched {
+  processes: number;
+  pss: number;
+  /** CPU seconds the process tree used per second watched. */
+  core: number;
+}
+
+/** The tree's memory at the end of WATCH_MS, and the CPU it used over it. */
+async function watch(root: number): Promise<Watched> {
+  const before = await treeRss(root);
+  const cpuBefore = await cpuTicks(before.pids);
+  const from = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
+  const after = await treeRss(root);
+  // A process that started during the watch counts from zero; one that ended is lost (none should).
+  const cpuAfter = await cpuTicks(after.pids);
+  let used = 0;
+  for (const [pid, ticks] of cpuAfter) used += ticks - (cpuBefore.get(pid) ?? 0);
+  const seconds = (performance.now() - from) / 1000;
+  return { processes: after.processes, pss: after.pss, core: used / TICKS / seconds };
+}
+
+/** utime + stime of each process, in clock ticks. */
+async function cpuTicks(pids: number[]): Promise<Map<number, number>> {
+  const ticks = new Map<number, number>();
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    // Fields after "pid (comm) ": state is the 1st, utime the 12th, stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
