@@ -86,6 +86,8 @@ export interface Webhook {
 export interface Alert {
   id: string;
   name?: string | null;
+  message?: string | null;
+  source: string;
   state: 'OK' | 'ALERT';
   interval: string;
   threshold: number;
@@ -94,8 +96,27 @@ export interface Alert {
   dashboard: string;
   tileId: string;
   channel: { type: string; webhookId: string };
-  silenced?: { until: string };
+  /** `by` is the id of the user who silenced it. */
+  silenced?: { until: string; by?: string; at?: string };
   updatedAt: string;
+}
+
+/** What PUT /api/v2/alerts/{id} takes to change only `changes`: it is a full replace. */
+export function alertBody(alert: Alert, changes: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: alert.name ?? null,
+    message: alert.message ?? null,
+    interval: alert.interval,
+    thresholdType: alert.thresholdType,
+    threshold: alert.threshold,
+    ...(alert.thresholdMax === undefined ? {} : { thresholdMax: alert.thresholdMax }),
+    source: alert.source,
+    dashboardId: alert.dashboard,
+    tileId: alert.tileId,
+    channel: alert.channel,
+    silenced: alert.silenced ? { until: alert.silenced.until } : null,
+    ...changes,
+  };
 }
 
 export interface HistoryRow {
@@ -131,6 +152,7 @@ export const v2 = {
   alert: (id: string) => `/api/v2/alerts/${e(id)}`,
   history: (id: string, limit = 200) => `/api/v2/alerts/${e(id)}/history?limit=${limit}`,
   webhooks: '/api/v2/webhooks',
+  webhook: (id: string) => `/api/v2/webhooks/${e(id)}`,
   webhookTest: (id: string) => `/api/v2/webhooks/${e(id)}/test`,
 };
 

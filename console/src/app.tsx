@@ -124,7 +124,7 @@ function Console(props: { session: Session; onSignedOut: () => void }) {
             onServicesChanged={() => setServicesRead((n) => n + 1)}
           />
         )}
-        {alertsArea && services && <AlertsArea route={route} services={services} />}
+        {alertsArea && services && <AlertsArea route={route} services={services} session={session} />}
         {inService && service && page === 'pipes' && !pipeId && (
           <PipesPage session={session} service={service} />
         )}
@@ -159,11 +159,11 @@ function AlertsNav(props: { current: string | undefined }) {
 }
 
 /** `#/a/dashboards[/<id>]`, `#/a/alerts[/<id>]`, `#/a/webhooks`: the team's alerts area. */
-function AlertsArea(props: { route: string[]; services: Service[] }) {
+function AlertsArea(props: { route: string[]; services: Service[]; session: Session }) {
   const [, page, id] = props.route;
   if (page === 'dashboards' && id) return <DashboardPage dashboardId={id} />;
   if (page === 'dashboards') return <DashboardsPage services={props.services} />;
-  if (page === 'alerts' && id) return <AlertPage alertId={id} />;
+  if (page === 'alerts' && id) return <AlertPage alertId={id} session={props.session} />;
   if (page === 'alerts') return <AlertsPage />;
   if (page === 'webhooks') return <WebhooksPage />;
   return <p class="muted">No such page.</p>;

@@ -1,5 +1,13 @@
 import { useState } from 'preact/hooks';
-import { type Alert, INTERVALS, THRESHOLD_TYPES, type Tile, v2, type Webhook } from '../alerts-model.js';
+import {
+  type Alert,
+  alertBody,
+  INTERVALS,
+  THRESHOLD_TYPES,
+  type Tile,
+  v2,
+  type Webhook,
+} from '../alerts-model.js';
 import { api } from '../api.js';
 import { Field, FormError } from '../components/field.js';
 import { useSubmit } from '../components/submit.js';
@@ -8,31 +16,53 @@ import { href, navigate } from '../router.js';
 
 const ALERT_PATHS = ['name', 'interval', 'thresholdType', 'threshold', 'thresholdMax', 'channel'];
 
-/** An alert on a tile: checked every interval against a threshold, notifying a webhook. */
-export function AlertForm(props: { dashboardId: string; tile: Tile; onCancel: () => void }) {
+/**
+ * An alert on a tile: checked every interval against a threshold, notifying a webhook. Without
+ * `alert` it makes a new one; with it, it edits that one (a full replace that keeps what the form
+ * does not show: its message, dashboard, tile and silence).
+ */
+export function AlertForm(props: {
+  dashboardId: string;
+  tile: Pick<Tile, 'id' | 'name'>;
+  alert?: Alert;
+  onCancel: () => void;
+  onSaved?: () => void;
+}) {
+  const { alert } = props;
   const webhooks = usePolled(() => api.get<Webhook[]>(v2.webhooks), 0, []);
-  const [name, setName] = useState(`${props.tile.name} alert`);
-  const [interval, setAlertInterval] = useState('5m');
-  const [thresholdType, setThresholdType] = useState('above');
-  const [threshold, setThreshold] = useState('');
-  const [thresholdMax, setThresholdMax] = useState('');
-  const [webhookId, setWebhookId] = useState('');
+  const [name, setName] = useState(alert ? (alert.name ?? '') : `${props.tile.name} alert`);
+  const [interval, setAlertInterval] = useState(alert?.interval ?? '5m');
+  const [thresholdType, setThresholdType] = useState(alert?.thresholdType ?? 'above');
+  const [threshold, setThreshold] = useState(alert ? String(alert.threshold) : '');
+  const [thresholdMax, setThresholdMax] = useState(
+    alert?.thresholdMax === undefined ? '' : String(alert.thresholdMax),
+  );
+  const [webhookId, setWebhookId] = useState(alert?.channel.webhookId ?? '');
   const ranged = thresholdType === 'between' || thresholdType === 'not_between';
   const chosenWebhook = webhookId || webhooks.value?.[0]?.id || '';
   const { submit, busy, error } = useSubmit(async () => {
-    const created = await api.post<Alert>(v2.alerts, {
-      name,
+    const fields = {
+      name: name.trim() ? name : null,
       interval,
       thresholdType,
       threshold: Number(threshold),
-      ...(ranged ? { thresholdMax: Number(thresholdMax) } : {}),
+      thresholdMax: ranged ? Number(thresholdMax) : undefined,
+      channel: { type: 'webhook', webhookId: chosenWebhook },
+    };
+    if (alert) {
+      await api.put<Alert>(v2.alert(alert.id), alertBody(alert, fields));
+      props.onSaved?.();
+      return;
+    }
+    const created = await api.post<Alert>(v2.alerts, {
+      ...fields,
       source: 'tile',
       dashboardId: props.dashboardId,
       tileId: props.tile.id,
-      channel: { type: 'webhook', webhookId: chosenWebhook },
     });
     navigate('a', 'alerts', created.id);
   });
+  const title = alert ? `Edit alert ${alert.name ?? alert.id}` : `New alert on ${props.tile.name}`;
   if (webhooks.value?.length === 0) {
     return (
       <p class="reason">
@@ -41,8 +71,8 @@ export function AlertForm(props: { dashboardId: string; tile: Tile; onCancel: ()
     );
   }
   return (
-    <form class="card form-grid" onSubmit={submit} aria-label={`New alert on ${props.tile.name}`}>
-      <h2>New alert on {props.tile.name}</h2>
+    <form class="card form-grid" onSubmit={submit} aria-label={title}>
+      <h2>{title}</h2>
       <FormError error={error} shownPaths={ALERT_PATHS} />
       <Field label="Alert name" path="name" error={error}>
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -93,7 +123,7 @@ export function AlertForm(props: { dashboardId: string; tile: Tile; onCancel: ()
       </Field>
       <div class="form-actions">
         <button type="submit" disabled={busy || !webhooks.value}>
-          Create alert
+          {alert ? 'Save alert' : 'Create alert'}
         </button>
         <button type="button" onClick={props.onCancel}>
           Cancel

@@ -1,16 +1,30 @@
-import { type Alert, type HistoryRow, v2 } from '../alerts-model.js';
-import { api } from '../api.js';
+import { useState } from 'preact/hooks';
+import { type Alert, type Dashboard, type HistoryRow, v2 } from '../alerts-model.js';
+import { api, type Session } from '../api.js';
 import { DataTable, ErrorNote } from '../components/table.js';
 import { rate, when } from '../format.js';
 import { usePolled } from '../poll.js';
 import { href } from '../router.js';
+import { AlertActions, SilencedNote } from './alert-actions.js';
+import { AlertForm } from './alert-form.js';
 import { AlertState, condition } from './alerts.js';
 
-/** One alert: its condition, and its evaluations as a timeline and a table (newest first). */
-export function AlertPage(props: { alertId: string }) {
+/**
+ * One alert: its condition, its actions (edit, silence, delete), and its evaluations as a timeline
+ * and a table (newest first).
+ */
+export function AlertPage(props: { alertId: string; session: Session }) {
   const alert = usePolled(() => api.get<Alert>(v2.alert(props.alertId)), 5000, [props.alertId]);
   const history = usePolled(() => api.get<HistoryRow[]>(v2.history(props.alertId)), 5000, [props.alertId]);
   const value = alert.value;
+  // The tile's name, for the page and the form; the alert reads well without it.
+  const dashboard = usePolled(
+    async () => (value ? api.get<Dashboard>(v2.dashboard(value.dashboard)) : undefined),
+    0,
+    [value?.dashboard],
+  );
+  const tile = dashboard.value?.tiles.find((t) => t.id === value?.tileId);
+  const [editing, setEditing] = useState(false);
   return (
     <section>
       <p>
@@ -23,9 +37,28 @@ export function AlertPage(props: { alertId: string }) {
       <ErrorNote error={alert.error ?? history.error} />
       {value && (
         <p>
-          {condition(value)} · on <a href={href('a', 'dashboards', value.dashboard)}>its dashboard's tile</a>{' '}
+          {condition(value)} · on{' '}
+          <a href={href('a', 'dashboards', value.dashboard)}>
+            {tile && dashboard.value ? `${tile.name} of ${dashboard.value.name}` : "its dashboard's tile"}
+          </a>{' '}
           · notifies <a href={href('a', 'webhooks')}>a webhook</a>
         </p>
+      )}
+      {value && <SilencedNote alert={value} session={props.session} />}
+      {value && !editing && (
+        <AlertActions alert={value} onEdit={() => setEditing(true)} onChanged={alert.refresh} />
+      )}
+      {value && editing && (
+        <AlertForm
+          dashboardId={value.dashboard}
+          tile={{ id: value.tileId, name: tile?.name ?? 'its tile' }}
+          alert={value}
+          onCancel={() => setEditing(false)}
+          onSaved={() => {
+            setEditing(false);
+            alert.refresh();
+          }}
+        />
       )}
       <h2>History</h2>
       {history.value?.length === 0 && (

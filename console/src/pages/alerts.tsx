@@ -72,7 +72,10 @@ export function AlertState(props: { alert: Alert }) {
     <>
       <span class={`state alert-${alert.state.toLowerCase()}`}>{alert.state}</span>
       {isSilenced(alert) && (
-        <span class="state silenced" title={`until ${alert.silenced?.until}`}>
+        <span
+          class="state silenced"
+          title={`until ${new Date(alert.silenced?.until ?? '').toLocaleString()}`}
+        >
           silenced
         </span>
       )}
