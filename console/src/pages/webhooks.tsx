@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
-import { v2, type Webhook } from '../alerts-model.js';
+import { type Alert, v2, type Webhook } from '../alerts-model.js';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/field.js';
+import { ConfirmDialog } from '../components/confirm.js';
 import { useSubmit } from '../components/submit.js';
 import { ErrorNote } from '../components/table.js';
 import { usePolled } from '../poll.js';
+import { WebhookForm } from './webhook-form.js';
 
 interface TestResult {
   ok: boolean;
@@ -12,15 +13,25 @@ interface TestResult {
   error?: string;
 }
 
-/** The team's webhooks, a test send for each, and a form for a new one. */
+/**
+ * The team's webhooks, a test send, an edit and a delete for each (every user of the team may:
+ * /api/v2 has no roles), and a form for a new one.
+ */
 export function WebhooksPage() {
   const webhooks = usePolled(() => api.get<Webhook[]>(v2.webhooks), 0, []);
+  // Which alerts notify each webhook, for what deleting it would do.
+  const alerts = usePolled(() => api.get<Alert[]>(v2.alerts), 0, []);
   const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<Webhook | undefined>(undefined);
+  const changed = () => {
+    webhooks.refresh();
+    alerts.refresh();
+  };
   return (
     <section>
       <div class="title-row">
         <h1>Webhooks</h1>
-        {!creating && (
+        {!creating && !editing && (
           <button type="button" onClick={() => setCreating(true)}>
             New webhook
           </button>
@@ -36,21 +47,34 @@ export function WebhooksPage() {
                 <th>Name</th>
                 <th>URL</th>
                 <th>Test</th>
+                <th>Actions</th>
               </tr>
             </thead>
             <tbody>
               {webhooks.value.map((webhook) => (
-                <WebhookRow key={webhook.id} webhook={webhook} />
+                <WebhookRow
+                  key={webhook.id}
+                  webhook={webhook}
+                  notifiedBy={alerts.value?.filter((a) => a.channel.webhookId === webhook.id)}
+                  onEdit={() => {
+                    setCreating(false);
+                    setEditing(webhook);
+                  }}
+                  onDeleted={changed}
+                />
               ))}
             </tbody>
           </table>
         </div>
       )}
-      {creating && (
+      {(creating || editing) && (
         <WebhookForm
+          key={editing?.id ?? 'new'}
+          webhook={editing}
           onDone={() => {
             setCreating(false);
-            webhooks.refresh();
+            setEditing(undefined);
+            changed();
           }}
         />
       )}
@@ -58,9 +82,15 @@ export function WebhooksPage() {
   );
 }
 
-function WebhookRow(props: { webhook: Webhook }) {
+function WebhookRow(props: {
+  webhook: Webhook;
+  notifiedBy: Alert[] | undefined;
+  onEdit: () => void;
+  onDeleted: () => void;
+}) {
   const { webhook } = props;
   const [result, setResult] = useState<TestResult | undefined>(undefined);
+  const [confirming, setConfirming] = useState(false);
   const {
     submit: test,
     busy,
@@ -68,6 +98,15 @@ function WebhookRow(props: { webhook: Webhook }) {
   } = useSubmit(async () => {
     setResult(undefined);
     setResult(await api.post<TestResult>(v2.webhookTest(webhook.id)));
+  });
+  const {
+    submit: remove,
+    busy: removing,
+    error: refused,
+  } = useSubmit(async () => {
+    setConfirming(false);
+    await api.delete(v2.webhook(webhook.id));
+    props.onDeleted();
   });
   return (
     <tr data-webhook={webhook.name}>
@@ -84,68 +123,43 @@ function WebhookRow(props: { webhook: Webhook }) {
         )}
         <ErrorNote error={failure} />
       </td>
+      <td>
+        <button type="button" onClick={props.onEdit}>
+          Edit
+        </button>{' '}
+        <button type="button" class="danger" onClick={() => setConfirming(true)} disabled={removing}>
+          Delete
+        </button>
+        {confirming && (
+          <ConfirmDialog
+            label="Delete webhook"
+            confirm="Delete webhook"
+            onConfirm={() => void remove()}
+            onCancel={() => setConfirming(false)}
+          >
+            <p>
+              Delete webhook <strong>{webhook.name}</strong>? <InUse alerts={props.notifiedBy} />
+            </p>
+          </ConfirmDialog>
+        )}
+        <ErrorNote error={refused} />
+      </td>
     </tr>
   );
 }
 
-/** Header lines `Name: value`, as the API's write-only `headers` object. */
-function headersOf(text: string): Record<string, string> | undefined {
-  const pairs = text
-    .split('\n')
-    .map((line) => /^\s*([^:\s]+)\s*:\s*(.*?)\s*$/.exec(line))
-    .filter((match): match is RegExpExecArray => match !== null)
-    .map((match) => [match[1] as string, match[2] as string]);
-  return pairs.length ? Object.fromEntries(pairs) : undefined;
-}
-
-function WebhookForm(props: { onDone: () => void }) {
-  const [name, setName] = useState('');
-  const [url, setUrl] = useState('');
-  const [description, setDescription] = useState('');
-  const [body, setBody] = useState('');
-  const [headers, setHeaders] = useState('');
-  const { submit, busy, error } = useSubmit(async () => {
-    const parsedHeaders = headersOf(headers);
-    await api.post(v2.webhooks, {
-      name,
-      url,
-      ...(description ? { description } : {}),
-      ...(body ? { body } : {}),
-      ...(parsedHeaders ? { headers: parsedHeaders } : {}),
-    });
-    props.onDone();
-  });
+/** What the server does with a webhook alerts notify: it refuses to delete it (a 409). */
+function InUse(props: { alerts: Alert[] | undefined }) {
+  const alerts = props.alerts;
+  const rule =
+    'Sluice does not delete a webhook that alerts notify: point them at another webhook, or delete them, first.';
+  if (alerts === undefined) return <>{rule}</>;
+  if (alerts.length === 0) return <>No alert notifies it.</>;
+  const names = alerts.map((a) => a.name ?? a.id).join(', ');
   return (
-    <form class="card form-grid" onSubmit={submit} aria-label="New webhook">
-      <h2>New webhook</h2>
-      <FormError error={error} shownPaths={['name', 'url', 'description', 'body', 'headers']} />
-      <Field label="Webhook name" path="name" error={error}>
-        <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
-      </Field>
-      <Field label="URL" path="url" error={error}>
-        <input value={url} type="url" onInput={(e) => setUrl(e.currentTarget.value)} required />
-      </Field>
-      <Field label="Description (optional)" path="description" error={error}>
-        <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-      </Field>
-      <Field label="Body template (optional; {{title}}, {{state}}, {{value}}, …)" path="body" error={error}>
-        <textarea rows={3} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
-      </Field>
-      <Field
-        label="Headers (optional, one Name: value a line; never shown again)"
-        path="headers"
-        error={error}
-      >
-        <textarea rows={2} value={headers} onInput={(e) => setHeaders(e.currentTarget.value)} />
-      </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create webhook
-        </button>
-        <button type="button" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    <>
+      {alerts.length === 1 ? 'The alert' : `${alerts.length} alerts`} <strong>{names}</strong>{' '}
+      {alerts.length === 1 ? 'notifies' : 'notify'} it. {rule}
+    </>
   );
 }
