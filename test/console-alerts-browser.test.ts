@@ -41,11 +41,25 @@ describe('dashboards, webhooks and alerts in the console', () => {
     });
     return ((await response.json()) as { result: any }).result;
   };
+  /** The /api/v2 answer to a GET with the browser's session cookie, as the console calls it. */
+  const sessionGet = async (path: string) => {
+    const response = await tab.context.request.get(`${server.url}${path}`);
+    return { status: response.status(), body: (await response.json()) as { data: any } };
+  };
+  const theAlert = async () => {
+    const alerts = (await sessionGet('/api/v2/alerts')).body.data as { id: string; name: string }[];
+    return alerts.find((a) => a.name === 'too hot');
+  };
+  /** What the receiver was sent at `path` after its first `from` calls there, as parsed bodies. */
+  const bodiesSince = (path: string, from: number) =>
+    received(path)
+      .slice(from)
+      .map((r) => JSON.parse(r.body) as { text: string; state: string });
   const shot = async (name: string) => {
     if (screenshots) await tab.page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
   };
   const nav = (name: string) => tab.page.getByRole('navigation').getByRole('link', { name, exact: true });
-  const received = (path: string) => receiver.received.filter((r) => r.path.startsWith(path));
+  const received = (path: string) => receiver.received.filter((r) => r.path === path);
   /** The alerts API as the console calls it: the page's session cookie and its CSRF token. */
   const v2 = async (method: string, path: string, data?: unknown) => {
     const session = await (await tab.context.request.get('/console/session')).json();
@@ -358,5 +372,177 @@ describe('dashboards, webhooks and alerts in the console', () => {
     // The one refused request was the threshold on purpose.
     expect(tab.problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
     expect(tab.problems.filter((p) => p.includes('status of 400'))).toHaveLength(1);
+    // Up to a minute for the window with the hot reading to end, and 150 s for it to be evaluated.
+  }, 240_000);
+
+  it("edits the alert's threshold, with the API's field error beside the field", async () => {
+    const { page } = tab;
+    const seen = tab.problems.length;
+    const before = await theAlert();
+    expect(before).toBeDefined();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Edit alert too hot' });
+    // Filled with the alert as it is.
+    await expect(form.getByLabel('Alert name').inputValue()).resolves.toBe('too hot');
+    await expect(form.getByLabel('Interval').inputValue()).resolves.toBe('1m');
+    const threshold = form.getByLabel('Threshold', { exact: true });
+    await expect(threshold.inputValue()).resolves.toBe('1');
+    // Below the minimum of 0: the server's 400 shows beside the threshold, and nothing changes.
+    await threshold.fill('-1');
+    await form.getByRole('button', { name: 'Save alert' }).click();
+    const thresholdField = form.locator('.field', { has: page.getByLabel('Threshold', { exact: true }) });
+    await expect(thresholdField.locator('.field-error').textContent()).resolves.toMatch(/0/);
+    expect((await sessionGet(`/api/v2/alerts/${before?.id}`)).body.data.threshold).toBe(1);
+    await threshold.fill('2');
+    await form.getByRole('button', { name: 'Save alert' }).click();
+    await form.waitFor({ state: 'detached' });
+    await page.getByText('above 2 per 1m').waitFor();
+    const after = (await sessionGet(`/api/v2/alerts/${before?.id}`)).body.data;
+    expect(after).toMatchObject({
+      name: 'too hot',
+      threshold: 2,
+      interval: '1m',
+      thresholdType: 'above',
+      source: 'tile',
+      tileId: (before as any).tileId,
+      dashboard: (before as any).dashboard,
+      channel: (before as any).channel,
+    });
+    expect(after.silenced).toBeUndefined();
+    expect(tab.problems.slice(seen)).toHaveLength(1);
+    expect(tab.problems.slice(seen)[0]).toContain('status of 400');
+  });
+
+  it('silences the alert: it is still evaluated, and notifies no one', async () => {
+    const { page } = tab;
+    const seen = tab.problems.length;
+    const alert = await theAlert();
+    await page.getByLabel('Silence for').selectOption({ label: '1 hour' });
+    const asked = Date.now();
+    await page.getByRole('button', { name: 'Silence', exact: true }).click();
+    await page.getByText(/^Silenced until .* by console \(you\)/).waitFor();
+    const silenced = (await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.silenced;
+    const until = new Date(silenced.until).getTime();
+    expect(until).toBeGreaterThanOrEqual(asked + 3_600_000 - 5_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);
+    await page.getByRole('button', { name: 'Unsilence' }).waitFor();
+
+    // The window after the hot one has no hot readings: the alert goes back to OK...
+    await expect
+      .poll(async () => (await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.state, {
+        timeout: 150_000,
+        interval: 2_000,
+      })
+      .toBe('OK');
+    const from = received('/hook').length;
+    // ...then three hot readings (the threshold is 2 now) take it to ALERT while it is silenced.
+    await sql("INSERT INTO readings (room, temp) VALUES ('lab', 50), ('lab', 51), ('lab', 52)");
+    await expect
+      .poll(async () => (await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.state, {
+        timeout: 150_000,
+        interval: 2_000,
+      })
+      .toBe('ALERT');
+    const history = (await sessionGet(`/api/v2/alerts/${alert?.id}/history`)).body.data;
+    expect(history[0]).toMatchObject({ state: 'ALERT', value: 3, threshold: 2 });
+    // Unsilenced, OK -> ALERT notifies within a tick; a few ticks pass and nothing firing came.
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    expect(bodiesSince('/hook', from).filter((b) => b.state === 'ALERT')).toEqual([]);
+
+    // The list says it is silenced.
+    await nav('Alerts').click();
+    await page.locator('tr[data-alert="too hot"] .state.silenced').waitFor();
+    expect(tab.problems.slice(seen)).toEqual([]);
+  }, 330_000);
+
+  it('unsilences the alert', async () => {
+    const { page } = tab;
+    const seen = tab.problems.length;
+    const alert = await theAlert();
+    await page.getByRole('link', { name: 'too hot' }).click();
+    await page.getByRole('button', { name: 'Unsilence' }).click();
+    await page.getByRole('button', { name: 'Silence', exact: true }).waitFor();
+    await expect(page.getByText(/^Silenced until/).count()).resolves.toBe(0);
+    expect((await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.silenced).toBeUndefined();
+    await nav('Alerts').click();
+    await page.locator('tr[data-alert="too hot"] .state').first().waitFor();
+    await expect(page.locator('tr[data-alert="too hot"] .state.silenced').count()).resolves.toBe(0);
+    expect(tab.problems.slice(seen)).toEqual([]);
+  });
+
+  it("edits a webhook's name and URL, replacing its headers only as entered", async () => {
+    const { page } = tab;
+    const seen = tab.problems.length;
+    await nav('Webhooks').click();
+    await page.locator('tr[data-webhook="on-call"]').getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: 'Edit webhook on-call' });
+    await expect(form.getByLabel('Webhook name').inputValue()).resolves.toBe('on-call');
+    await expect(form.getByLabel(/Body template/).inputValue()).resolves.toContain('{{title}}');
+    await form.getByLabel('Webhook name').fill('pager');
+    await form.getByLabel('URL').fill(`${receiver.url}/pager`);
+    // The headers cannot be shown: with none entered, saving needs the box that says they go.
+    await form.getByText(/saving replaces them with what is entered below/).waitFor();
+    const removeBox = form.getByLabel(/Save with no headers and no query parameters/);
+    await form.getByRole('button', { name: 'Save webhook' }).click();
+    const missing = (box: unknown) => (box as { validity: { valueMissing: boolean } }).validity.valueMissing;
+    await expect(removeBox.evaluate(missing)).resolves.toBe(true);
+    const hooks = async () =>
+      (await sessionGet('/api/v2/webhooks')).body.data as { id: string; name: string; url: string }[];
+    expect((await hooks()).map((w) => w.name)).toEqual(['on-call']);
+    await form.getByLabel(/Headers/).fill('X-Receiver-Secret: shh2');
+    await expect(removeBox.count()).resolves.toBe(0);
+    await form.getByRole('button', { name: 'Save webhook' }).click();
+    await form.waitFor({ state: 'detached' });
+    const row = page.locator('tr[data-webhook="pager"]');
+    await row.waitFor();
+    expect(await hooks()).toMatchObject([{ name: 'pager', url: `${receiver.url}/pager` }]);
+    await row.getByRole('button', { name: 'Send test' }).click();
+    await row.getByText('Delivered (200)').waitFor();
+    expect(received('/pager')).toHaveLength(1);
+    expect(received('/pager')[0]?.headers['x-receiver-secret']).toBe('shh2');
+    expect(JSON.parse(received('/pager')[0]?.body ?? '')).toEqual({
+      text: 'Test notification from Sluice to pager',
+      state: 'TEST',
+    });
+    // Deleting it is refused while an alert notifies it, and the dialog says so first.
+    await row.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete webhook' });
+    await dialog.getByText(/The alert too hot notifies it\. Sluice does not delete a webhook/).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(tab.problems.slice(seen)).toEqual([]);
+  });
+
+  it('deletes the alert after the confirmation (Cancel keeps it)', async () => {
+    const { page } = tab;
+    const seen = tab.problems.length;
+    const alert = await theAlert();
+    await nav('Alerts').click();
+    await page.getByRole('link', { name: 'too hot' }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete alert' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await sessionGet(`/api/v2/alerts/${alert?.id}`)).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Delete alert' }).click();
+    await page.getByRole('heading', { name: 'Alerts' }).waitFor();
+    await page.getByText('No alerts yet.').waitFor();
+    expect((await sessionGet(`/api/v2/alerts/${alert?.id}`)).status).toBe(404);
+    expect(tab.problems.slice(seen)).toEqual([]);
+  });
+
+  it('deletes a webhook no alert notifies after the confirmation', async () => {
+    const { page } = tab;
+    const seen = tab.problems.length;
+    await nav('Webhooks').click();
+    const row = page.locator('tr[data-webhook="pager"]');
+    await row.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete webhook' });
+    await dialog.getByText('No alert notifies it.').waitFor();
+    await dialog.getByRole('button', { name: 'Delete webhook' }).click();
+    await page.getByText('No webhooks yet: alerts notify webhooks.').waitFor();
+    expect((await sessionGet('/api/v2/webhooks')).body.data).toEqual([]);
+    expect(tab.problems.slice(seen)).toEqual([]);
   });
 });
