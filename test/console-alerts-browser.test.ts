@@ -427,33 +427,32 @@ describe('dashboards, webhooks and alerts in the console', () => {
     expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);
     await page.getByRole('button', { name: 'Unsilence' }).waitFor();
 
-    // The window after the hot one has no hot readings: the alert goes back to OK...
-    await expect
-      .poll(async () => (await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.state, {
-        timeout: 150_000,
-        interval: 2_000,
-      })
-      .toBe('OK');
+    // A notice sent just before the silence has had time to arrive; from here on, nothing may.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     const from = received('/hook').length;
-    // ...then three hot readings (the threshold is 2 now) take it to ALERT while it is silenced.
-    await sql("INSERT INTO readings (room, temp) VALUES ('lab', 50), ('lab', 51), ('lab', 52)");
+    const before = (await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.state as string;
+    // The next window changes the state, which notifies at once unless silenced: from ALERT, a
+    // window without hot readings resolves it; from OK, three hot ones (the threshold is 2 now)
+    // fire it.
+    if (before === 'OK')
+      await sql("INSERT INTO readings (room, temp) VALUES ('lab', 50), ('lab', 51), ('lab', 52)");
     await expect
       .poll(async () => (await sessionGet(`/api/v2/alerts/${alert?.id}`)).body.data.state, {
         timeout: 150_000,
         interval: 2_000,
       })
-      .toBe('ALERT');
+      .toBe(before === 'OK' ? 'ALERT' : 'OK');
     const history = (await sessionGet(`/api/v2/alerts/${alert?.id}/history`)).body.data;
-    expect(history[0]).toMatchObject({ state: 'ALERT', value: 3, threshold: 2 });
-    // Unsilenced, OK -> ALERT notifies within a tick; a few ticks pass and nothing firing came.
+    expect(history[0]).toMatchObject({ state: before === 'OK' ? 'ALERT' : 'OK', threshold: 2 });
+    // Unsilenced, the change notifies within a tick; a few ticks pass, and nothing came.
     await new Promise((resolve) => setTimeout(resolve, 8_000));
-    expect(bodiesSince('/hook', from).filter((b) => b.state === 'ALERT')).toEqual([]);
+    expect(bodiesSince('/hook', from)).toEqual([]);
 
     // The list says it is silenced.
     await nav('Alerts').click();
     await page.locator('tr[data-alert="too hot"] .state.silenced').waitFor();
     expect(tab.problems.slice(seen)).toEqual([]);
-  }, 330_000);
+  }, 200_000);
 
   it('unsilences the alert', async () => {
     const { page } = tab;
