@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { LOCK_FILE } from '../src/data-dir.js';
 import { printTable } from './support.js';
 
-export const REPO = fileURLToPath(new URL('..', import.meta.url));
+const REPO = fileURLToPath(new URL('..', import.meta.url));
 const SETTLE_MS = 5_000;
 const GOAL_MB = 250;
 /** The whole idle footprint with one service: Sluice, the service's engine and its source reader. */
@@ -43,18 +43,7 @@ export async function benchIdleFootprint(): Promise<void> {
         "const server = require('node:http').createServer((q, s) => s.end('ok')); server.listen(0, () => console.log('http://127.0.0.1:' + server.address().port))",
       ]),
     );
-    const npmStart = () =>
-      spawn('npm', ['start'], {
-        cwd: REPO,
-        env: {
-          ...process.env,
-          NODE_OPTIONS: '',
-          SLUICE_DATA_DIR: dataDir,
-          SLUICE_PORT: '0',
-          SLUICE_LOG_LEVEL: 'warn',
-          SLUICE_ENGINE_IDLE_SECONDS: String(ENGINE_IDLE_SECONDS),
-        },
-      });
+    const npmStart = () => startedByNpm(dataDir, { SLUICE_ENGINE_IDLE_SECONDS: String(ENGINE_IDLE_SECONDS) });
     const first = await measured(npmStart(), dataDir);
     const restart = await measured(npmStart(), dataDir);
     const row = (name: string, m: { rss: number; readySeconds: number }) => ({
@@ -86,6 +75,21 @@ export async function benchIdleFootprint(): Promise<void> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Sluice as a user starts it, `npm start`, on `dataDir` at a free port, logging warnings only. */
+export function startedByNpm(dataDir: string, env: Record<string, string> = {}): ChildProcess {
+  return spawn('npm', ['start'], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_PORT: '0',
+      SLUICE_LOG_LEVEL: 'warn',
+      ...env,
+    },
+  });
 }
 
 /** A started process's time to ready and its resident memory once settled; then it is stopped. */

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminKey, REPO, serverPid, start, stop, treeRss } from './footprint.js';
+import { adminKey, serverPid, start, startedByNpm, stop, treeRss } from './footprint.js';
 import { printTable } from './support.js';
 
 const PIPES = Number(process.env.BENCH_IDLE_PIPES ?? 1000);
@@ -23,17 +22,7 @@ const TICKS = 100;
 export async function benchIdlePipes(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-idle-pipes-'));
   const dataDir = join(dir, 'data');
-  const child = spawn('npm', ['start'], {
-    cwd: REPO,
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_PORT: '0',
-      SLUICE_LOG_LEVEL: 'warn',
-      SLUICE_RATE_LIMIT: '0',
-    },
-  });
+  const child = startedByNpm(dataDir, { SLUICE_RATE_LIMIT: '0' });
   try {
     const started = await start(child);
     const pid = await serverPid(dataDir);

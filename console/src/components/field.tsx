@@ -45,3 +45,24 @@ export function FormError(props: { error: ApiError | undefined; shownPaths: stri
     </p>
   );
 }
+
+/** A form's submit button (off while it is sent, or when `disabled`), and Cancel when it has one. */
+export function FormActions(props: {
+  submit: string;
+  busy: boolean;
+  disabled?: boolean;
+  onCancel?: () => void;
+}) {
+  return (
+    <div class="form-actions">
+      <button type="submit" disabled={props.busy || props.disabled === true}>
+        {props.submit}
+      </button>
+      {props.onCancel && (
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      )}
+    </div>
+  );
+}

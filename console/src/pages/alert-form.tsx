@@ -9,7 +9,7 @@ import {
   type Webhook,
 } from '../alerts-model.js';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/field.js';
+import { Field, FormActions, FormError } from '../components/field.js';
 import { useSubmit } from '../components/submit.js';
 import { usePolled } from '../poll.js';
 import { href, navigate } from '../router.js';
@@ -121,14 +121,12 @@ export function AlertForm(props: {
           ))}
         </select>
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy || !webhooks.value}>
-          {alert ? 'Save alert' : 'Create alert'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions
+        submit={alert ? 'Save alert' : 'Create alert'}
+        busy={busy}
+        disabled={!webhooks.value}
+        onCancel={props.onCancel}
+      />
     </form>
   );
 }

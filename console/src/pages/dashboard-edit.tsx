@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type AlertSource, type Dashboard, type Tile, v2 } from '../alerts-model.js';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/field.js';
+import { Field, FormActions, FormError } from '../components/field.js';
 import { useSubmit } from '../components/submit.js';
 import { draftOf, tileBelow, tileBody } from '../tile-draft.js';
 import { TileFields, tilePaths } from './tile-form.js';
@@ -38,14 +38,7 @@ export function TileForm(props: {
       <h2>{label}</h2>
       <FormError error={error} shownPaths={tilePaths(index)} />
       <TileFields draft={draft} onChange={setDraft} sources={props.sources} index={index} error={error} />
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          {tile ? 'Save tile' : 'Add tile'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit={tile ? 'Save tile' : 'Add tile'} busy={busy} onCancel={props.onCancel} />
     </form>
   );
 }
@@ -62,14 +55,7 @@ export function RenameForm(props: { dashboard: Dashboard; onSaved: () => void; o
       <Field label="Dashboard name" path="name" error={error}>
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Save name
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit="Save name" busy={busy} onCancel={props.onCancel} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type AlertSource, type Dashboard, v2 } from '../alerts-model.js';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/field.js';
+import { Field, FormActions, FormError } from '../components/field.js';
 import { useSubmit } from '../components/submit.js';
 import { ErrorNote } from '../components/table.js';
 import type { Service } from '../model.js';
@@ -82,14 +82,7 @@ function DashboardForm(props: { sources: AlertSource[]; onCancel: () => void }) 
         <input value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
       </Field>
       <TileFields draft={draft} onChange={setDraft} sources={props.sources} index={0} error={error} />
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create dashboard
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit="Create dashboard" busy={busy} onCancel={props.onCancel} />
     </form>
   );
 }

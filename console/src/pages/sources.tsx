@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { AlertSource } from '../alerts-model.js';
 import { v2 } from '../alerts-model.js';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/field.js';
+import { Field, FormActions, FormError } from '../components/field.js';
 import { useSubmit } from '../components/submit.js';
 import type { Service } from '../model.js';
 
@@ -97,11 +97,7 @@ function SourceForm(props: { services: Service[]; onCreated: () => void }) {
           required
         />
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create source
-        </button>
-      </div>
+      <FormActions submit="Create source" busy={busy} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { v2, type Webhook } from '../alerts-model.js';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/field.js';
+import { Field, FormActions, FormError } from '../components/field.js';
 import { useSubmit } from '../components/submit.js';
 
 const WEBHOOK_PATHS = ['name', 'url', 'description', 'body', 'headers', 'queryParams'];
@@ -104,14 +104,7 @@ export function WebhookForm(props: { webhook?: Webhook; onDone: () => void }) {
           Save with no headers and no query parameters (any this webhook has are removed)
         </label>
       )}
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          {webhook ? 'Save webhook' : 'Create webhook'}
-        </button>
-        <button type="button" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit={webhook ? 'Save webhook' : 'Create webhook'} busy={busy} onCancel={props.onDone} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type KeyView } from '../../admin-model.js';
 import { api, type Role, type Session } from '../../api.js';
-import { Field, FormError } from '../../components/field.js';
+import { Field, FormActions, FormError } from '../../components/field.js';
 import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
@@ -114,11 +114,7 @@ function NewKey(props: { org: string; onCreated: () => void }) {
           ))}
         </select>
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create key
-        </button>
-      </div>
+      <FormActions submit="Create key" busy={busy} />
     </form>
   );
 }

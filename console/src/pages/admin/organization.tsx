@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isOperatorAdmin, type KeyView, type OrganizationView } from '../../admin-model.js';
 import { api, type Session } from '../../api.js';
-import { Field, FormError } from '../../components/field.js';
+import { Field, FormActions, FormError } from '../../components/field.js';
 import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
@@ -95,11 +95,7 @@ function NewOrganization(props: { onCreated: () => void }) {
       <Field label="Organization name" path="name" error={error}>
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create organization
-        </button>
-      </div>
+      <FormActions submit="Create organization" busy={busy} />
     </form>
   );
 }

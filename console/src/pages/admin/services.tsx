@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type ServiceView } from '../../admin-model.js';
 import { api, type Session } from '../../api.js';
-import { Field, FormError } from '../../components/field.js';
+import { Field, FormActions, FormError } from '../../components/field.js';
 import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
@@ -59,11 +59,7 @@ function NewService(props: { org: string; onCreated: () => void }) {
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </Field>
       <p class="muted small">An embedded service: its engine runs inside Sluice.</p>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create service
-        </button>
-      </div>
+      <FormActions submit="Create service" busy={busy} />
     </form>
   );
 }

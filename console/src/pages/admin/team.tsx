@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type TeamView, type TokenView } from '../../admin-model.js';
 import { api, type Session } from '../../api.js';
-import { Field, FormError } from '../../components/field.js';
+import { Field, FormActions, FormError } from '../../components/field.js';
 import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
@@ -94,11 +94,7 @@ function NewToken(props: { org: string; teamId: string; onCreated: () => void })
       <Field label="Token name (optional)" path="name" error={error}>
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create token
-        </button>
-      </div>
+      <FormActions submit="Create token" busy={busy} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { adminPaths, isAdmin, type TeamView } from '../../admin-model.js';
 import { api, type Session } from '../../api.js';
-import { Field, FormError } from '../../components/field.js';
+import { Field, FormActions, FormError } from '../../components/field.js';
 import { useSubmit } from '../../components/submit.js';
 import { DataTable, ErrorNote } from '../../components/table.js';
 import { when } from '../../format.js';
@@ -53,11 +53,7 @@ function NewTeam(props: { org: string; onCreated: () => void }) {
       <Field label="Team name" path="name" error={error}>
         <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </Field>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          Create team
-        </button>
-      </div>
+      <FormActions submit="Create team" busy={busy} />
     </form>
   );
 }
