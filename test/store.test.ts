@@ -265,6 +265,53 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     expect(forB.map((n) => n.idempotencyKey)).toEqual([`k2-${suffix}`]);
     expect(await store.repos.outbox.due(until, 1000)).toEqual(expect.arrayContaining([...forA, ...forB]));
   });
+
+  it('a tick reads only the alerts with a window ended since they were evaluated', async () => {
+    const org = organization();
+    await store.repos.identity.insertOrganization(org);
+    const teamId = randomUUID();
+    await store.repos.identity.insertTeam({
+      id: teamId,
+      organizationId: org.id,
+      name: 't',
+      createdAt: new Date(),
+    });
+    const q = (sql: string, params: unknown[] = []) => store.db.query(sql, params);
+    const suffix = randomUUID().slice(0, 8);
+    await q(
+      "insert into webhooks (id, team_id, name, url, created_at, updated_at) values ($1, $2, 'w', 'http://x', now(), now())",
+      [`w-${suffix}`, teamId],
+    );
+    await q(
+      "insert into dashboards (id, team_id, name, tags, tiles, created_at, updated_at) values ($1, $2, 'd', '[]', '[]', now(), now())",
+      [`d-${suffix}`, teamId],
+    );
+    const now = new Date('2026-11-22T10:04:30Z');
+    // [name, interval, evaluated until]: due when a whole interval has passed since.
+    const alerts: [string, string, string | null][] = [
+      ['new', '5m', null],
+      ['5m-due', '5m', '2026-11-22T09:55:00Z'],
+      ['5m-not-yet', '5m', '2026-11-22T10:00:00Z'],
+      ['1m-due', '1m', '2026-11-22T10:03:00Z'],
+      ['1m-not-yet', '1m', '2026-11-22T10:04:00Z'],
+      ['1h-not-yet', '1h', '2026-11-22T10:00:00Z'],
+      ['1d-due', '1d', '2026-11-21T00:00:00Z'],
+      ['12h-not-yet', '12h', '2026-11-22T00:00:00Z'],
+    ];
+    for (const [name, interval, until] of alerts)
+      await q(
+        `insert into alerts (id, team_id, threshold, interval, threshold_type, source, state, dashboard_id, tile_id,
+           webhook_id, created_at, updated_at, evaluated_until)
+         values ($1, $2, 1, $3, 'above', 'tile', 'OK', $4, 'tile', $5, now(), now(), $6)`,
+        [`${name}-${suffix}`, teamId, interval, `d-${suffix}`, `w-${suffix}`, until],
+      );
+    const read = (await store.repos.evaluation.alertsToEvaluate(now))
+      .map((alert) => alert.id)
+      .filter((id) => id.endsWith(suffix))
+      .map((id) => id.slice(0, -suffix.length - 1))
+      .sort();
+    expect(read).toEqual(['1d-due', '1m-due', '5m-due', 'new']);
+  });
 });
 
 describe('metadata store on PostgreSQL, when the server drops a connection', () => {

@@ -118,7 +118,7 @@ export class AlertEvaluator {
 
   private async evaluate(now: Date): Promise<void> {
     const { store } = this.options;
-    const alerts = await store.repos.evaluation.alertsToEvaluate();
+    const alerts = await store.repos.evaluation.alertsToEvaluate(now);
     const groups = new Map<string, { alerts: { alert: EvaluatedAlert; windows: Window[] }[] }>();
     for (const alert of alerts) {
       const windows = windowsToEvaluate(now, alert.interval, alert.evaluatedUntil);
