@@ -70,6 +70,8 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   private readonly how;
   private failure: { error: unknown } | undefined;
   private turn = 0;
+  /** Whether this run claimed a batch yet: the first flushes sooner (flushDue). */
+  private claimedAny = false;
   private watching: Promise<void> | undefined;
   /** Each topic's partition count when the run started. */
   private firstCounts = new Map<string, number>();
@@ -224,8 +226,9 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
     for (let tried = 0; tried < this.members.length; tried += 1) {
       const member = this.members[(this.turn + tried) % this.members.length] as Member;
       const owned = [...this.partitions.values()].filter((p) => p.owner === member && p.messages.length > 0);
-      if (!flushDue(owned, this.flush)) continue;
+      if (!flushDue(owned, this.flush, !this.claimedAny)) continue;
       this.turn = (this.turn + tried + 1) % this.members.length;
+      this.claimedAny = true;
       return this.claim(owned, (cursor ?? {}) as KafkaCursor);
     }
     return 'idle';

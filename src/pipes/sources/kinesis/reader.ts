@@ -87,6 +87,8 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
   private shards: ShardInfo[] = [];
   private failure: { error: unknown } | undefined;
   private turn = 0;
+  /** Whether this run claimed a batch yet: the first flushes sooner (flushDue). */
+  private claimedAny = false;
   private watching: Promise<void> | undefined;
   private wakeWatch: () => void = () => {};
 
@@ -227,8 +229,9 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
       const ready = [...this.readers.values()].filter(
         (r) => r.replica === replica && r.inFlight === 0 && r.messages.length > 0,
       );
-      if (!flushDue(ready, this.flush)) continue;
+      if (!flushDue(ready, this.flush, !this.claimedAny)) continue;
       this.turn = (replica + 1) % this.replicas;
+      this.claimedAny = true;
       return this.claim(ready, cursor);
     }
     return 'idle';

@@ -3,13 +3,17 @@ import type { PipeConfig } from '../../model.js';
 /**
  * When a stream's held messages become a batch (README, "How a Kafka pipe runs", Flush): at
  * 100,000 messages, 32 MB of message bytes, or `streaming_max_insert_wait_ms` (default 5 s) after
- * the oldest waiting message.
+ * the oldest waiting message; a run's first batch waits FIRST_WAIT_MS at most, so a new pipe's
+ * first rows are visible within a second rather than after the whole wait or a full batch.
  */
 export interface StreamFlush {
   rows: number;
   bytes: number;
   waitMs: number;
 }
+
+/** The longest a run's first batch waits for more messages. */
+export const FIRST_WAIT_MS = 300;
 
 const DEFAULT_FLUSH: StreamFlush = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
 
@@ -25,11 +29,15 @@ export interface HeldMessages {
   since: number | undefined;
 }
 
-/** Whether these partitions' or shards' held messages make a batch now. */
-export function flushDue(held: readonly HeldMessages[], flush: StreamFlush): boolean {
+/**
+ * Whether these partitions' or shards' held messages make a batch now; `first` when the run has
+ * claimed no batch yet.
+ */
+export function flushDue(held: readonly HeldMessages[], flush: StreamFlush, first = false): boolean {
   if (held.length === 0) return false;
   const rows = held.reduce((n, h) => n + h.messages.length, 0);
   const bytes = held.reduce((n, h) => n + h.bytes, 0);
   const oldest = Math.min(...held.map((h) => h.since ?? Number.POSITIVE_INFINITY));
-  return rows >= flush.rows || bytes >= flush.bytes || Date.now() - oldest >= flush.waitMs;
+  const waitMs = first ? Math.min(flush.waitMs, FIRST_WAIT_MS) : flush.waitMs;
+  return rows >= flush.rows || bytes >= flush.bytes || Date.now() - oldest >= waitMs;
 }
