@@ -141,6 +141,7 @@ export class IdentityService {
   async authenticateKey(keyId: string, secret: string): Promise<KeyPrincipal | undefined> {
     const cached = this.verifiedKeys.lookup(keyId, secret);
     if (cached) return cached;
+    const generation = this.verifiedKeys.generation();
     const key = await this.store.repos.identity.getApiKey(keyId);
     // An unknown id costs the same scrypt as a known one: answer times do not tell which ids exist.
     const verified = await verifySecret(secret, key?.secretHash ?? (await unknownKeyHash()));
@@ -152,7 +153,7 @@ export class IdentityService {
       role: key.role,
       operator: organization?.operator ?? false,
     };
-    this.verifiedKeys.remember(keyId, secret, principal);
+    this.verifiedKeys.remember(keyId, secret, principal, generation);
     return principal;
   }
 

@@ -12,6 +12,13 @@ const KEY_CACHE_MS = 60_000;
  */
 export class VerifiedKeys {
   private readonly keys = new Map<string, { digest: Buffer; principal: KeyPrincipal; until: number }>();
+  /** Counts revocations: a check that began before one may not remember what it read. */
+  private revocations = 0;
+
+  /** Taken before a key is read from the store, and given back to `remember`. */
+  generation(): number {
+    return this.revocations;
+  }
 
   /** The principal of a key verified within the minute whose secret matches; else undefined. */
   lookup(keyId: string, secret: string): KeyPrincipal | undefined {
@@ -22,11 +29,17 @@ export class VerifiedKeys {
     return timingSafeEqual(cached.digest, digestOf(secret)) ? cached.principal : undefined;
   }
 
-  remember(keyId: string, secret: string, principal: KeyPrincipal): void {
+  /**
+   * Trusts the key for KEY_CACHE_MS, unless a key was revoked since `generation` was taken: a
+   * revocation landing while scrypt ran would otherwise be outlived by the cache for a minute.
+   */
+  remember(keyId: string, secret: string, principal: KeyPrincipal, generation: number): void {
+    if (generation !== this.revocations) return;
     this.keys.set(keyId, { digest: digestOf(secret), principal, until: Date.now() + KEY_CACHE_MS });
   }
 
   forget(keyId: string): void {
+    this.revocations += 1;
     this.keys.delete(keyId);
   }
 }
