@@ -14,6 +14,7 @@ import {
 import { checkName } from './names.js';
 import type { KeyPrincipal, TokenPrincipal } from './principal.js';
 import { VerifiedKeys } from './verified-keys.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 export interface CreatedKey {
   key: ApiKey;
@@ -48,8 +49,6 @@ function unknownKeyHash(): Promise<string> {
   return unknownKey;
 }
 
-/** How long a verified access token is trusted without reading the store again. */
-const TOKEN_CACHE_MS = 60_000;
 const SERVICE_KINDS = ['embedded', 'clickhouse'] as const;
 export const DEFAULT_SERVICES_PER_ORGANIZATION = 10;
 
@@ -61,7 +60,7 @@ export class IdentityService {
   /** Keys verified within the minute: requests check them without waiting (src/http/auth.ts). */
   readonly verifiedKeys = new VerifiedKeys();
   /** Tokens by digest, trusted for a minute; a revocation clears them all. */
-  private readonly verifiedTokens = new Map<string, { principal: TokenPrincipal; until: number }>();
+  private readonly verifiedTokens = new VerifiedTokens();
   /** Services are never deleted, so a service once found stays found (every pipe request asks). */
   private readonly knownServices = new Map<string, Service>();
 
@@ -159,8 +158,9 @@ export class IdentityService {
 
   async authenticateToken(value: string): Promise<TokenPrincipal | undefined> {
     const digest = tokenDigest(value, this.masterKey);
-    const cached = this.verifiedTokens.get(digest);
-    if (cached && cached.until > Date.now()) return cached.principal;
+    const cached = this.verifiedTokens.lookup(digest);
+    if (cached) return cached;
+    const generation = this.verifiedTokens.generation();
     const token = await this.store.repos.identity.findAccessTokenByDigest(digest);
     if (!token || token.revokedAt) return undefined;
     const principal: TokenPrincipal = {
@@ -170,7 +170,7 @@ export class IdentityService {
       teamId: token.teamId,
       organizationId: token.organizationId,
     };
-    this.verifiedTokens.set(digest, { principal, until: Date.now() + TOKEN_CACHE_MS });
+    this.verifiedTokens.remember(digest, principal, generation);
     return principal;
   }
 
@@ -357,7 +357,7 @@ export class IdentityService {
       isUuid(tokenId) &&
       (await this.store.repos.identity.revokeAccessToken(organizationId, teamId, tokenId, new Date()));
     if (!revoked) throw new NotFoundError('SLUICE_ERR_TOKEN_NOT_FOUND', 'token');
-    this.verifiedTokens.clear();
+    this.verifiedTokens.forgetAll();
   }
 
   private async makeKey(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyPrincipal } from './principal.js';
 import { VerifiedKeys } from './verified-keys.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 const principal = { keyId: 'sk_a', organizationId: 'org', role: 'admin', operator: false } as KeyPrincipal;
 
@@ -22,5 +23,20 @@ describe('keys verified lately', () => {
     // The check read the key (not revoked yet) and ran scrypt while the revocation landed.
     keys.remember('sk_a', 'secret', principal, began);
     expect(keys.lookup('sk_a', 'secret')).toBeUndefined();
+  });
+});
+
+describe('tokens verified lately', () => {
+  const token = { tokenId: 't', userId: 'u', userName: 'n', teamId: 'team', organizationId: 'org' };
+
+  it('a revocation forgets every token, and a check that began before it remembers nothing', () => {
+    const tokens = new VerifiedTokens();
+    tokens.remember('digest-a', token, tokens.generation());
+    expect(tokens.lookup('digest-a')).toBe(token);
+    const began = tokens.generation();
+    tokens.forgetAll();
+    expect(tokens.lookup('digest-a')).toBeUndefined();
+    tokens.remember('digest-a', token, began);
+    expect(tokens.lookup('digest-a')).toBeUndefined();
   });
 });
