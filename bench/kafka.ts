@@ -108,8 +108,9 @@ async function produceMessages(kafka: RunningKafka, topic: string, from: number,
   const producer = new Producer({ clientId: 'bench', ...kafka.connection('plaintext'), idempotent: true });
   try {
     // One send at a time: an idempotent producer's concurrent sends can reach the broker out of order.
-    // 2,000 over 4 partitions: each partition's record batch stays under the broker's 1 MB limit.
-    const batch = 2_000;
+    // 500 a send: a partition's record batch stays under the broker's 1 MB limit however the
+    // client spreads them (2,000 a send could put more than 1 MB on one partition).
+    const batch = 500;
     for (let at = 0; at < count; at += batch) {
       const now = Date.now();
       const size = Math.min(batch, count - at);
@@ -238,12 +239,14 @@ async function steadyLatency(sluice: Sluice, scope: Scope, kafka: RunningKafka, 
   const tick = 100;
   for (let sent = 0; sent < total; ) {
     const due = Math.min(total, Math.round(((Date.now() - start + tick) / 1000) * STEADY.perSecond));
-    if (due > sent) {
+    // At most 500 a send (as produceMessages): a send that fell behind stays under the broker's 1 MB.
+    while (due > sent) {
       const now = Date.now();
+      const size = Math.min(500, due - sent);
       await producer.send({
-        messages: Array.from({ length: due - sent }, (_, i) => ({ topic, value: message(sent + i, now) })),
+        messages: Array.from({ length: size }, (_, i) => ({ topic, value: message(sent + i, now) })),
       });
-      sent = due;
+      sent += size;
     }
     await new Promise((resolve) => setTimeout(resolve, tick));
   }

@@ -10,7 +10,7 @@ import type {
   SourceRun,
   TracksCommits,
 } from '../contract.js';
-import { ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
+import { batchLimits, ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
 import type { BatchSink } from '../ports.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { kafkaFailure } from './errors.js';
@@ -228,25 +228,26 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
       const owned = [...this.partitions.values()].filter((p) => p.owner === member && p.messages.length > 0);
       if (!flushDue(owned, this.flush, !this.claimedAny)) continue;
       this.turn = (this.turn + tried + 1) % this.members.length;
+      const limits = batchLimits(this.flush, !this.claimedAny);
       this.claimedAny = true;
-      return this.claim(owned, (cursor ?? {}) as KafkaCursor);
+      return this.claim(owned, (cursor ?? {}) as KafkaCursor, limits);
     }
     return 'idle';
   }
 
   /** Takes the buffered messages of these partitions, up to the flush limits, as one range. */
-  private claim(owned: PartitionState[], cursor: KafkaCursor): Claim {
+  private claim(
+    owned: PartitionState[],
+    cursor: KafkaCursor,
+    limits: { rows: number; bytes: number },
+  ): Claim {
     const range: KafkaRange = { partitions: [] };
     const payload: SourcedMessage[] = [];
     const next: KafkaCursor = { ...cursor };
     let [rows, bytes] = [0, 0];
     for (const state of owned) {
       let [taken, takenBytes] = [0, 0];
-      while (
-        taken < state.messages.length &&
-        rows < this.flush.rows &&
-        bytes + takenBytes < this.flush.bytes
-      ) {
+      while (taken < state.messages.length && rows < limits.rows && bytes + takenBytes < limits.bytes) {
         const message = state.messages[taken] as (typeof state.messages)[number];
         payload.push({ topic: state.topic, partition: state.partition, message });
         takenBytes += message.value?.length ?? 0;

@@ -13,6 +13,7 @@ import type {
   TracksCommits,
 } from '../contract.js';
 import {
+  batchLimits,
   ClaimedMessages,
   flushDue,
   type MessagePlan,
@@ -231,20 +232,25 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
       );
       if (!flushDue(ready, this.flush, !this.claimedAny)) continue;
       this.turn = (replica + 1) % this.replicas;
+      const limits = batchLimits(this.flush, !this.claimedAny);
       this.claimedAny = true;
-      return this.claim(ready, cursor);
+      return this.claim(ready, cursor, limits);
     }
     return 'idle';
   }
 
-  private claim(readers: ShardReader[], cursor: KinesisCursor): Claim {
+  private claim(
+    readers: ShardReader[],
+    cursor: KinesisCursor,
+    limits: { rows: number; bytes: number },
+  ): Claim {
     const range: KinesisRange = { parts: [] };
     const payload: KinesisMessage[] = [];
     const shards = { ...cursor.shards };
     let [rows, bytes] = [0, 0];
     for (const reader of readers) {
-      if (rows >= this.flush.rows || bytes >= this.flush.bytes) break;
-      const taken = reader.take(this.flush.rows - rows, this.flush.bytes - bytes);
+      if (rows >= limits.rows || bytes >= limits.bytes) break;
+      const taken = reader.take(limits.rows - rows, limits.bytes - bytes);
       if (taken.length === 0) continue;
       const [first, last] = [taken[0] as KinesisMessage, taken.at(-1) as KinesisMessage];
       range.parts.push({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIRST_WAIT_MS, flushDue } from './flush.js';
+import { batchLimits, FIRST_WAIT_MS, flushDue } from './flush.js';
 
 const flush = { rows: 100, bytes: 1_000_000, waitMs: 5_000 };
 const held = (count: number, waitedMs: number) => ({
@@ -21,5 +21,14 @@ describe("a stream's flush", () => {
     expect(flushDue([held(5, 60)], { ...flush, waitMs: 50 }, true)).toBe(true);
     expect(flushDue([held(100, 0)], flush, false)).toBe(true);
     expect(flushDue([], flush, true)).toBe(false);
+  });
+
+  it("takes less into a run's first batch, never more than the pipe's limits", () => {
+    expect(batchLimits(flush, false)).toEqual({ rows: 100, bytes: 1_000_000 });
+    expect(batchLimits({ ...flush, rows: 100_000, bytes: 32 * 1024 * 1024 }, true)).toEqual({
+      rows: 10_000,
+      bytes: 4 * 1024 * 1024,
+    });
+    expect(batchLimits(flush, true)).toEqual({ rows: 100, bytes: 1_000_000 });
   });
 });

@@ -14,6 +14,8 @@ export interface StreamFlush {
 
 /** The longest a run's first batch waits for more messages. */
 export const FIRST_WAIT_MS = 300;
+/** The most a run's first batch takes: a backlog's first rows load in a fraction of a second. */
+const FIRST_LIMITS = { rows: 10_000, bytes: 4 * 1024 * 1024 };
 
 const DEFAULT_FLUSH: StreamFlush = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
 
@@ -40,4 +42,10 @@ export function flushDue(held: readonly HeldMessages[], flush: StreamFlush, firs
   const oldest = Math.min(...held.map((h) => h.since ?? Number.POSITIVE_INFINITY));
   const waitMs = first ? Math.min(flush.waitMs, FIRST_WAIT_MS) : flush.waitMs;
   return rows >= flush.rows || bytes >= flush.bytes || Date.now() - oldest >= waitMs;
+}
+
+/** How much one batch may take: less for a run's first, so its rows are visible sooner. */
+export function batchLimits(flush: StreamFlush, first: boolean): { rows: number; bytes: number } {
+  if (!first) return { rows: flush.rows, bytes: flush.bytes };
+  return { rows: Math.min(flush.rows, FIRST_LIMITS.rows), bytes: Math.min(flush.bytes, FIRST_LIMITS.bytes) };
 }

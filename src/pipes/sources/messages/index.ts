@@ -1,5 +1,5 @@
 export { ClaimedMessages } from './claimed.js';
-export { flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
+export { batchLimits, flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export {
   describe,
   type InferredMessages,
