@@ -31,7 +31,9 @@ export class EvaluationRepo {
    * interval ago (README "Alerts area": an interval is a number of m, h or d). A tick reads only
    * those, not every alert: 100,000 alerts of 5 minutes ticking every few seconds are mostly not due.
    */
-  async alertsToEvaluate(now: Date): Promise<
+  async alertsToEvaluate(
+    now: Date,
+  ): Promise<
     (AlertRow & { evaluatedUntil: Date | null; lastNotifiedAt: Date | null; organizationId: string })[]
   > {
     return this.db.query(
