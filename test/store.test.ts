@@ -48,6 +48,30 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     createdAt: new Date(),
   });
 
+  /** A team with a webhook `w-<suffix>` and an empty dashboard `d-<suffix>`, for alerts rows. */
+  const teamWithDashboard = async () => {
+    const org = organization();
+    await store.repos.identity.insertOrganization(org);
+    const teamId = randomUUID();
+    await store.repos.identity.insertTeam({
+      id: teamId,
+      organizationId: org.id,
+      name: 't',
+      createdAt: new Date(),
+    });
+    const q = (sql: string, params: unknown[] = []) => store.db.query(sql, params);
+    const suffix = randomUUID().slice(0, 8);
+    await q(
+      "insert into webhooks (id, team_id, name, url, created_at, updated_at) values ($1, $2, 'w', 'http://x', now(), now())",
+      [`w-${suffix}`, teamId],
+    );
+    await q(
+      "insert into dashboards (id, team_id, name, tags, tiles, created_at, updated_at) values ($1, $2, 'd', '[]', '[]', now(), now())",
+      [`d-${suffix}`, teamId],
+    );
+    return { teamId, suffix, q };
+  };
+
   it('applies every migration once, and again is a no-op', async () => {
     const rows = await store.db.query<{ version: number }>(
       'select version from sluice_migrations order by version',
@@ -167,25 +191,7 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
   });
 
   it("writes a tile's states, history and notifications in one statement each (issue 39)", async () => {
-    const org = organization();
-    await store.repos.identity.insertOrganization(org);
-    const teamId = randomUUID();
-    await store.repos.identity.insertTeam({
-      id: teamId,
-      organizationId: org.id,
-      name: 't',
-      createdAt: new Date(),
-    });
-    const q = (sql: string, params: unknown[] = []) => store.db.query(sql, params);
-    const suffix = randomUUID().slice(0, 8);
-    await q(
-      "insert into webhooks (id, team_id, name, url, created_at, updated_at) values ($1, $2, 'w', 'http://x', now(), now())",
-      [`w-${suffix}`, teamId],
-    );
-    await q(
-      "insert into dashboards (id, team_id, name, tags, tiles, created_at, updated_at) values ($1, $2, 'd', '[]', '[]', now(), now())",
-      [`d-${suffix}`, teamId],
-    );
+    const { teamId, suffix, q } = await teamWithDashboard();
     const ids = ['a', 'b', 'c'].map((x) => `${x}-${suffix}`);
     for (const id of ids)
       await q(
@@ -267,25 +273,7 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
   });
 
   it('a tick reads only the alerts with a window ended since they were evaluated', async () => {
-    const org = organization();
-    await store.repos.identity.insertOrganization(org);
-    const teamId = randomUUID();
-    await store.repos.identity.insertTeam({
-      id: teamId,
-      organizationId: org.id,
-      name: 't',
-      createdAt: new Date(),
-    });
-    const q = (sql: string, params: unknown[] = []) => store.db.query(sql, params);
-    const suffix = randomUUID().slice(0, 8);
-    await q(
-      "insert into webhooks (id, team_id, name, url, created_at, updated_at) values ($1, $2, 'w', 'http://x', now(), now())",
-      [`w-${suffix}`, teamId],
-    );
-    await q(
-      "insert into dashboards (id, team_id, name, tags, tiles, created_at, updated_at) values ($1, $2, 'd', '[]', '[]', now(), now())",
-      [`d-${suffix}`, teamId],
-    );
+    const { teamId, suffix, q } = await teamWithDashboard();
     const now = new Date('2026-11-22T10:04:30Z');
     // [name, interval, evaluated until]: due when a whole interval has passed since.
     const alerts: [string, string, string | null][] = [
