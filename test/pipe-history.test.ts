@@ -257,7 +257,7 @@ describe('pipe history', () => {
     ).toEqual([
       ['pipe badly: bad records', '1m'],
       ['pipe badly: lag above 100000', '5m'],
-      ['pipe badly: minutes not Running', '5m'],
+      ['pipe badly: minutes Degraded or Failed', '5m'],
       ['pipe badly: no rows for 15m', '15m'],
     ]);
     await produce(

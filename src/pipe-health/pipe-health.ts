@@ -151,8 +151,10 @@ function checksOf(request: HealthAlertsRequest, pipe: string): HealthCheck[] {
     });
   }
   checks.push({
-    name: 'minutes not Running',
-    select: { aggFn: 'count', where: `${pipe} AND NOT state:Running` },
+    // Degraded or Failed, not "not Running": a snapshot, a one-off pipe Completed or a stop by
+    // request is no trouble to be woken for.
+    name: 'minutes Degraded or Failed',
+    select: { aggFn: 'count', where: `${pipe} AND (state:Degraded OR state:Failed)` },
     alert: { interval: request.notRunningFor ?? '5m', thresholdType: 'above_exclusive', threshold: 0 },
   });
   return checks;

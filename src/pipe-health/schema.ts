@@ -24,7 +24,8 @@ export const HealthAlertsRequest = StrictObject(
     ),
     notRunningFor: T.Optional(
       StringEnum(alertSchemas.INTERVALS, {
-        description: 'Alert when the pipe is not Running in a minute of a window this long (default 5m)',
+        description:
+          'Alert when the pipe is Degraded or Failed in a minute of a window this long (default 5m)',
       }),
     ),
   },

@@ -1,7 +1,14 @@
 // A pipe's history in its own service (README, "Pipe history"): the table the runtime writes, the
 // per-minute view alerts and the status read, and the rows of both.
 export { isMissingTable, type PipeMinute, pipeMinutes, statusSeries } from './read.js';
-export { type HistoryEvent, insertEventsSql, type PipeLag, recordEvents, stateEvent } from './rows.js';
+export {
+  type HistoryEvent,
+  insertEventsSql,
+  minuteEvent,
+  type PipeLag,
+  recordEvents,
+  stateEvent,
+} from './rows.js';
 export {
   EVENTS,
   EVENTS_TABLE,

@@ -7,12 +7,15 @@ export interface PipeLag {
   parts: Record<string, number>;
 }
 
-/** One row of a pipe's history (table.ts): a committed batch, or a state the runtime moved it to. */
+/**
+ * One row of a pipe's history (table.ts): a committed batch, a state the runtime moved it to, or a
+ * minute's look at a pipe that is in trouble or waiting (src/pipes/runtime/history-recorder.ts).
+ */
 export interface HistoryEvent {
   at: Date;
   pipeId: string;
   pipeName: string;
-  kind: 'batch' | 'state';
+  kind: 'batch' | 'state' | 'minute';
   /**
    * The committed batch's own id (made when it is staged: a batch staged once and moved after a
    * crash keeps it); '' for a state.
@@ -48,6 +51,16 @@ export function stateEvent(
     errorCode,
     sourceAgeMs: undefined,
   };
+}
+
+/** A minute's row of a pipe that is not Running, or is Running stalled behind its source: its state and last lag. */
+export function minuteEvent(
+  pipe: { pipeId: string; pipeName: string },
+  state: string,
+  errorCode: string,
+  lag: PipeLag | undefined,
+): HistoryEvent {
+  return { ...stateEvent(pipe, state, errorCode), kind: 'minute', lag };
 }
 
 /** The INSERT of events into `into` (the events table, or a batch's stage of it). */

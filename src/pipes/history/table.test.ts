@@ -68,6 +68,24 @@ describe('the pipe history table and its per-minute view (chDB)', () => {
     ]);
   });
 
+  it("keeps a minute's error code when a batch follows the failure in it, and its largest lag per partition", async () => {
+    await engine.execute(
+      `INSERT INTO ${EVENTS} (at, pipe_id, pipe_name, kind, batch, rows, lag, lag_parts, state, error_code) VALUES
+       ('2026-11-27 10:00:05', 'p3', 'three', 'batch', 'b1', 10, 50, {'t/0': 40, 't/1': 10}, 'Running', ''),
+       ('2026-11-27 10:00:20', 'p3', 'three', 'state', '', 0, NULL, {}, 'Degraded', 'SLUICE_ERR_SOURCE_UNREACHABLE'),
+       ('2026-11-27 10:00:40', 'p3', 'three', 'batch', 'b2', 10, 30, {'t/0': 5, 't/1': 25}, 'Running', '')`,
+    );
+    const [minute] = (
+      await engine.query(`SELECT state, error_code, lag, lag_parts FROM ${MINUTES} WHERE pipe_id = 'p3'`)
+    ).rows;
+    expect(minute).toEqual({
+      state: 'Running',
+      error_code: 'SLUICE_ERR_SOURCE_UNREACHABLE',
+      lag: 50,
+      lag_parts: { 't/0': 40, 't/1': 25 },
+    });
+  });
+
   it('is made again when dropped, and a changed retention changes its TTL', async () => {
     await engine.execute(`DROP TABLE ${EVENTS}`);
     await engine.execute(`DROP VIEW ${MINUTES}`);

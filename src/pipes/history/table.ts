@@ -48,11 +48,13 @@ function eventsTableSql(days: number): string {
 
 /**
  * Per pipe and minute with something in it: what its batches wrote and set aside, the largest lag
- * seen, the last state, the transitions, the last error's code and the oldest record's age. A
- * minute without a row reads as nothing (zero rows, in an alert's window).
+ * seen (in all, and per partition, shard or table), the last state, the transitions (minute rows
+ * are not), the last error's code and the oldest record's age. A minute without a row reads as
+ * nothing (zero rows, in an alert's window). Replaced at each ensure, so a Sluice that changed it
+ * brings it up to date.
  */
 function minutesViewSql(): string {
-  return `CREATE VIEW IF NOT EXISTS ${MINUTES} AS
+  return `CREATE OR REPLACE VIEW ${MINUTES} AS
 SELECT
   toStartOfMinute(e.at) AS minute,
   e.pipe_id AS pipe_id,
@@ -62,9 +64,10 @@ SELECT
   countIf(e.kind = 'batch') AS batches,
   sum(e.bad_records) AS bad_records,
   max(e.lag) AS lag,
+  maxMap(e.lag_parts) AS lag_parts,
   argMax(e.state, e.at) AS state,
   countIf(e.kind = 'state') AS transitions,
-  argMax(e.error_code, e.at) AS error_code,
+  argMaxIf(e.error_code, e.at, e.error_code != '') AS error_code,
   max(e.source_age_ms) AS source_age_ms
 FROM ${EVENTS} AS e
 GROUP BY minute, pipe_id`;

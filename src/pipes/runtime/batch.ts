@@ -13,7 +13,7 @@ import {
   type BatchHistory,
   emptyHistoryStage,
   ensureHistoryStage,
-  HISTORY_TABLE,
+  HISTORY_TABLES,
   moveHistory,
   stageHistory,
 } from './history-stage.js';
@@ -46,7 +46,7 @@ export class StagedCountError extends PermanentError {
 
 /**
  * The columns and definitions (indexes, projections, keys, settings) of the destinations and their
- * error tables, and of the history table when the batch writes one, as one string: two queries,
+ * error tables, and of the history's table and view when the batch writes one, as one string: two queries,
  * whatever the number of tables. A table dropped since (the history, by an admin) changes it.
  */
 async function shapeOf(
@@ -59,7 +59,7 @@ async function shapeOf(
       `(${literal(d.database)}, ${literal(d.table)})`,
       `(${literal(d.database)}, ${literal(d.errorTable)})`,
     ]),
-    ...(history ? [`(${literal(HISTORY_TABLE.database)}, ${literal(HISTORY_TABLE.table)})`] : []),
+    ...(history ? HISTORY_TABLES.map((t) => `(${literal(t.database)}, ${literal(t.table)})`) : []),
   ];
   const [columns, definitions] = await Promise.all([
     engine.query(

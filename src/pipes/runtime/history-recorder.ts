@@ -2,7 +2,10 @@ import type { Logger } from 'pino';
 import type { EngineRegistry } from '../../engine/index.js';
 import {
   ensureHistory,
+  type HistoryEvent,
   isMissingTable,
+  minuteEvent,
+  type PipeLag,
   type PipeMinute,
   pipeMinutes,
   recordEvents,
@@ -10,14 +13,28 @@ import {
 } from '../history/index.js';
 import type { RuntimeView } from '../runtime-port.js';
 
-/** How often the states of the pipes that run and are not Running are written (one row a minute each). */
+/** How often the minute rows are written (one a minute for each pipe that needs one). */
 const TICK_MS = 60_000;
 
+/** What the runtime knows of a pipe it runs now, for its minute row. */
+export interface RunSample {
+  /** The source's lag as last measured (its last batch, or its last look at the source). */
+  lag: PipeLag | undefined;
+  /** Nothing committed over the last minute. */
+  quiet: boolean;
+}
+
 /**
- * The states the runtime moves a pipe to, in its history (src/pipes/history): a row at each move,
- * and one a minute for each pipe this node runs while it is in any state but Running (Degraded,
- * a snapshot), so "minutes not Running" counts every such minute. A pipe that does not run writes
- * nothing. A row that cannot be written is logged; it never holds up the move.
+ * The states the runtime moves a pipe to, in its history (src/pipes/history): a row at each move
+ * (`kind = 'state'`), and a row a minute (`kind = 'minute'`) for each pipe that is in trouble or
+ * waiting, so a window of minutes reads it even when no batch commits:
+ * - a pipe this node runs in any state but Running (Degraded, a snapshot), with its last lag;
+ * - a pipe this node runs that is Running, committed nothing over the minute and lags behind its
+ *   source: a stalled pipe's lag reaches "max lag" alerts;
+ * - a Failed pipe (no worker runs it): "minutes not Running" counts every minute until it is
+ *   started again or deleted, not only the minute it failed in.
+ * A pipe that runs and commits, or idles caught up, or was stopped by request writes nothing. A
+ * row that cannot be written is logged; it never holds up the move.
  */
 export class HistoryRecorder {
   private timer: NodeJS.Timeout | undefined;
@@ -33,6 +50,10 @@ export class HistoryRecorder {
       running(): Iterable<string>;
       /** The pipes in a state but Running that has a worker (one store query). */
       notRunning(): Promise<string[]>;
+      /** The Failed pipes with their last error's code (a store query). */
+      failed(): Promise<{ pipeId: string; errorCode: string }[]>;
+      /** What the runtime knows of a pipe this node runs; undefined when it does not run it. */
+      sample(pipeId: string): RunSample | undefined;
     },
   ) {}
 
@@ -51,7 +72,7 @@ export class HistoryRecorder {
       this.deps.logger.warn({ err: error, pipeId, state }, 'could not write a state to the pipe history');
       return undefined;
     });
-    if (view) await this.record(view, state, errorCode);
+    if (view) await this.record(view, (pipe) => stateEvent(pipe, state, errorCode));
   }
 
   /**
@@ -69,24 +90,34 @@ export class HistoryRecorder {
     }
   }
 
-  private async tick(): Promise<void> {
+  /** Writes this minute's rows (see the class); one failing pipe does not keep the others'. */
+  async tick(): Promise<void> {
     try {
       const notRunning = new Set(await this.deps.notRunning());
-      for (const pipeId of [...this.deps.running()].filter((id) => notRunning.has(id))) {
+      for (const pipeId of this.deps.running()) {
+        const sample = this.deps.sample(pipeId);
+        const stalled = sample?.quiet === true && (sample.lag?.total ?? 0) > 0;
+        if (!notRunning.has(pipeId) && !stalled) continue;
         const view = await this.deps.view(pipeId);
-        if (view && view.row.state !== 'Running') await this.record(view, view.row.state, '');
+        if (view) await this.record(view, (pipe) => minuteEvent(pipe, view.row.state, '', sample?.lag));
+      }
+      for (const { pipeId, errorCode } of await this.deps.failed()) {
+        const view = await this.deps.view(pipeId);
+        if (view?.row.state === 'Failed')
+          await this.record(view, (pipe) => minuteEvent(pipe, 'Failed', errorCode, undefined));
       }
     } catch (error) {
-      this.deps.logger.warn(
-        { err: error },
-        'could not write the states of the pipes not Running to their history',
-      );
+      this.deps.logger.warn({ err: error }, "could not write this minute's rows to the pipe history");
     }
   }
 
-  private async record(view: RuntimeView, state: string, errorCode: string): Promise<void> {
+  private async record(
+    view: RuntimeView,
+    eventOf: (pipe: { pipeId: string; pipeName: string }) => HistoryEvent,
+  ): Promise<void> {
     const engine = this.deps.engines.engineFor(view.service);
-    const event = stateEvent({ pipeId: view.row.id, pipeName: view.row.name }, state, errorCode);
+    const event = eventOf({ pipeId: view.row.id, pipeName: view.row.name });
+    const state = event.state;
     try {
       await recordEvents(engine, [event]).catch(async (error: unknown) => {
         // Not made yet (no batch committed), or dropped by an admin since: made, then written.

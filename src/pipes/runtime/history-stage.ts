@@ -7,6 +7,7 @@ import {
   HISTORY_DATABASE,
   type HistoryEvent,
   insertEventsSql,
+  MINUTES_VIEW,
   type PipeLag,
 } from '../history/index.js';
 import { ensureStage, movePartitions, stageNames, stageTable } from './stages.js';
@@ -79,7 +80,11 @@ export async function ensureHistoryStage(
 }
 
 /** The history table, as the batch's shape check lists the tables it stages for. */
-export const HISTORY_TABLE = { database: HISTORY_DATABASE, table: EVENTS_TABLE } as const;
+/** The history's table and its per-minute view: a batch's shape check sees either dropped (batch.ts). */
+export const HISTORY_TABLES = [
+  { database: HISTORY_DATABASE, table: EVENTS_TABLE },
+  { database: HISTORY_DATABASE, table: MINUTES_VIEW },
+] as const;
 
 export async function emptyHistoryStage(engine: Engine, pipeId: string, slot: number): Promise<void> {
   await engine.execute(`TRUNCATE TABLE ${stageTable(historyStage(pipeId, slot))}`);

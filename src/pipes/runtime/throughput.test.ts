@@ -17,4 +17,17 @@ describe('a running pipe’s rates', () => {
     now = 61_000;
     expect(throughput.rates()).toEqual({ rowsPerSecond: 0, bytesPerSecond: 0 });
   });
+
+  it('is quiet once a minute passed without a commit, never in its first minute', () => {
+    let now = 0;
+    const throughput = new Throughput(() => now);
+    now = 30_000;
+    expect(throughput.quiet()).toBe(false);
+    now = 60_000;
+    expect(throughput.quiet()).toBe(true);
+    throughput.add(1, 10);
+    expect(throughput.quiet()).toBe(false);
+    now = 121_000;
+    expect(throughput.quiet()).toBe(true);
+  });
 });

@@ -32,6 +32,12 @@ export class Throughput {
     return { rowsPerSecond: perSecond(sum((c) => c.rows)), bytesPerSecond: perSecond(sum((c) => c.bytes)) };
   }
 
+  /** Nothing committed over the last minute, the run a minute old or more. */
+  quiet(): boolean {
+    this.forget();
+    return this.commits.length === 0 && this.now() - this.started >= WINDOW_MS;
+  }
+
   private forget(): void {
     const since = this.now() - WINDOW_MS;
     while ((this.commits[0]?.at ?? since) < since) this.commits.shift();
