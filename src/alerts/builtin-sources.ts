@@ -19,17 +19,28 @@ export interface PipeHistoryTable {
  * the service's (24 hexadecimal characters, as every id of the area), so a tile or an alert keeps
  * naming the same source; they cannot be changed or deleted.
  */
+/** How long a made table is taken to be there before it is checked again. */
+const PREPARED_FOR_MS = 60_000;
+
 export class BuiltInSources {
-  /** The services whose table was made by this process (an admin who drops it sees it again with the next batch). */
-  private readonly prepared = new Set<string>();
+  /**
+   * When this process last made each service's table where it was missing: again after a minute,
+   * so a table or view an admin dropped comes back for the next evaluation even when no pipe
+   * writes (its pipes idle), at a few cheap statements a minute for a source in use.
+   */
+  private readonly prepared = new Map<string, number>();
 
-  constructor(private readonly table: PipeHistoryTable | undefined) {}
+  constructor(
+    private readonly table: PipeHistoryTable | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** Makes the built-in source's table in `service` when this process has not yet. */
+  /** Makes the built-in source's table in `service` when this process has not within the minute. */
   async prepare(service: Service): Promise<void> {
-    if (!this.table || this.prepared.has(service.id)) return;
+    const last = this.prepared.get(service.id);
+    if (!this.table || (last !== undefined && this.now() - last < PREPARED_FOR_MS)) return;
     await this.table.prepare(service);
-    this.prepared.add(service.id);
+    this.prepared.set(service.id, this.now());
   }
 
   /** The built-in sources of these services, seen by `teamId`. */
