@@ -1,7 +1,7 @@
 /**
  * The catalog of error codes (issue 36): one stable code per condition, as Fastify names its
  * `FST_ERR_*`. Every error Sluice raises carries one (src/errors.ts), the API returns it as the
- * envelope's `code` (README, "Errors"), a pipe's status as `lastErrorCode`, and the pipe runtime
+ * envelope's `code` (README, "Error codes"), a pipe's status as `lastErrorCode`, and the pipe runtime
  * decides from it alone whether a failed pipe retries (Degraded) or stops (Failed): `retry`.
  * A code, once released, is never renamed or given another meaning; add a new one instead.
  */

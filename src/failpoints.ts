@@ -1,8 +1,9 @@
 import { writeSync } from 'node:fs';
 
 /**
- * The steps of a batch's way to committed (src/pipes/runtime/batch.ts) at which a test may have the process kill
- * itself, to show that a crash at each one loses and doubles nothing (README, "Testing").
+ * The steps of a batch's way to committed (src/pipes/runtime/batch.ts) at which a test may have the
+ * process kill itself, to show that a crash at each one loses and doubles nothing (README,
+ * "Development": SLUICE_TEST_KILL_AT).
  */
 export const BATCH_STEPS = ['claimed', 'staged', 'between-moves', 'moved'] as const;
 export type BatchStep = (typeof BATCH_STEPS)[number];

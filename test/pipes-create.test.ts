@@ -105,7 +105,7 @@ describe('create pipe: the exact shape of the response (README, "Pipes")', () =>
     const created = (await s.request({ method: 'POST', url: s.pipesUrl, body: kafka })).json.result;
     expect(created.source.kafka.consumerGroup).toBe(`pipes-${created.id}`);
     // Terraform compares what it reads back with what it sent: no mappings sent, none returned
-    // (the pipe still maps each column from the field of its name: README, "Field mappings").
+    // (the pipe still maps each column from the field of its name: README, "Pipes", the record answered as sent).
     expect(created.fieldMappings).toEqual([]);
 
     const postgres = postgresPipe();

@@ -69,8 +69,9 @@ describe('what clients of the alerting API send', () => {
   afterAll(() => s?.close());
 
   it('dashboards of the series era: accepted, answered as series; negative thresholds, bad ids, deletes and tags as that API did', async () => {
-    // doneyli/clickhouse-clickstack-o11y skills/hyperdx-dashboard/SKILL.md, "Deploy Pattern (Python)":
-    // POST, then `data['id']` and `len(data['tiles'])`; its deploy_*.py scripts do the same.
+    // The HyperDX dashboard skill of ClickStack's observability skills
+    // (doneyli/clickhouse-clickstack-o11y), its Python deploy pattern: POST, then `data['id']` and
+    // `len(data['tiles'])`; its deploy scripts do the same.
     const skill = await fixture('hyperdx-skill-series-dashboard', { 'SRC[trace]': traceSource });
     const created = await v2('POST', '/dashboards', skill);
     expect(created.statusCode, created.body).toBe(200);
@@ -80,15 +81,15 @@ describe('what clients of the alerting API send', () => {
     // The series read back as that API translated them: the tile as sent, with `asRatio`.
     expect(omitId(board.tiles[0])).toEqual({ ...skill.tiles[0], asRatio: false });
     expect((await ok('GET', `/dashboards/${board.id}`)).data).toEqual(board);
-    // Two tiles of its deploy_checkout_dashboard.py, as written there: their format comes back too.
+    // Two tiles of its checkout dashboard's deploy script, as written there: their format comes back too.
     const checkout = await fixture('hyperdx-checkout-latency-tiles', { 'SRC[trace]': traceSource });
     const latency = await ok('POST', '/dashboards', checkout);
     expect(latency.data.tiles.map(omitId)).toEqual(
       checkout.tiles.map((t: object) => ({ ...t, asRatio: false })),
     );
 
-    // hyperdxio/hyperdx packages/api/src/routers/external-api/__tests__/dashboards.test.ts of
-    // January 2026 ("should return responses in the expected format"): the whole answer compared.
+    // The dashboard HyperDX's own external API tests send (hyperdx, v2 dashboards API, January 2026,
+    // "should return responses in the expected format"): the whole answer compared.
     const format = await fixture('hyperdx-api-format-test-dashboard', { 'SRC[trace]': traceSource });
     const formatted = await v2('POST', '/dashboards', format);
     expect(formatted.statusCode, formatted.body).toBe(200);
@@ -150,8 +151,8 @@ describe('what clients of the alerting API send', () => {
       code: 'SLUICE_ERR_VALIDATION',
     });
 
-    // The alert body of that API's OpenAPI example (packages/api/src/routers/external-api/v2/alerts.ts),
-    // on the series tile; a threshold below 0 is a 400 on create and on update (`z.number().min(0)`).
+    // The alert body of that API's OpenAPI example (hyperdx, v2 alerts API), on the series tile; a
+    // threshold below 0 is a 400 on create and on update (`z.number().min(0)`).
     const alert = {
       ...(await fixture('hyperdx-openapi-tile-alert')),
       dashboardId: formatId,
@@ -180,8 +181,9 @@ describe('what clients of the alerting API send', () => {
     ]);
     expect((await v2('GET', `/dashboards/${'0'.repeat(24)}`)).statusCode).toBe(404);
 
-    // doneyli/clickhouse-clickstack-o11y cleanup_dashboards.sh takes 200 as deleted; deleting
-    // again, as a retried cleanup does, is 200 `{}` too (the controller's findOneAndDelete).
+    // The dashboard cleanup script of those skills (doneyli/clickhouse-clickstack-o11y) takes 200
+    // as deleted; deleting again, as a retried cleanup does, is 200 `{}` too (the controller's
+    // findOneAndDelete).
     for (const attempt of [1, 2]) {
       const deleted = await v2('DELETE', `/dashboards/${formatId}`);
       expect([attempt, deleted.statusCode, deleted.json]).toEqual([attempt, 200, {}]);
@@ -195,7 +197,7 @@ describe('what clients of the alerting API send', () => {
       const body = await fixture('hyperdx-config-lucene-tile', { 'SRC[readings]': readingsSource });
       body.tiles[0].config.select[0].where = where;
       const board = (await ok('POST', '/dashboards', body)).data;
-      // The OpenAPI example's alert (packages/api/src/routers/external-api/v2/alerts.ts), per minute.
+      // The OpenAPI example's alert (hyperdx, v2 alerts API), per minute.
       const alert = {
         ...(await fixture('hyperdx-openapi-tile-alert')),
         dashboardId: board.id,

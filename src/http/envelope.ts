@@ -24,7 +24,7 @@ export const ErrorEnvelope = T.Object(
     }),
     code: T.String({
       description:
-        'The stable code of the condition, SLUICE_ERR_* (README, "Errors"), for example SLUICE_ERR_VALIDATION or SLUICE_ERR_PIPE_NOT_FOUND',
+        'The stable code of the condition, SLUICE_ERR_* (README, "Error codes"), for example SLUICE_ERR_VALIDATION or SLUICE_ERR_PIPE_NOT_FOUND',
     }),
     requestId: T.String({ format: 'uuid' }),
   },

@@ -40,7 +40,7 @@ function frameworkMessage(error: FastifyError, request: FastifyRequest): string 
 
 /**
  * Renders every error in the envelope of its area: `{status, error, code, requestId}` under /v1,
- * `{message, code}` under /api/v2 (README, "Errors"). `code` is the condition's stable code
+ * `{message, code}` under /api/v2 (README, "Error codes"). `code` is the condition's stable code
  * (src/error-codes.ts); `error` keeps the words it always had (`BAD_REQUEST: ...`), which clients
  * match. Unexpected errors are logged with their stack and answered with a plain 500 that names
  * only the request id, never the internals.

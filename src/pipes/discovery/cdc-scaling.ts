@@ -9,7 +9,8 @@ import { type CdcScaling, CdcScalingBody } from './schema.js';
 
 /**
  * What a service that never set its scaling answers: the hosted service's own default, one compute
- * unit (2 cores, 8 GiB). Sluice limits nothing until a PATCH sets values (README, "CDC scaling").
+ * unit (2 cores, 8 GiB). Sluice limits nothing until a PATCH sets values (README, "Resources of a
+ * service's database pipes").
  */
 export const DEFAULT_CDC_SCALING: CdcScaling = { replicaCpuMillicores: 2000, replicaMemoryGb: 8 };
 

@@ -6,7 +6,8 @@ export type Release = () => void;
 /**
  * Permits for the batches in flight of a service's CDC pipes (those whose connector
  * SharesCdcCapacity, sources/contract.ts: PostgreSQL's), all together: as many as the
- * cores its pipesCdcScaling gives them (README, "CDC scaling"), unlimited while it was never set.
+ * cores its pipesCdcScaling gives them (README, "Resources of a service's database pipes"),
+ * unlimited while it was never set.
  * A batch holds one from before it is claimed until it is committed (or fails), so a snapshot
  * range and a batch of changes of any of the service's pipes count alike.
  */

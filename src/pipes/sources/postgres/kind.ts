@@ -27,7 +27,7 @@ import { dropOwned, idleStatus, PostgresRun } from './run/index.js';
 import type { PostgresSource as StoredPostgresSource } from './session/index.js';
 import { postgresStatusShape } from './status-shape.js';
 
-/** PostgreSQL: a parallel snapshot, then logical replication (README, "PostgreSQL pipes"). */
+/** PostgreSQL: a parallel snapshot, then logical replication (README, "How a PostgreSQL pipe runs"). */
 export const postgresConnector: SourceConnector &
   ChecksChanges &
   CleansUpOnDelete &

@@ -67,8 +67,8 @@ class TextPgoutput extends PgoutputPlugin {
 }
 
 /**
- * A pipe's logical replication stream (README, "PostgreSQL pipes"): transactions arrive whole (at
- * their commit) into `ready`, where the run claims them; the slot's confirmed position moves only
+ * A pipe's logical replication stream (README, "How a PostgreSQL pipe runs"): transactions arrive
+ * whole (at their commit) into `ready`, where the run claims them; the slot's confirmed position moves only
  * when the run says a batch is committed in the store. While nothing is pending, the server's
  * keepalive position is confirmed too, so WAL of tables the pipe does not read is recycled.
  */

@@ -35,8 +35,8 @@ export interface MappingsChange {
 }
 
 /**
- * Table mappings changed while the pipe was stopped (README, "Changing the tables"): the
- * publication follows them; a removed table's changes are ignored from now on (its target
+ * Table mappings changed while the pipe was stopped (README, "How a PostgreSQL pipe runs",
+ * Commands): the publication follows them; a removed table's changes are ignored from now on (its target
  * stays); an added table is snapshotted, after the publication covers it, at a snapshot taken
  * now, and then the changes go on from the last committed position. What both bring twice ends
  * as one row: a change's version is above every snapshot row's. A table without a key has no
