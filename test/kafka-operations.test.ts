@@ -298,8 +298,16 @@ describe('a Kafka pipe while it runs', () => {
     expect(await statusOf(s, id)).not.toHaveProperty('rowsPerSecond');
     const atStop = (await totals('stop_start')).n;
     await producing;
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // A pipe that runs, on the same topic, commits all 4000 messages up to the log end: a stopped
+    // pipe still reading (it only lacked the rest) would have written more by then.
+    const witness = await createPipe(s, {
+      ...kafkaPipe('stop_witness', { brokers: brokers(), topics: topic }),
+      settings,
+    });
+    await committedToEnd(witness, 3);
+    expect(await totals('stop_witness')).toEqual({ n: 4000, ids: 4000 });
     expect((await totals('stop_start')).n).toBe(atStop);
+    expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${witness}` })).statusCode).toBe(200);
     expect(atStop).toBeLessThan(4000);
     expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
     await waitForCount('stop_start', 4000);

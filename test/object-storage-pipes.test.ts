@@ -287,7 +287,19 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       'orders/part-9.ndjson',
       await fixtures.write('o9.ndjson', 'JSONEachRow', { rows: 5, from: 5000 }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // A pipe that runs, made after the later file was put, lists it and loads all five files: the
+    // stopped pipe, had it still polled (every 100 ms), would have loaded the one it lacks by then.
+    const witness = await createPipe(s, {
+      name: 'resumable witness',
+      source: ordersSource(),
+      destination: {
+        database: 'shop',
+        table: 'resumable_witness',
+        tableDefinition: { engine: { type: 'MergeTree' } },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+    });
+    expect((await waitForState(s, witness, 'Completed')).filesDone).toBe(5);
     expect((await statusOf(s, id)).filesDone).toBe(4);
     expect((await s.request({ method: 'PATCH', url, body: { command: 'start' } })).statusCode).toBe(200);
     await waitFor('the later file', async () => (await statusOf(s, id)).filesDone === 5);
@@ -329,7 +341,20 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     });
     expect((await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(200);
     expect(await sql(s, 'SELECT count() AS n FROM shop.deleted')).toEqual([{ n: 2_000_000 }]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A pipe made now reads the same file to the end and lands it: a worker of the deleted pipe
+    // still running, or started again, would have landed its batch of that file by then too.
+    const witness = await createPipe(s, {
+      name: 'deleted witness',
+      source: ordersSource({ url: `${s3.endpoint}/data/big/*.ndjson` }),
+      destination: {
+        database: 'shop',
+        table: 'deleted_witness',
+        tableDefinition: { engine: { type: 'MergeTree' } },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+    });
+    await waitForState(s, witness, 'Completed', 120_000);
+    expect(await sql(s, 'SELECT count() AS n FROM shop.deleted_witness')).toEqual([{ n: 2_000_000 }]);
     expect(await sql(s, 'SELECT count() AS n FROM shop.deleted')).toEqual([{ n: 2_000_000 }]);
     const stages = await sql(
       s,
@@ -337,7 +362,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     );
     expect(stages).toEqual([{ n: 0 }]);
     expect((await s.request({ method: 'GET', url: `${s.pipesUrl}/${id}` })).statusCode).toBe(404);
-  });
+  }, 180_000);
 
   it('a managed table keeps every insert of a user, as a table made by hand does: equal blocks are two', async () => {
     // shop.totals sums amounts by file: whatever it merged, the sum counts every insert.
