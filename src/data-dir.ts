@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from './config.js';
-import type { ErrorCode } from './errors.js';
+import { CodedError, type ErrorCode } from './errors.js';
 
 export const LOCK_FILE = 'sluice.lock';
 
@@ -56,7 +56,11 @@ export class DataDirLock {
       if (holder && isAlive(holder.pid)) throw new DataDirBusyError(dataDir, holder);
       await rm(path, { force: true });
     }
-    throw new Error(`could not lock ${dataDir}`);
+    // Three stale locks in a row, each taken by another process first: starts racing for it.
+    throw new CodedError(
+      'SLUICE_ERR_DATA_DIR_BUSY',
+      `could not lock ${dataDir}: other processes took its lock file (${LOCK_FILE}) each time; start one Sluice at a time`,
+    );
   }
 
   async setUrl(url: string): Promise<void> {

@@ -124,6 +124,15 @@ export const ERROR_CODES = {
     true,
   ),
   SLUICE_ERR_SOURCE_LOCKED: entry('a source table is locked by another session: the pipe tries again', true),
+  // Retried, as any unknown failure was before it had a code: a server may answer as expected again.
+  SLUICE_ERR_SOURCE_PROTOCOL: entry(
+    'the source answered in a form Sluice does not expect (not as PostgreSQL or pgoutput describe it)',
+    true,
+  ),
+  SLUICE_ERR_SOURCE_CLEANUP: entry(
+    'what a deleted pipe made at its source (a slot, a publication, a consumer) is not given back yet; tried again',
+    true,
+  ),
   SLUICE_ERR_SOURCE: entry('the source failed in a way that may pass', true),
 
   // Alerts.
@@ -135,6 +144,10 @@ export const ERROR_CODES = {
   SLUICE_ERR_TLS_FILES: entry("the server's TLS certificate or key cannot be read"),
   SLUICE_ERR_MASTER_KEY_MISMATCH: entry('the master key does not open the secrets of the metadata store'),
   SLUICE_ERR_DATA_DIR_BUSY: entry('another Sluice process uses the data directory'),
+  SLUICE_ERR_METADATA_STORE: entry('the metadata store cannot be created in the data directory'),
+  SLUICE_ERR_SECRET_UNREADABLE: entry(
+    'a secret of the metadata store does not open with the master key (damaged, moved, or sealed with another key)',
+  ),
   SLUICE_ERR_CLI: entry('a command of the sluice CLI failed; its message says why'),
 } as const;
 

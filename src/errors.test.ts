@@ -17,6 +17,7 @@ describe('the catalog of error codes', () => {
     expect(isRetried('SLUICE_ERR_DESTINATION_MISSING')).toBe(false);
     expect(isRetried('SLUICE_ERR_SOURCE_PRIVILEGE')).toBe(false);
     expect(isRetried('SLUICE_ERR_ENGINE_DEFINITION')).toBe(false);
+    expect(isRetried('SLUICE_ERR_SOURCE_PROTOCOL')).toBe(true);
     expect(isRetried('SOMETHING_ELSE')).toBe(true);
   });
 

@@ -1,13 +1,13 @@
 import { ConfigError } from '../config.js';
 import { MasterKeyMismatchError } from '../crypto/index.js';
 import { DataDirBusyError } from '../data-dir.js';
-import { SluiceError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { CliError } from './http-client.js';
 
 /**
  * What the CLI prints for a mistake a user can make and put right (a busy port, a bad flag, a
- * server it cannot reach, a file it cannot read): one line, no stack. Undefined for anything else,
- * which is a bug and keeps its stack for the report.
+ * server it cannot reach, a file it cannot read, a CodedError's condition): one line, no stack.
+ * Undefined for anything else, which is a bug and keeps its stack for the report.
  */
 export function userMessage(error: unknown): string | undefined {
   if (
@@ -17,7 +17,8 @@ export function userMessage(error: unknown): string | undefined {
     error instanceof MasterKeyMismatchError
   )
     return `sluice: ${error.message}`;
-  if (error instanceof SluiceError) return `sluice: ${error.code}: ${error.message}`;
+  // A condition of the catalog (an API error, a metadata store that cannot be made): its code first.
+  if (error instanceof CodedError) return `sluice: ${error.code}: ${error.message}`;
   // A file or address the user gave that the system refuses (EACCES, EISDIR, ...): its own words.
   const system = error as NodeJS.ErrnoException | undefined;
   if (typeof system?.code === 'string' && typeof system.syscall === 'string')

@@ -35,7 +35,10 @@ export async function readMasterKey(
 ): Promise<Buffer | undefined> {
   if (configured !== undefined) {
     const key = parseMasterKey(configured);
-    if (key === undefined) throw new Error('SLUICE_MASTER_KEY is not a 32-byte hex or base64 key');
+    if (key === undefined)
+      throw new ConfigError([
+        'SLUICE_MASTER_KEY (--master-key) must be 32 bytes written as 64 hex characters or base64; make one with `openssl rand -hex 32`',
+      ]);
     return key;
   }
   return readKeyFile(join(dataDir, MASTER_KEY_FILE));

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { CodedError } from '../errors.js';
 
 const VERSION = 'v1';
 
@@ -28,12 +29,21 @@ export class SecretBox {
   open(sealed: string, associatedData: string): string {
     const [version, iv, tag, body] = sealed.split(':');
     if (version !== VERSION || iv === undefined || tag === undefined || body === undefined) {
-      throw new Error('unrecognised sealed secret');
+      throw new CodedError('SLUICE_ERR_SECRET_UNREADABLE', 'unrecognised sealed secret');
     }
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
-    decipher.setAAD(Buffer.from(associatedData));
-    decipher.setAuthTag(Buffer.from(tag, 'base64'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
+      decipher.setAAD(Buffer.from(associatedData));
+      decipher.setAuthTag(Buffer.from(tag, 'base64'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+    } catch (error) {
+      // GCM's check failed: the ciphertext was changed, belongs to another row, or another key sealed it.
+      throw new CodedError(
+        'SLUICE_ERR_SECRET_UNREADABLE',
+        `a sealed secret does not open with the master key in use (${(error as Error).message})`,
+        { cause: error },
+      );
+    }
   }
 
   sealJson(value: unknown, associatedData: string): string {

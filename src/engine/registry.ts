@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { SluiceError } from '../errors.js';
+import { CodedError, SluiceError } from '../errors.js';
 import type { EmbeddedEngineOptions } from './chdb/embedded-engine.js';
 import { EmbeddedEngine } from './chdb/embedded-engine.js';
 import { type SandboxPolicy, type SandboxStatus, sandboxStatus } from './chdb/sandbox.js';
@@ -154,7 +154,8 @@ export class EngineRegistry {
   ownEngineFor(service: ServiceRef): Engine {
     let engine = this.engines.get(service.id);
     if (!engine) {
-      if (service.kind !== 'embedded') throw new Error(`service kind ${service.kind} is not supported yet`);
+      if (service.kind !== 'embedded')
+        throw new CodedError('SLUICE_ERR_UNSUPPORTED', `service kind ${service.kind} is not supported yet`);
       const logger = this.options.logger;
       engine = new EmbeddedEngine(this.servicePath(service), {
         confined: true,

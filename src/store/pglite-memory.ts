@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
+import { CodedError } from '../errors.js';
 
 /**
  * PostgreSQL's defaults size buffers for a server; the metadata store is a few megabytes of
@@ -43,7 +44,11 @@ export async function initPgliteDirectory(dir: string): Promise<void> {
     });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new Error(`could not create the metadata database in ${dir}: ${stderr || String(error)}`);
+    throw new CodedError(
+      'SLUICE_ERR_METADATA_STORE',
+      `could not create the metadata database in ${dir}: ${stderr || String(error)}`,
+      { cause: error },
+    );
   }
 }
 

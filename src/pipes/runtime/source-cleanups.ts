@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { backoffDelay } from '../../backoff.js';
 import type { EngineRegistry } from '../../engine/index.js';
+import { codeOf } from '../../errors.js';
 import type { Store } from '../../store/index.js';
 import type { PipesService } from '../pipes-service.js';
 import type { ClaimedCleanup, RuntimeView } from '../runtime-port.js';
@@ -97,7 +98,8 @@ export class SourceCleanups {
         await connector.deleted(view.config, this.deps.contextFor(view.row));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      await this.failed(pipeId, claimed, view ? view.redact(message) : message);
+      const code = codeOf(error) ?? 'SLUICE_ERR_INTERNAL';
+      await this.failed(pipeId, claimed, view ? view.redact(message) : message, code);
       return;
     }
     await this.settle(pipeId, () => this.deps.store.repos.cleanups.done(pipeId));
@@ -106,11 +108,11 @@ export class SourceCleanups {
   }
 
   /** The next attempt is due after a backoff, or, a week after the delete, none is. */
-  private async failed(pipeId: string, claimed: ClaimedCleanup, reason: string): Promise<void> {
+  private async failed(pipeId: string, claimed: ClaimedCleanup, reason: string, code: string): Promise<void> {
     const { store, logger } = this.deps;
     if (Date.now() - claimed.since.getTime() >= GIVE_UP_MS) {
       logger.error(
-        { pipeId, attempts: claimed.attempts },
+        { pipeId, attempts: claimed.attempts, code },
         `gave up giving back what a pipe deleted a week ago holds at its source: ${reason}`,
       );
       await this.settle(pipeId, () => store.repos.cleanups.done(pipeId));
@@ -122,7 +124,7 @@ export class SourceCleanups {
       maxMs: RETRY_MAX_MS,
     });
     logger.warn(
-      { pipeId, attempts: claimed.attempts, retryInSeconds: retryMs / 1000 },
+      { pipeId, attempts: claimed.attempts, retryInSeconds: retryMs / 1000, code },
       `a deleted pipe's source still holds what the pipe made there: ${reason}`,
     );
     const next = new Date(Date.now() + retryMs);

@@ -112,7 +112,10 @@ async function deregistered(place: ConsumerPlace): Promise<void> {
         abortSignal: place.signal,
       });
       if (Date.now() > deadline)
-        throw new Error(`the Kinesis consumer ${ConsumerName} is still there after a minute`);
+        throw new CodedError(
+          'SLUICE_ERR_SOURCE',
+          `the Kinesis consumer ${ConsumerName} is still there after a minute`,
+        );
       await sleep(ASK_EVERY_MS, place.signal);
     }
   } catch (error) {
@@ -136,7 +139,8 @@ export async function deregisterConsumer(
     logger.info({ pipeId, consumer }, 'deregistered the Kinesis consumer of a deleted pipe');
   } catch (error) {
     if (awsErrorName(error) === 'ResourceNotFoundException') return;
-    throw new Error(
+    throw new CodedError(
+      'SLUICE_ERR_SOURCE_CLEANUP',
       `Kinesis: could not deregister the consumer ${consumer} of stream ${streamName} (${error instanceof Error ? error.message : String(error)})`,
       { cause: error },
     );

@@ -2,6 +2,8 @@
 // Formats"). Values stay PostgreSQL's text: they go to the engine as they came, never through a
 // JavaScript type.
 
+import { CodedError } from '../../../../errors.js';
+
 /** A value of a row: its text, NULL, or a TOASTed value the update did not change (not sent). */
 export type Value = string | null | typeof UNCHANGED;
 export const UNCHANGED: unique symbol = Symbol('unchanged TOAST value');
@@ -141,7 +143,11 @@ export class PgoutputDecoder {
   private known(oid: number): Relation {
     const relation = this.relations.get(oid);
     // The server sends a relation before its first change on every stream.
-    if (!relation) throw new Error(`pgoutput: a change of relation ${oid} came before its description`);
+    if (!relation)
+      throw new CodedError(
+        'SLUICE_ERR_SOURCE_PROTOCOL',
+        `pgoutput: a change of relation ${oid} came before its description`,
+      );
     return relation;
   }
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { CodedError } from '../../../../errors.js';
 import { parseLsn } from './lsn.js';
 
 /**
@@ -27,7 +28,10 @@ export async function exportSeenSnapshot(holder: pg.Client): Promise<{ name: str
   const row = result.rows[0];
   const match = /^(\d+):(\d+):([\d,]*)$/.exec(row?.seen ?? '');
   if (!row || !match)
-    throw new Error(`PostgreSQL described its snapshot as "${row?.seen}", not xmin:xmax:xip`);
+    throw new CodedError(
+      'SLUICE_ERR_SOURCE_PROTOCOL',
+      `PostgreSQL described its snapshot as "${row?.seen}", not xmin:xmax:xip`,
+    );
   const [, xmin = '', xmax = '', xip = ''] = match;
   return { name: row.name, seen: { xmin, xmax, xip: xip ? xip.split(',') : [], lsn: row.lsn } };
 }

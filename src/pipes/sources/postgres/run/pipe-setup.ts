@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { CodedError } from '../../../../errors.js';
 import { PermanentError } from '../../../records/index.js';
 import type { RunContext } from '../../contract.js';
 import type { TablePlan } from '../catalog/index.js';
@@ -41,7 +42,11 @@ export async function createSlot(
       `CREATE_REPLICATION_SLOT ${pgIdent(slot)} LOGICAL pgoutput ${exportSnapshot ? 'EXPORT_SNAPSHOT' : 'NOEXPORT_SNAPSHOT'}`,
     );
     const row = result.rows[0];
-    if (!row) throw new Error('the server did not describe the new replication slot');
+    if (!row)
+      throw new CodedError(
+        'SLUICE_ERR_SOURCE_PROTOCOL',
+        'the server did not describe the new replication slot',
+      );
     if (!exportSnapshot) {
       await holder.end();
       return { consistentLsn: row.consistent_point, snapshotName: null, holder: null };
@@ -86,7 +91,8 @@ export async function dropOwned(
     }
     await client.query(`DROP PUBLICATION IF EXISTS ${pgIdent(publication)}`);
   } catch (error) {
-    throw new Error(
+    throw new CodedError(
+      'SLUICE_ERR_SOURCE_CLEANUP',
       `PostgreSQL: could not drop the replication slot ${pgLiteral(slot)} or the publication ${pgIdent(publication)} (${error instanceof Error ? error.message : String(error)})`,
       { cause: error },
     );

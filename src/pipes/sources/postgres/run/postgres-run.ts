@@ -28,10 +28,7 @@ import { SourceWatch } from './source-watch.js';
 /** The states a run moves on from into Snapshot or Running (a retry may find it in either). */
 const MOVES_ON_FROM = ['Provisioning', 'Setup', 'Snapshot', 'Degraded', 'Running', 'Resync'];
 
-/**
- * A pipe's run: setup, the snapshot's ranges, then batches of changes (README, "How a PostgreSQL
- * pipe runs").
- */
+/** A pipe's run: setup, the snapshot's ranges, then changes (README, "How a PostgreSQL pipe runs"). */
 export class PostgresRun implements PostgresRunCapabilities {
   readonly ownsState = true;
   readonly pollMs = 100;
