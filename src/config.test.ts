@@ -54,6 +54,7 @@ describe('loadConfig', () => {
       error = caught as ConfigError;
     }
     expect(error).toBeInstanceOf(ConfigError);
+    expect(error?.code).toBe('SLUICE_ERR_CONFIG');
     expect(error?.problems).toHaveLength(5);
     expect(error?.message).toContain(
       'SLUICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL',

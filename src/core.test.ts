@@ -68,7 +68,7 @@ describe('openCore', () => {
   it('holds the data directory: a second open fails until the first is closed', async () => {
     const config = await configWith(randomBytes(32));
     const core = await openCore(config, { logger });
-    await expect(openCore(config, { logger })).rejects.toThrow(/is in use by another Sluice process/);
+    await expect(openCore(config, { logger })).rejects.toMatchObject({ code: 'SLUICE_ERR_DATA_DIR_BUSY' });
     await core.opened.close();
     const after = await openCore(config, { logger });
     await after.opened.close();

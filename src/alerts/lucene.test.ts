@@ -51,6 +51,7 @@ describe('luceneToSql', () => {
     ['level:error)', 'unexpected'],
   ])('refuses %s', (query, message) => {
     expect(() => luceneToSql(query)).toThrow(LuceneError);
+    expect(() => luceneToSql(query)).toThrow(expect.objectContaining({ code: 'SLUICE_ERR_LUCENE_SYNTAX' }));
     expect(() => luceneToSql(query)).toThrow(message);
   });
 });

@@ -31,7 +31,7 @@ describe('postPublic', () => {
     const before = bodies.length;
     await expect(
       postPublic(new URL(`http://localhost:${port}/`), { ...options, allowPrivate: false }),
-    ).rejects.toThrow('resolves to a private, loopback or link-local address');
+    ).rejects.toMatchObject({ code: 'SLUICE_ERR_PRIVATE_ADDRESS' });
     expect(bodies.length).toBe(before);
   });
 
