@@ -160,6 +160,7 @@ describe('the alerts area under /api/v2', () => {
       const bad = await call('GET', `/api/v2/alerts?${query}`);
       expect(bad.statusCode, query).toBe(400);
       expect(bad.json.message).toMatch(/^Query validation failed: (limit|offset): Expected an integer/);
+      expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
     }
   });
 
@@ -207,10 +208,13 @@ describe('the alerts area under /api/v2', () => {
     expect(theirs.json.message).toBe(
       'Body validation failed: dashboardId: No such dashboard in your team; channel.webhookId: No such webhook in your team',
     );
+    expect(theirs.json.code).toBe('SLUICE_ERR_VALIDATION');
     const unknownTile = await call('POST', '/api/v2/alerts', alertBody({ tileId: 'nope' }));
     expect(unknownTile.json.message).toBe('Body validation failed: tileId: No such tile on the dashboard');
+    expect(unknownTile.json.code).toBe('SLUICE_ERR_VALIDATION');
     const unknownDashboard = await call('POST', '/api/v2/alerts', alertBody({ dashboardId: '0'.repeat(24) }));
     expect(unknownDashboard.json.message).toContain('dashboardId: No such dashboard in your team');
+    expect(unknownDashboard.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('every threshold type, with and without thresholdMax', async () => {
@@ -227,6 +231,7 @@ describe('the alerts area under /api/v2', () => {
       expect(extra.json.message, type).toBe(
         'Body validation failed: thresholdMax: Only used with thresholdType between or not_between',
       );
+      expect(extra.json.code).toBe('SLUICE_ERR_VALIDATION');
     }
     for (const type of ['between', 'not_between']) {
       const ranged = await call(
@@ -239,15 +244,18 @@ describe('the alerts area under /api/v2', () => {
       expect(ranged.json.data.thresholdMax).toBe(20);
       const missing = await call('POST', '/api/v2/alerts', alertBody({ thresholdType: type }));
       expect(missing.json.message).toBe(`Body validation failed: thresholdMax: Required for ${type}`);
+      expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
       const inverted = await call(
         'POST',
         '/api/v2/alerts',
         alertBody({ thresholdType: type, thresholdMax: 5 }),
       );
       expect(inverted.json.message).toBe('Body validation failed: thresholdMax: Must be at least threshold');
+      expect(inverted.json.code).toBe('SLUICE_ERR_VALIDATION');
     }
     const unknown = await call('POST', '/api/v2/alerts', alertBody({ thresholdType: 'sideways' }));
     expect(unknown.json.message).toContain('thresholdType: Use one of: above, below');
+    expect(unknown.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('a body with only {name, message} lists every missing field', async () => {
@@ -262,6 +270,7 @@ describe('the alerts area under /api/v2', () => {
     expect(interval.json.message).toBe(
       'Body validation failed: interval: Use one of: 1m, 5m, 15m, 30m, 1h, 6h, 12h, 1d',
     );
+    expect(interval.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('webhook headers and query parameters are write-only; a webhook in use cannot be deleted', async () => {
@@ -286,6 +295,7 @@ describe('the alerts area under /api/v2', () => {
     expect((await call('DELETE', `/api/v2/webhooks/${spare.json.data.id}`)).json).toEqual({});
     const bad = await call('POST', '/api/v2/webhooks', { name: 'ftp', url: 'ftp://example.com/x' });
     expect(bad.json.message).toBe('Body validation failed: url: Must be an http or https URL');
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('a dashboard update that drops a tile deletes its alerts; tile ids are kept', async () => {
@@ -320,6 +330,7 @@ describe('the alerts area under /api/v2', () => {
     expect(bad.json.message).toBe(
       'Body validation failed: tiles[0].config.select[0].where: Not a filter this service reads: a parenthesis is not closed',
     );
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
     const good = await call('POST', '/api/v2/dashboards', {
       name: 'lucene',
       tiles: [
@@ -340,6 +351,7 @@ describe('the alerts area under /api/v2', () => {
     expect(missing.json.message).toBe(
       'Body validation failed: from.tableName: app.missing does not exist in service default',
     );
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
     const foreign = await call('POST', '/api/v2/sources', {
       name: 'nope',
       kind: 'metric',
@@ -350,6 +362,7 @@ describe('the alerts area under /api/v2', () => {
     expect(foreign.json.message).toBe(
       "Body validation failed: serviceId: No such service in your team's organization",
     );
+    expect(foreign.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect((await call('GET', `/api/v2/sources/${sourceId}`, undefined, other)).json).toEqual({
       message: 'Source not found',
       code: 'SLUICE_ERR_ALERT_SOURCE_NOT_FOUND',
@@ -402,6 +415,7 @@ describe('the alerts area under /api/v2', () => {
       const refused = await call(method, `/api/v2/sources/${builtIn.id}`, body);
       expect(refused.statusCode).toBe(400);
       expect(refused.json.message).toContain('built-in source');
+      expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     }
   });
 

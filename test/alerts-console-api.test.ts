@@ -160,6 +160,7 @@ describe('tile data and webhook test sends under /api/v2', () => {
     const data = await dataOf(dashboard, 'from=2026-11-22T10:00:00Z&to=2026-11-22T10:05:00Z&granularity=5m');
     expect(data.statusCode, data.body).toBe(400);
     expect(data.json.message).toContain('a group-by of fewer groups');
+    expect(data.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('chooses a granularity with at most 300 buckets, aligned to the epoch, and refuses too many buckets', async () => {
@@ -191,9 +192,11 @@ describe('tile data and webhook test sends under /api/v2', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json.message).toContain('from: Expected an ISO 8601 time');
     expect(bad.json.message).toContain('granularity: Expected one of 1m, 5m');
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
     const backwards = await dataOf(dashboard, 'from=2026-11-22T10:00:00Z&to=2026-11-22T09:00:00Z');
     expect(backwards.statusCode).toBe(400);
     expect(backwards.json.message).toContain('to: Must be after from');
+    expect(backwards.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it("another team's dashboard and an unknown tile are 404s", async () => {

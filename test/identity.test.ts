@@ -93,6 +93,7 @@ describe('organizations, services, keys, teams and tokens', () => {
       expect(response.json.error).toContain(
         "the operator organization's keys do not act inside other organizations",
       );
+      expect(response.json.code).toBe('SLUICE_ERR_FORBIDDEN');
     }
     // Nothing was made: the organization's own admin sees one service and its own key only.
     const services = await s.request({ method: 'GET', url: `${base}/services`, auth: other.admin });
@@ -225,6 +226,7 @@ describe('organizations, services, keys, teams and tokens', () => {
       const response = await s.request({ method: 'POST', url: path, body, auth: other.admin });
       expect(response.statusCode).toBe(400);
       expect(response.json.error).toContain(message);
+      expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     }
     const duplicate = await s.request({ method: 'POST', url: '/v1/organizations', body: { name: 'acme' } });
     expect(duplicate.statusCode).toBe(409);

@@ -646,6 +646,7 @@ describe('create pipe: validation rules of README, "Pipes"', () => {
     body.destination.columns[0].extra = true;
     body.fieldMappings.push({ sourceField: 'x', destinationField: 'nope' });
     const response = await s.request({ method: 'POST', url: s.pipesUrl, body });
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(response.statusCode).toBe(400);
     const problems = response.json.error.replace(/^BAD_REQUEST: /, '').split('; ');
     expect(problems).toEqual(
