@@ -59,7 +59,12 @@ export class QueryService {
       },
     );
     const refused = await statementProblem(engine, sql, caller, overQuota);
-    if (refused) throw new BadRequestError('SLUICE_ERR_SQL_REFUSED', `sql: ${refused}`);
+    // Over the quota is the quota's condition, as for the service's pipes; the rest is refused SQL.
+    if (refused)
+      throw new BadRequestError(
+        refused === overQuota ? 'SLUICE_ERR_DISK_QUOTA' : 'SLUICE_ERR_SQL_REFUSED',
+        `sql: ${refused}`,
+      );
     try {
       return await engine.queryRows(sql, {
         caller,

@@ -30,6 +30,7 @@ describe('security: limits per organization', () => {
     const third = await s.request({ method: 'POST', url: services, body: { name: 'third' } });
     expect(third.statusCode, third.body).toBe(400);
     expect(third.json.error).toContain('the most this server allows (SLUICE_SERVICES_PER_ORGANIZATION = 2)');
+    expect(third.json.code).toBe('SLUICE_ERR_VALIDATION');
     const listed = await s.request({ method: 'GET', url: services });
     expect(listed.json.result.map((x: { name: string }) => x.name).sort()).toEqual(['default', 'second']);
   });
@@ -54,7 +55,7 @@ describe('security: memory and time that no statement lifts', () => {
   it('a statement over half of SLUICE_ENGINE_MEMORY_MB fails, and the engine answers on', async () => {
     const greedy = await run(GREEDY);
     expect(greedy.statusCode, greedy.body).toBe(400);
-    expect(greedy.json.error).toContain('memory limit exceeded');
+    expect(greedy.json.code).toBe('SLUICE_ERR_ENGINE');
     expect(greedy.json.error).toContain('Query memory limit exceeded');
     expect(greedy.json.error).toContain('maximum: 150.00 MiB');
     expect((await run('SELECT 1 AS one')).json.result.rows).toEqual([{ one: 1 }]);
@@ -65,6 +66,7 @@ describe('security: memory and time that no statement lifts', () => {
       const lifted = await run(`${GREEDY} SETTINGS max_memory_usage = ${value}`);
       expect(lifted.statusCode, lifted.body).toBe(400);
       expect(lifted.json.error).toContain('max_memory_usage shouldn');
+      expect(lifted.json.code).toBe('SLUICE_ERR_ENGINE_DEFINITION');
     }
   });
 
@@ -75,6 +77,7 @@ describe('security: memory and time that no statement lifts', () => {
     );
     expect(endless.statusCode, endless.body).toBe(400);
     expect(endless.json.error).toContain('ran past its time limit of 2 s, which no setting lifts');
+    expect(endless.json.code).toBe('SLUICE_ERR_STATEMENT_TIME_LIMIT');
     expect(Date.now() - started).toBeLessThan(15_000);
     const next = await run('SELECT 1 AS one');
     expect(next.statusCode, next.body).toBe(200);
@@ -85,6 +88,7 @@ describe('security: memory and time that no statement lifts', () => {
     const slow = await run('SELECT sum(sipHash64(number)) AS s FROM numbers(100000000000)');
     expect(slow.statusCode, slow.body).toBe(400);
     expect(slow.json.error).toContain('TIMEOUT_EXCEEDED');
+    expect(slow.json.code).toBe('SLUICE_ERR_STATEMENT_TIME_LIMIT');
   });
 });
 
@@ -235,6 +239,7 @@ describe('security: a service over its disk quota only reads and frees space, an
       500,
     );
     expect(refused.json.error).toContain('over its quota of 40 MB (SLUICE_SERVICE_DISK_MB)');
+    expect(refused.json.code).toBe('SLUICE_ERR_DISK_QUOTA');
     expect((await run('SELECT count() AS n FROM default.big')).json.result.rows).toEqual([
       { n: 60000 + landed },
     ]);
@@ -267,7 +272,6 @@ describe('security: a service over its disk quota only reads and frees space, an
       60_000,
       250,
     );
-    expect(degraded.lastError).toContain('over its quota of 40 MB');
     expect(degraded.lastErrorCode).toBe('SLUICE_ERR_DISK_QUOTA');
     expect(degraded.rowsWritten).toBe(0);
 
