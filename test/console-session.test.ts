@@ -209,6 +209,7 @@ describe('console sessions', () => {
     const badToken = await signIn({ keyId: reader.id, keySecret: reader.secret, accessToken: 'slt_nope' });
     expect(badToken.statusCode).toBe(401);
     expect(badToken.json.error).toContain('accessToken');
+    expect(badToken.json.code).toBe('SLUICE_ERR_UNAUTHENTICATED');
   });
 
   it('a session bound with an access token ends when the token is revoked', async () => {
@@ -255,9 +256,11 @@ describe('console sessions', () => {
     const badUser = await signIn({ keyId: key.id, keySecret: key.secret, user: ' padded ' });
     expect(badUser.statusCode).toBe(400);
     expect(badUser.json.error).toContain('user');
+    expect(badUser.json.code).toBe('SLUICE_ERR_VALIDATION');
     const foreign = await signIn({ keyId: key.id, keySecret: key.secret, accessToken: BOOTSTRAP_TOKEN });
     expect(foreign.statusCode).toBe(400);
     expect(foreign.json.error).toContain('accessToken');
+    expect(foreign.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(await sessionCount()).toBe(before);
     const acmeAdmin = basic(key.id, key.secret);
     const teams = `/v1/organizations/${organization.id}/teams`;
@@ -454,6 +457,7 @@ describe('console sessions over HTTPS', () => {
           const two = await read(`__Host-sluice_session=sls_planted; __Host-sluice_session=${value}`);
           expect(two.statusCode).toBe(401);
           expect(two.json.error).toContain('2 console session cookies');
+          expect(two.json.code).toBe('SLUICE_ERR_UNAUTHENTICATED');
         } finally {
           await s.close();
         }

@@ -50,6 +50,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     expect(response.json.error).toContain(
       'fieldMappings[0].destinationField: No destination column is named "id"',
     );
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     const read = await s.request({ method: 'GET', url: `${s.pipesUrl}/${pipe.id}` });
     // Nothing of the PATCH was stored; the runtime may have moved the state meanwhile.
     const { state: _now, updatedAt: _changed, ...kept } = read.json.result;
@@ -60,19 +61,25 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
   it('PATCH rejects fields that cannot change, another source kind, and an empty body', async () => {
     const pipe = await create(objectStoragePipe());
     const url = `${s.pipesUrl}/${pipe.id}`;
-    const cases: [unknown, string][] = [
+    const cases: [unknown, string, string][] = [
       [
         { source: { objectStorage: { url: 'https://other/*.json' } } },
         'source.objectStorage.url: cannot change after create',
+        'SLUICE_ERR_VALIDATION',
       ],
-      [{ destination: { table: 'other' } }, 'destination.table: Unknown field'],
-      [{ scaling: { replicas: 2 } }, 'scaling: Unknown field'],
-      [{ source: { kafka: { iamRole: 'x' } } }, 'source.kafka: this pipe reads from objectStorage'],
-      [{}, 'Must not be empty'],
+      [{ destination: { table: 'other' } }, 'destination.table: Unknown field', 'SLUICE_ERR_VALIDATION'],
+      [{ scaling: { replicas: 2 } }, 'scaling: Unknown field', 'SLUICE_ERR_VALIDATION'],
+      [
+        { source: { kafka: { iamRole: 'x' } } },
+        'source.kafka: this pipe reads from objectStorage',
+        'SLUICE_ERR_PIPE_IMMUTABLE',
+      ],
+      [{}, 'Must not be empty', 'SLUICE_ERR_VALIDATION'],
     ];
-    for (const [body, fragment] of cases) {
+    for (const [body, fragment, code] of cases) {
       const response = await s.request({ method: 'PATCH', url, body });
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(response.json.code, JSON.stringify(body)).toBe(code);
       expect(response.json.error).toContain(fragment);
     }
   });
@@ -97,6 +104,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     });
     expect(missing.statusCode).toBe(400);
     expect(missing.json.error).toContain('source.kafka.credentials: Required for PLAIN');
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('state: stop from any state, start only from Stopped or Failed', async () => {
@@ -186,9 +194,11 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     expect(unknown.json.error).toContain(
       'source.postgres.tableMappingsToRemove[0]: This pipe has no mapping of public.users to app_users',
     );
+    expect(unknown.json.code).toBe('SLUICE_ERR_VALIDATION');
     const duplicate = await s.request({ method: 'PATCH', url, body: add });
     expect(duplicate.statusCode).toBe(400);
     expect(duplicate.json.error).toContain('target tables must be unique');
+    expect(duplicate.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('scaling merges into the current scaling and keeps the bounds', async () => {
@@ -202,6 +212,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     expect(bad.json.error).toBe(
       'BAD_REQUEST: replicas: Not between 1 and 40; replicaMemoryGb: Not between 0.5 and 8',
     );
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
     const kafka = await create(kafkaPipe());
     const concurrency = await s.request({
       method: 'PATCH',
@@ -210,6 +221,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     });
     expect(concurrency.statusCode).toBe(400);
     expect(concurrency.json.error).toContain('concurrency: Only used by object-storage pipes');
+    expect(concurrency.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('settings: GET returns the flat map, PUT replaces it, {} resets to defaults', async () => {
@@ -233,6 +245,7 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     expect(bad.json.error).toBe(
       'BAD_REQUEST: nope: Unknown field: remove it or check its spelling; engine_max_threads: Not between 0 and 64',
     );
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('DELETE removes the pipe and says so in the log; then it is 404', async () => {
@@ -256,18 +269,19 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
         ...(method === 'PATCH' ? { body: { command: 'stop' } } : {}),
       });
       expect(response.statusCode).toBe(404);
-      expect(response.json.error).toBe('NOT_FOUND: pipe not found');
+      expect(response.json.code).toBe('SLUICE_ERR_PIPE_NOT_FOUND');
     }
   });
 
   it('an id that is not a UUID is a 404, not an error', async () => {
     const response = await s.request({ method: 'GET', url: `${s.pipesUrl}/not-a-uuid` });
     expect(response.statusCode).toBe(404);
+    expect(response.json.code).toBe('SLUICE_ERR_PIPE_NOT_FOUND');
     const service = await s.request({
       method: 'GET',
       url: `/v1/organizations/${s.organizationId}/services/nope/pipes`,
     });
     expect(service.statusCode).toBe(404);
-    expect(service.json.error).toBe('NOT_FOUND: service not found');
+    expect(service.json.code).toBe('SLUICE_ERR_SERVICE_NOT_FOUND');
   });
 });

@@ -143,6 +143,7 @@ describe('security: definitions are parsed by the engine, not scanned', () => {
       const response = await s.request({ method: 'POST', url: s.pipesUrl, body });
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
       expect(response.json.error).toContain(field);
+      expect(response.json.code, JSON.stringify(body)).toBe('SLUICE_ERR_VALIDATION');
     }
     const pipes = await s.request({ method: 'GET', url: s.pipesUrl });
     expect(pipes.json.result).toEqual([]);
@@ -159,6 +160,7 @@ describe('security: definitions are parsed by the engine, not scanned', () => {
     });
     expect(wide.statusCode).toBe(400);
     expect(wide.json.error).toContain('destination.columns');
+    expect(wide.json.code).toBe('SLUICE_ERR_VALIDATION');
     const longType = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -172,6 +174,7 @@ describe('security: definitions are parsed by the engine, not scanned', () => {
     });
     expect(longType.statusCode).toBe(400);
     expect(longType.json.error).toContain('destination.columns[0].type');
+    expect(longType.json.code).toBe('SLUICE_ERR_VALIDATION');
     const tiles = Array.from({ length: 201 }, () => ({
       name: 't',
       x: 0,
@@ -183,6 +186,7 @@ describe('security: definitions are parsed by the engine, not scanned', () => {
     const many = await v2('POST', '/dashboards', { name: 'big', tiles });
     expect(many.statusCode).toBe(400);
     expect(many.body).toContain('tiles');
+    expect(many.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('an unknown key id takes as long to refuse as a known one with a wrong secret', async () => {
@@ -219,6 +223,7 @@ describe('security: definitions are parsed by the engine, not scanned', () => {
         url: `http://${host}:${listener.port}/hook`,
       });
       expect(response.statusCode, host).toBe(400);
+      expect(response.json.code, host).toBe('SLUICE_ERR_VALIDATION');
     }
     expect(listener.connections()).toBe(0);
   });

@@ -76,7 +76,7 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
     const other = await tenant(s);
     const query = await selectOneAsTenant(s, other);
     expect(query.statusCode, query.body).toBe(403);
-    expect(query.json.error).toContain('without a sandbox');
+    expect(query.json.code).toBe('SLUICE_ERR_UNSANDBOXED_SQL');
     expect(query.json.error).toContain('bubblewrap');
     expect(query.json.error).toContain('SLUICE_ALLOW_UNSANDBOXED_SQL');
 
@@ -87,6 +87,7 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
       auth: other.auth,
     });
     expect(pipe.statusCode, pipe.body).toBe(403);
+    expect(pipe.json.code).toBe('SLUICE_ERR_UNSANDBOXED_SQL');
     const pipes = await s.request({ method: 'GET', url: `${other.service}/pipes`, auth: other.auth });
     expect(pipes.json.result).toEqual([]);
 
@@ -103,7 +104,7 @@ describe('security: without a sandbox, tenant SQL is the operator’s alone unle
       auth: other.bearer,
     });
     expect(source.statusCode, source.body).toBe(403);
-    expect(source.body).toContain('without a sandbox');
+    expect(source.json.code).toBe('SLUICE_ERR_UNSANDBOXED_SQL');
   });
 
   it('with the risk accepted, every organization’s SQL runs, and every start warns', async () => {
