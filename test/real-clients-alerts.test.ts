@@ -140,7 +140,9 @@ describe('what clients of the alerting API send', () => {
         },
       ],
     };
-    expect((await v2('POST', '/dashboards', { ...checkout, tiles: [cpu] })).json.message).toContain(
+    const metric = await v2('POST', '/dashboards', { ...checkout, tiles: [cpu] });
+    expect(metric.json.code).toBe('SLUICE_ERR_VALIDATION');
+    expect(metric.json.message).toContain(
       "tiles[0].series[0].metricName: Not supported: make a source over the metric's table",
     );
     // A problem in a series is named as the client wrote it.

@@ -92,6 +92,7 @@ describe('pipesCdcScaling', () => {
       const refused = await s.request({ method: 'PATCH', url, body });
       expect(refused.statusCode, JSON.stringify(body)).toBe(400);
       expect(refused.json.error).toContain(error);
+      expect(refused.json.code, JSON.stringify(body)).toBe('SLUICE_ERR_VALIDATION');
     }
     const kept = await s.request({ method: 'GET', url });
     expect(kept.json.result).toEqual({ replicaCpuMillicores: 4000, replicaMemoryGb: 16 });
@@ -183,6 +184,7 @@ describe('pipes/schemaDiscovery', () => {
       const refused = await s.request({ method: 'POST', url, body });
       expect(refused.statusCode, refused.body).toBe(400);
       expect(refused.json.error).toContain(error);
+      expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
       expect(refused.body).not.toContain('wrong-password-0');
     }
     expect(s.logs.join('')).not.toContain(kafka.users.plain.password);
@@ -239,6 +241,7 @@ describe('pipes/schemaDiscovery', () => {
     const missing = await s.request({ method: 'POST', url: `${s.pipesUrl}/schemaDiscovery`, body });
     expect(missing.statusCode).toBe(400);
     expect(missing.json.error).toContain('source.kinesis.streamName: no stream missing');
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('object storage and PostgreSQL too: the first file as the engine reads it, a table as the pipe makes it', async () => {
@@ -277,6 +280,7 @@ describe('pipes/schemaDiscovery', () => {
     });
     expect(none.statusCode).toBe(400);
     expect(none.json.error).toContain('source.objectStorage.url: file:///discover/*.csv matches no file yet');
+    expect(none.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(none.json.error).not.toContain(s.dataDir);
 
     await db.client.query(
@@ -299,6 +303,7 @@ describe('pipes/schemaDiscovery', () => {
     const refused = await s.request({ method: 'POST', url, body: postgresBody('not-the-password') });
     expect(refused.statusCode).toBe(400);
     expect(refused.json.error).toContain('source.postgres.credentials: PostgreSQL refused the credentials');
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(refused.body).not.toContain('not-the-password');
   });
 });
@@ -359,6 +364,7 @@ describe('pipes/postgresTables', () => {
     });
     expect(refused.statusCode).toBe(400);
     expect(refused.json.error).toContain('source.postgres.database');
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 });
 

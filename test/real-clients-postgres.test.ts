@@ -81,6 +81,7 @@ describe('a Terraform update of a PostgreSQL pipe', () => {
     const wrong = await update({ credentials: { username: 'replicator', password: 'third' } });
     expect(wrong.statusCode).toBe(400);
     expect(wrong.json.error).toContain('source.postgres.credentials');
+    expect(wrong.json.code).toBe('SLUICE_ERR_VALIDATION');
     // The pipe reads on with the rotated password.
     await client.query(`INSERT INTO orders VALUES (101, 'after the rotation')`);
     await waitForRows(101);
@@ -90,10 +91,12 @@ describe('a Terraform update of a PostgreSQL pipe', () => {
     const running = await update({ port: tap.port });
     expect(running.statusCode).toBe(400);
     expect(running.json.error).toContain('must be paused to edit port');
+    expect(running.json.code).toBe('SLUICE_ERR_PIPE_IMMUTABLE');
     const mapping = { sourceSchemaName: 'public', sourceTable: 'orders', targetTable: 'orders_again' };
     const added = await update({ tableMappingsToAdd: [mapping] });
     expect(added.statusCode).toBe(400);
     expect(added.json.error).toContain('must be paused to edit table mappings');
+    expect(added.json.code).toBe('SLUICE_ERR_PIPE_IMMUTABLE');
     const id = url.split('/').at(-1) as string;
     const stop = await s.request({ method: 'PATCH', url: `${url}/state`, body: { command: 'stop' } });
     expect(stop.statusCode, stop.body).toBe(200);
@@ -123,10 +126,12 @@ describe('a Terraform update of a PostgreSQL pipe', () => {
       `source.postgres.host: 127.0.0.1:${otherPort}/shop is another server`,
     );
     expect(elsewhere.json.error).toContain('needs a resync');
+    expect(elsewhere.json.code).toBe('SLUICE_ERR_VALIDATION');
     const database = await update({ port: tap.port, database: 'elsewhere' });
     expect(database.statusCode).toBe(400);
     expect(database.json.error).toContain("belongs to the database 'shop', not 'elsewhere'");
     expect(database.json.error).toContain('needs a resync');
+    expect(database.json.code).toBe('SLUICE_ERR_VALIDATION');
     const after = await s.request({ method: 'GET', url });
     expect(after.json.result.source.postgres).toMatchObject({ port: tap.port, database: 'shop' });
   });

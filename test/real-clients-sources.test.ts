@@ -66,6 +66,7 @@ describe('what real clients send to real sources', () => {
     expect(refused.json.error).toContain(
       'source.objectStorage.url: names /devstoreaccount1/other/data/*.ndjson, but azureContainerName and path say /events/data/*.ndjson',
     );
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     const account = await azureBody(() => 'https://someone.blob.core.windows.net/events/data/*.ndjson');
     account.destination.table = 'azure_account';
     const elsewhere = await s.request({ method: 'POST', url: s.pipesUrl, body: account });
@@ -73,6 +74,7 @@ describe('what real clients send to real sources', () => {
     expect(elsewhere.json.error).toContain(
       'source.objectStorage.url: names the host someone.blob.core.windows.net, but connectionString reaches 127.0.0.1',
     );
+    expect(elsewhere.json.code).toBe('SLUICE_ERR_VALIDATION');
     const names = (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.map(
       (pipe: { name: string }) => pipe.name,
     );
@@ -105,6 +107,7 @@ describe('what real clients send to real sources', () => {
     expect(refused.statusCode, refused.body).toBe(400);
     expect(refused.json.error).toContain('source.kafka.iamRole: cannot assume iamRole');
     expect(refused.json.error).toContain('(AccessDenied)');
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     const after = await s.request({ method: 'GET', url: `${s.pipesUrl}/${id}` });
     expect(after.json.result.source.kafka.iamRole).toBe(reader);
     expect(after.json.result.state).toBe('Running');

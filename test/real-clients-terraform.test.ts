@@ -48,6 +48,7 @@ describe('what Terraform sends and reads back', () => {
     const bad = await s.request({ method: 'POST', url: s.pipesUrl, body });
     expect(bad.statusCode).toBe(400);
     expect(bad.json.error).toContain('source.kinesis.timestamp');
+    expect(bad.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('a kinesis update sends the whole source: equal timestamp and useEnhancedFanOut pass, a changed one is a 400 naming it', async () => {
@@ -71,6 +72,7 @@ describe('what Terraform sends and reads back', () => {
     expect(changed.statusCode).toBe(400);
     expect(changed.json.error).toContain('source.kinesis.useEnhancedFanOut: cannot change after create');
     expect(changed.json.error).toContain('source.kinesis.timestamp: cannot change after create');
+    expect(changed.json.code).toBe('SLUICE_ERR_VALIDATION');
     const after = await s.request({ method: 'GET', url });
     expect(after.json.result.source.kinesis).not.toHaveProperty('useEnhancedFanOut');
   });
@@ -102,6 +104,7 @@ describe('what Terraform sends and reads back', () => {
     expect(changed.statusCode).toBe(400);
     expect(changed.json.error).toContain('source.objectStorage.url: cannot change after create');
     expect(changed.json.error).toContain('source.objectStorage.isContinuous: cannot change after create');
+    expect(changed.json.code).toBe('SLUICE_ERR_VALIDATION');
     const after = await s.request({ method: 'GET', url });
     expect(after.json.result.source.objectStorage.url).toBe('file:///tf/*.ndjson');
   });
@@ -160,6 +163,7 @@ describe('what Terraform sends and reads back', () => {
       expect(fixed.json.error).toContain(
         'source.postgres.settings.replicationMode: cannot change after create',
       );
+      expect(fixed.json.code).toBe('SLUICE_ERR_VALIDATION');
       const after = await rulesOnly.request({ method: 'GET', url });
       expect(after.json.result.source.postgres.settings.replicationMode).toBe('cdc');
     } finally {

@@ -26,6 +26,7 @@ describe('what real clients send', () => {
     expect(oneOff.json.error).toContain(
       'source.objectStorage.url: file:///nothing-here/**.ndjson matches no file',
     );
+    expect(oneOff.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(oneOff.json.error).not.toContain(s.dataDir);
     const listed = await s.request({ method: 'GET', url: s.pipesUrl });
     expect(listed.json.result).toEqual([]);
@@ -51,6 +52,7 @@ describe('what real clients send', () => {
     });
     expect(start.statusCode).toBe(400);
     expect(start.json.error).toContain('is already running');
+    expect(start.json.code).toBe('SLUICE_ERR_PIPE_STATE');
   });
 
   it("errors name file:// paths as the user wrote them, never the server's directories", async () => {
@@ -66,6 +68,7 @@ describe('what real clients send', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json.error).toContain('source.validateSamples: broken/a.ndjson, record 2');
     expect(response.json.error).toContain('(in file/uri file:///broken/a.ndjson)');
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(response.json.error).not.toContain(s.dataDir);
   });
 
@@ -82,12 +85,14 @@ describe('what real clients send', () => {
     expect(refused.statusCode).toBe(400);
     expect(refused.json.error).toContain('destination.columns[0].type');
     expect(refused.json.error).toContain("Maybe you meant: ['UInt64'");
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     const partition = structuredClone(body);
     partition.destination.tableDefinition.partitionBy = 'toYYYYMM(created_at)';
     const missing = await s.request({ method: 'POST', url: s.pipesUrl, body: partition });
     expect(missing.statusCode).toBe(400);
     expect(missing.json.error).toContain('destination.tableDefinition: the engine cannot make this table');
     expect(missing.json.error).toContain('created_at');
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
     const listed = await s.request({ method: 'GET', url: s.pipesUrl });
     expect(listed.json.result.map((p: { name: string }) => p.name)).not.toContain(body.name);
   });
@@ -142,6 +147,7 @@ describe('what real clients send', () => {
     const unknown = await s.request({ method: 'POST', url: s.pipesUrl, body });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json.error).toContain('fieldMappings[2].destinationField');
+    expect(unknown.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('null means absent, and empty optional strings and arrays mean not set (cloud CLI bodies)', async () => {
@@ -157,6 +163,7 @@ describe('what real clients send', () => {
     expect(refused.json.error).toBe(
       'BAD_REQUEST: source.kafka.brokers: cannot tell the AWS region for MSK IAM: the brokers are not named *.kafka.<region>.amazonaws.com and AWS_REGION is not set',
     );
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     const rulesOnly = await startSluice({ runtime: false });
     try {
       await nullsAreAbsent(rulesOnly);
@@ -219,7 +226,7 @@ describe('what real clients send', () => {
     expect((await s.request({ method: 'GET', url })).statusCode).toBe(404);
     const empty = await s.request({ method: 'POST', url: s.pipesUrl, headers: json });
     expect(empty.statusCode).toBe(400);
-    expect(empty.json.error).toContain('the body is not valid JSON');
+    expect(empty.json.code).toBe('SLUICE_ERR_INVALID_JSON');
   });
 
   it('DELETE of an alert that is already gone answers 200', async () => {
