@@ -46,6 +46,14 @@ function keywordsOf(text: string): string {
   return text.replace(/'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`|"(?:[^"\\]|\\.)*"/g, "''");
 }
 
+/** Why a statement may not run: the code of its condition and the words that say it. */
+export interface StatementProblem {
+  code: ErrorCode;
+  message: string;
+}
+
+const refused = (message: string): StatementProblem => ({ code: 'SLUICE_ERR_SQL_REFUSED', message });
+
 /**
  * Why a statement of the query endpoint may not run, or undefined. It must be exactly one statement
  * as the engine parses it, and none of the three things chDB does on its client side, outside the
@@ -58,35 +66,46 @@ export async function statementProblem(
   caller: 'admin' | 'reader',
   /** The service is over its disk quota: what it says when the statement neither reads nor frees space. */
   overQuota?: string,
-): Promise<string | undefined> {
+): Promise<StatementProblem | undefined> {
   let text: string;
   try {
     text = await canonical(engine, sql);
   } catch (error) {
-    if (error instanceof NotParsedError) return error.message;
+    if (error instanceof NotParsedError) return { code: 'SLUICE_ERR_SQL_INVALID', message: error.message };
     throw error;
   }
   const keywords = keywordsOf(text);
-  if (/\bINTO\s+OUTFILE\b/i.test(keywords)) return 'INTO OUTFILE writes to the host and is not allowed';
-  if (/\bFROM\s+INFILE\b/i.test(keywords)) return 'FROM INFILE reads the host and is not allowed';
-  if (/^\s*ATTACH\b/i.test(keywords)) return 'ATTACH is not allowed: create the table instead';
+  if (/\bINTO\s+OUTFILE\b/i.test(keywords))
+    return refused('INTO OUTFILE writes to the host and is not allowed');
+  if (/\bFROM\s+INFILE\b/i.test(keywords)) return refused('FROM INFILE reads the host and is not allowed');
+  if (/^\s*ATTACH\b/i.test(keywords)) return refused('ATTACH is not allowed: create the table instead');
   // The engine's read-only mode lets a SET to the value a setting has pass; a key that may change
   // no setting is told so for every SET (each statement has a connection of its own anyway).
-  if (overQuota !== undefined && !readsOrFrees(keywords)) return overQuota;
+  if (overQuota !== undefined && !readsOrFrees(keywords))
+    return { code: 'SLUICE_ERR_DISK_QUOTA', message: overQuota };
   if (caller === 'reader' && /^\s*SET\b/i.test(keywords))
-    return 'this key may only read and change no setting: SET is for admin keys (and lasts for its one statement)';
+    return refused(
+      'this key may only read and change no setting: SET is for admin keys (and lasts for its one statement)',
+    );
   // A dynamic disk names a path or an address for a table's storage; the sandbox keeps it inside
   // the service, but a disk that cannot connect retries for minutes: a table uses the service's own.
   if (/\bdisk\s*=\s*disk\s*\(/i.test(keywords))
-    return "a table's storage is the service's own: disk = disk(...) is not allowed (leave out the disk setting)";
+    return refused(
+      "a table's storage is the service's own: disk = disk(...) is not allowed (leave out the disk setting)",
+    );
   // The parser reads an INSERT's inline data as data, but the engine's statement splitter ends it at
   // the first ';': a ';' there would start a second statement.
   const insert = /^\s*INSERT\b/i.test(keywords);
   const inline = insert && /\bFORMAT\s+\w+\s*$/i.test(keywords);
   if (!insert && /\bFORMAT\s+\w+\s*$/i.test(keywords))
-    return 'leave the FORMAT clause out: results come back as JSON rows';
+    return {
+      code: 'SLUICE_ERR_ENGINE_RESULT_FORMAT',
+      message: 'leave the FORMAT clause out: results come back as JSON rows',
+    };
   if (inline && sql.trim().replace(/;\s*$/, '').includes(';'))
-    return "an INSERT with inline data may not contain ';' (it would start another statement): send one statement";
+    return refused(
+      "an INSERT with inline data may not contain ';' (it would start another statement): send one statement",
+    );
   return undefined;
 }
 

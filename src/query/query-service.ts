@@ -59,12 +59,7 @@ export class QueryService {
       },
     );
     const refused = await statementProblem(engine, sql, caller, overQuota);
-    // Over the quota is the quota's condition, as for the service's pipes; the rest is refused SQL.
-    if (refused)
-      throw new BadRequestError(
-        refused === overQuota ? 'SLUICE_ERR_DISK_QUOTA' : 'SLUICE_ERR_SQL_REFUSED',
-        `sql: ${refused}`,
-      );
+    if (refused) throw new BadRequestError(refused.code, `sql: ${refused.message}`);
     try {
       return await engine.queryRows(sql, {
         caller,
