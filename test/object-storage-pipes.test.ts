@@ -141,6 +141,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     const missing = await s.request({ method: 'POST', url: s.pipesUrl, body: body('nope') });
     expect(missing.statusCode).toBe(400);
     expect(missing.json.error).toContain('destination.table: mine.nope does not exist');
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
     const column = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -149,6 +150,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     expect(column.statusCode).toBe(400);
     // No mappings were sent: the problem names the column the user wrote.
     expect(column.json.error).toContain('destination.columns[1].name: mine.orders has no column "missing"');
+    expect(column.json.code).toBe('SLUICE_ERR_VALIDATION');
     const taken = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -163,6 +165,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
     });
     expect(taken.statusCode).toBe(400);
     expect(taken.json.error).toContain('mine.orders already exists and holds rows');
+    expect(taken.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('a destination that changed shape gets fresh staging tables, and the pipe goes on', async () => {
@@ -244,6 +247,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       });
       expect(response.statusCode, message).toBe(400);
       expect(response.json.error, response.json.error).toContain(message);
+      expect(response.json.code, message).toBe('SLUICE_ERR_VALIDATION');
     }
     expect((await s.request({ method: 'GET', url: s.pipesUrl })).json.result.length).toBe(before);
   });
@@ -407,15 +411,16 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       auth: developer,
     });
     expect(write.statusCode).toBe(400);
-    expect(write.json.error).toContain('this key may only read');
+    expect(write.json.code).toBe('SLUICE_ERR_SQL_REFUSED');
     const admin = await s.request({ method: 'POST', url, body: { sql: 'CREATE DATABASE IF NOT EXISTS x' } });
     expect(admin.statusCode).toBe(200);
     const bad = await s.request({ method: 'POST', url, body: { sql: 'SELEC 1' } });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json.error).toMatch(/^BAD_REQUEST: sql: Syntax error/);
+    expect(bad.json.code).toBe('SLUICE_ERR_SQL_INVALID');
     const formatted = await s.request({ method: 'POST', url, body: { sql: 'SELECT 1 FORMAT CSV' } });
     expect(formatted.statusCode).toBe(400);
     expect(formatted.json.error).toContain('leave the FORMAT clause out');
+    expect(formatted.json.code).toBe('SLUICE_ERR_ENGINE_RESULT_FORMAT');
     const values = await s.request({ method: 'POST', url, body: { sql: 'INSERT INTO x.t VALUES (1)' } });
     expect(values.json.error).toContain('x.t'); // the engine's own message: no such table, not a syntax error
     for (const [sql, message, auth] of [
@@ -426,6 +431,7 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       const refused = await s.request({ method: 'POST', url, body: { sql }, auth });
       expect(refused.statusCode, sql).toBe(400);
       expect(refused.json.error).toContain(message);
+      expect(refused.json.code, sql).toBe('SLUICE_ERR_SQL_REFUSED');
     }
     const sneaky = await s.request({
       method: 'POST',
@@ -433,9 +439,10 @@ describe('object-storage pipes: tables, mappings, create checks, lifecycle, quer
       body: { sql: 'CREATE DATABASE sneaky --' },
       auth: developer,
     });
-    expect(sneaky.json.error).toContain('this key may only read');
+    expect(sneaky.json.code).toBe('SLUICE_ERR_SQL_REFUSED');
     const empty = await s.request({ method: 'POST', url, body: {} });
     expect(empty.json.error).toBe('BAD_REQUEST: sql: Required: give one SQL statement as a string');
+    expect(empty.json.code).toBe('SLUICE_ERR_SQL_INVALID');
   });
 });
 
@@ -465,6 +472,7 @@ describe('object-storage pipes and the network Sluice runs in', () => {
         expect(response.json.error).toContain(
           'is a private, loopback or link-local address; an operator may allow those with SLUICE_ALLOW_PRIVATE_SOURCES=true',
         );
+        expect(response.json.code, url).toBe('SLUICE_ERR_VALIDATION');
       }
     } finally {
       await s.close();
