@@ -101,6 +101,7 @@ describe('bad records go to <table>_pipes_error; good rows of the same file stil
     expect(refused.json.error).toMatch(
       /^BAD_REQUEST: source\.validateSamples: samples\/early-bad\.ndjson, record 3: Cannot parse input/,
     );
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(
       (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.map((p: any) => p.name),
     ).not.toContain('sampled');
@@ -127,6 +128,7 @@ describe('bad records go to <table>_pipes_error; good rows of the same file stil
     expect(empty.json.error).toBe(
       'BAD_REQUEST: source.validateSamples: no file matches the URL yet, so there is no sample to validate',
     );
+    expect(empty.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('a file over 10 GB is set aside with an error, and the pipe goes on', async () => {

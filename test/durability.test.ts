@@ -124,9 +124,9 @@ describe('durability on PGlite', () => {
   it('refuses a second process on a data directory in use', async () => {
     const s = await startSluice();
     try {
-      await expect(startSluice({ dataDir: s.dataDir })).rejects.toThrow(
-        /is in use by (a Sluice server|another Sluice process)/,
-      );
+      await expect(startSluice({ dataDir: s.dataDir })).rejects.toMatchObject({
+        code: 'SLUICE_ERR_DATA_DIR_BUSY',
+      });
     } finally {
       await s.close();
     }
@@ -153,7 +153,9 @@ describe('durability on PostgreSQL', () => {
     const before = (await first.request({ method: 'GET', url: first.pipesUrl })).json.result;
     await first.close();
     // Another node (its own data directory, no shared key) must not start on the shared store.
-    await expect(startSluice({ databaseUrl })).rejects.toThrow(/the master key does not open the secrets/);
+    await expect(startSluice({ databaseUrl })).rejects.toMatchObject({
+      code: 'SLUICE_ERR_MASTER_KEY_MISMATCH',
+    });
     const second = await startSluice({ databaseUrl, env: { SLUICE_MASTER_KEY: MASTER_KEY } });
     try {
       const after = (await second.request({ method: 'GET', url: second.pipesUrl })).json.result;

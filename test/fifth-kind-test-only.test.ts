@@ -133,6 +133,7 @@ describe('a fifth source kind, defined in this test alone, registered through th
     });
     expect(unknownField.statusCode).toBe(400);
     expect(unknownField.json.error).toContain('source.counter.speed');
+    expect(unknownField.json.code).toBe('SLUICE_ERR_VALIDATION');
     const ruled = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -140,6 +141,7 @@ describe('a fifth source kind, defined in this test alone, registered through th
     });
     expect(ruled.statusCode).toBe(400);
     expect(ruled.json.error).toContain('source.counter.batchRows: Must not be more than rows');
+    expect(ruled.json.code).toBe('SLUICE_ERR_VALIDATION');
     const refused = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -147,6 +149,7 @@ describe('a fifth source kind, defined in this test alone, registered through th
     });
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toContain('source.counter.secretToken');
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(refused.body).not.toContain('WRONG-TOKEN-never-shown');
   });
 
@@ -191,6 +194,7 @@ describe('a fifth source kind, defined in this test alone, registered through th
     });
     expect(changed.statusCode).toBe(400);
     expect(changed.json.error).toContain('source.counter.rows');
+    expect(changed.json.code).toBe('SLUICE_ERR_VALIDATION');
     const openapi = await s.request({ method: 'GET', url: '/v1/openapi.json', auth: null });
     expect(openapi.body).toContain('"counter"');
   });

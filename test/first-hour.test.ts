@@ -49,6 +49,7 @@ describe('alerts that tell you what is wrong', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json.message).toContain('timestampValueExpression: does not run on the source');
     expect(response.json.message).toContain('created_at');
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it("a tile's valueExpression, where, groupBy and Lucene filter are run on the table at create", async () => {
@@ -63,6 +64,7 @@ describe('alerts that tell you what is wrong', () => {
       const response = await post('/dashboards', body);
       expect(response.statusCode, path).toBe(400);
       expect(response.json.message).toContain(`${path}: does not run on the source's table`);
+      expect(response.json.code, path).toBe('SLUICE_ERR_VALIDATION');
     }
     const fine = await post(
       '/dashboards',

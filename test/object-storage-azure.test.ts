@@ -124,6 +124,7 @@ describe('object-storage pipes from Azure Blob Storage (azurite)', () => {
     expect(missing.json.error).toContain(
       'source.objectStorage.url: cannot list or read the files: the container does not exist',
     );
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
     const wrongKey = azure.connectionString.replace(AZURITE_KEY, Buffer.alloc(64, 1).toString('base64'));
     const denied = await s.request({
       method: 'POST',
@@ -132,6 +133,7 @@ describe('object-storage pipes from Azure Blob Storage (azurite)', () => {
     });
     expect(denied.statusCode).toBe(400);
     expect(denied.json.error, denied.json.error).toContain('access denied');
+    expect(denied.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(denied.json.error).not.toContain(Buffer.alloc(64, 1).toString('base64'));
   });
 });

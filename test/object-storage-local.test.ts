@@ -174,6 +174,7 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     });
     expect(dots.statusCode).toBe(400);
     expect(dots.json.error).toContain('file:///../../etc/* matches no file');
+    expect(dots.json.code).toBe('SLUICE_ERR_VALIDATION');
     const encoded = await s.request({
       method: 'POST',
       url: s.pipesUrl,
@@ -181,6 +182,7 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     });
     expect(encoded.statusCode).toBe(400);
     expect(encoded.json.error).toContain('source.objectStorage.url: not a usable file:// URL');
+    expect(encoded.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('a symbolic link in the files directory does not lead out of it', async () => {
@@ -193,6 +195,7 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     });
     expect(linked.statusCode).toBe(400);
     expect(linked.json.error).toContain('file:///etc-link/* matches no file');
+    expect(linked.json.code).toBe('SLUICE_ERR_VALIDATION');
   });
 
   it('runs scaling.replicas batches at once, each file still exactly once', async () => {

@@ -57,6 +57,7 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
   it('a count that differs: StagedCountError naming both counts, nothing in the destination, the batch left unstaged', async () => {
     const failed = batchWith(() => 3);
     await expect(failed).rejects.toBeInstanceOf(StagedCountError);
+    await expect(failed).rejects.toMatchObject({ code: 'SLUICE_ERR_STAGED_COUNT' });
     await expect(failed).rejects.toThrow(/read 3 rows and 0 bad records, but the engine staged 2 rows/);
     expect(await sql(s, `SELECT count() AS n FROM ${tableName('counted', 'rows')}`)).toEqual([{ n: 0 }]);
     const open = await s.sluice.store.repos.progress.openBatches(pipeId);
