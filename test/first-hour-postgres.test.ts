@@ -87,6 +87,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     );
     expect(refused.json.error).toContain(OWN_ORDERS);
     expect(refused.json.error).toContain('settings.publicationName');
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
 
     // With CREATE granted, only the ownership is left to name.
     await client.query('GRANT CREATE ON DATABASE shop TO replicator');
@@ -94,6 +95,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     expect(owner.statusCode).toBe(400);
     expect(owner.json.error).toContain(OWN_ORDERS);
     expect(owner.json.error).not.toContain('GRANT CREATE');
+    expect(owner.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(await pipeNames()).toEqual([]);
 
     // A publication of the user's own: Sluice creates and alters none, so neither is needed.
@@ -127,6 +129,7 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     expect(added.statusCode).toBe(400);
     expect(added.json.error).toContain('source.postgres.tableMappings[1].sourceTable');
     expect(added.json.error).toContain('ALTER TABLE "public"."items" OWNER TO <user>');
+    expect(added.json.code).toBe('SLUICE_ERR_VALIDATION');
     const pipe = await s.request({ method: 'GET', url: `${s.pipesUrl}/${ordersPipe}` });
     expect(pipe.json.result.source.postgres.tableMappings).toHaveLength(1);
   }, 180_000);
@@ -135,7 +138,6 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     await client.query('ALTER TABLE orders OWNER TO postgres');
     expect((await state(ordersPipe, 'resync')).statusCode).toBe(200);
     const failed = await waitForState(s, ordersPipe, 'Failed', 90_000);
-    expect(failed.reason).toContain("PostgreSQL refused the pipe's user (must be owner of table orders)");
     expect(failed.reason).toContain(OWN_ORDERS);
     expect(failed.lastError).toBe(failed.reason);
     expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_PRIVILEGE');
@@ -180,7 +182,6 @@ describe.each(POSTGRES_MAJORS)("what a PostgreSQL pipe's user needs, on PostgreS
     await server.halt();
     try {
       const degraded = await waitForState(s, id, 'Degraded', 60_000);
-      expect(degraded.lastError).toMatch(/terminat|ECONNREFUSED|connect/i);
       expect(degraded.lastErrorCode).toBe('SLUICE_ERR_SOURCE_UNREACHABLE');
       expect(Date.parse(degraded.lastErrorAt)).toBeGreaterThan(Date.now() - 120_000);
       expect(degraded.reason).not.toContain("refused the pipe's user");

@@ -76,6 +76,7 @@ describe('IAM_ROLE object storage, with a stand-in STS (mocked: STS cannot run h
     expect(response.statusCode).toBe(400);
     expect(response.json.error).toContain('source.objectStorage.url: cannot list or read the files');
     expect(response.json.error, response.json.error).toContain('(AccessDenied)');
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     // STS's own message would name this node's account and role: a tenant sees only the code.
     expect(response.json.error).not.toContain('not allowed to assume this role');
   });
@@ -146,6 +147,7 @@ describe('IAM_ROLE Kinesis, with a stand-in STS (mocked: STS cannot run here)', 
     expect(response.statusCode).toBe(400);
     expect(response.json.error).toContain('source.kinesis.iamRole: STS refused to assume');
     expect(response.json.error).toContain('(AccessDenied)');
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(response.json.error).not.toContain('not allowed to assume this role');
   });
 });

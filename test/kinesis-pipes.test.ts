@@ -193,6 +193,7 @@ describe('a Kinesis pipe', () => {
     await kinesis.put(stream, records(100, 100));
     const degraded = await waitForState(s, id, 'Degraded', 30_000);
     expect(degraded.reason).toMatch(/ProvisionedThroughputExceededException/);
+    expect(degraded.lastErrorCode).toBe('SLUICE_ERR_SOURCE');
     expect(proxy.throttled).toBeGreaterThan(before);
     proxy.setRule(() => false);
     await waitForState(s, id, 'Running', 60_000);
@@ -243,6 +244,7 @@ describe('a Kinesis pipe', () => {
     });
     expect(missing.statusCode).toBe(400);
     expect(missing.json.error).toContain('source.kinesis.streamName: no stream no-such-stream in us-east-1');
+    expect(missing.json.code).toBe('SLUICE_ERR_VALIDATION');
 
     await kinesis.createStream('checked', 1);
     const fanOut = await s.request({
@@ -254,6 +256,7 @@ describe('a Kinesis pipe', () => {
     expect(fanOut.json.error).toContain(
       'source.kinesis.useEnhancedFanOut: this Kinesis server does not support enhanced fan-out',
     );
+    expect(fanOut.json.code).toBe('SLUICE_ERR_VALIDATION');
 
     const avro = await s.request({
       method: 'POST',
@@ -262,6 +265,7 @@ describe('a Kinesis pipe', () => {
     });
     expect(avro.statusCode).toBe(400);
     expect(avro.json.error).toContain('source.kinesis.format: AvroConfluent is not supported yet');
+    expect(avro.json.code).toBe('SLUICE_ERR_VALIDATION');
 
     await kinesis.put('checked', [{ key: 'a', data: '{"id": "x", "name": 1}' }]);
     const samples = await s.request({
@@ -273,6 +277,7 @@ describe('a Kinesis pipe', () => {
     expect(samples.json.error).toMatch(
       /source\.validateSamples: checked shard shardId-000000000000 sequence number \d+: /,
     );
+    expect(samples.json.code).toBe('SLUICE_ERR_VALIDATION');
     const names = (await s.request({ method: 'GET', url: s.pipesUrl })).json.result.map(
       (pipe: { name: string }) => pipe.name,
     );

@@ -84,6 +84,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes and the server limits on PostgreS
     expect(refused.json.error).toContain(
       "at least 3 sessions (its own 2 and one to read the snapshot on), and the user's CONNECTION LIMIT is 2",
     );
+    expect(refused.json.code).toBe('SLUICE_ERR_VALIDATION');
     expect(await pipesNamed('pg narrow')).toEqual([]);
 
     // Four sessions: the pipe's own two and two ranges at once of the three asked for.
@@ -115,6 +116,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes and the server limits on PostgreS
       expect(slotless.statusCode).toBe(400);
       expect(slotless.json.error).toContain('source.postgres.host');
       expect(slotless.json.error).toContain('no free replication slot');
+      expect(slotless.json.code).toBe('SLUICE_ERR_VALIDATION');
       expect(await pipesNamed('pg slotless')).toEqual([]);
       const publications = await client.query('SELECT pubname FROM pg_publication');
       expect(publications.rows).toEqual([]);

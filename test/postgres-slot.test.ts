@@ -119,6 +119,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     expect(failed.reason).toContain(`replication slot '${slot}' was invalidated`);
     expect(failed.reason).toContain('max_slot_wal_keep_size');
     expect(failed.reason).toContain('resync the pipe');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_SETUP');
 
     // A resync makes a new slot and copies the table again: what the lost slot held arrives.
     expect((await command(id, 'resync')).statusCode).toBe(200);
@@ -147,6 +148,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     const failed = await waitForState(s, id, 'Failed', 60_000);
     expect(failed.reason).toContain(`replication slot '${slot}' no longer exists at the source`);
     expect(failed.reason).toContain('resync the pipe');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_SETUP');
 
     expect((await command(id, 'resync')).statusCode).toBe(200);
     await waitForState(s, id, 'Running', 90_000);
@@ -173,10 +175,12 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     expect(failed.reason).toContain("replication slot 'users_slot' was invalidated");
     expect(failed.reason).toContain('drop the slot at the source');
     expect(failed.reason).toContain('empties the targets');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_SETUP');
     // A resync would take the lost slot as it is: it fails first, and the target keeps its rows.
     expect((await command(id, 'resync')).statusCode).toBe(200);
     const again = await waitForState(s, id, 'Failed', 60_000);
     expect(again.reason).toContain("replication slot 'users_slot' was invalidated");
+    expect(again.lastErrorCode).toBe('SLUICE_ERR_SOURCE_SETUP');
     expect((await mirror('named', 't')).map((row) => row.id)).toEqual([1, 2]);
 
     // With the slot dropped, the resync makes it again: the target starts empty, then follows.
@@ -227,6 +231,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     expect([...states]).not.toContain('Degraded');
     expect(failed.reason).toContain('the source table public.a no longer exists');
     expect(failed.reason).toContain('tableMappingsToRemove');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_TABLE_GONE');
 
     await stop(id);
     const edited = await s.request({
@@ -255,6 +260,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes whose slot or table is gone, on P
     await client.query('COMMIT');
     const failed = await waitForState(s, id, 'Failed', 30_000);
     expect(failed.reason).toContain('the source table public.a no longer exists as the pipe read it');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_TABLE_GONE');
     await client.end();
   }, 120_000);
 });

@@ -76,6 +76,7 @@ describe('postgres pipes over TLS', () => {
     expect(untrusted.statusCode).toBe(400);
     expect(untrusted.json.error).toContain('source.postgres.caCertificate');
     expect(untrusted.json.error).toContain('not trusted');
+    expect(untrusted.json.code).toBe('SLUICE_ERR_VALIDATION');
     // The certificate names localhost and 127.0.0.1: a tlsHost it does not carry is refused,
     // whether host is an address or a name.
     for (const host of ['127.0.0.1', 'localhost']) {
@@ -85,6 +86,7 @@ describe('postgres pipes over TLS', () => {
       expect(elsewhere.statusCode, host).toBe(400);
       expect(elsewhere.json.error).toContain('source.postgres.tlsHost');
       expect(elsewhere.json.error).toContain('db.elsewhere.example');
+      expect(elsewhere.json.code, host).toBe('SLUICE_ERR_VALIDATION');
     }
     expect((await s.request({ method: 'GET', url: s.pipesUrl })).json.result).toEqual([]);
 
