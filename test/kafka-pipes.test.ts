@@ -370,6 +370,7 @@ describe('MSK IAM_ROLE, with a stand-in STS (mocked: STS cannot run here)', () =
     expect(response.statusCode, JSON.stringify(response.json)).toBe(400);
     expect(response.json.error).toContain('source.kafka.iamRole: cannot assume iamRole');
     expect(response.json.error).toContain('(AccessDenied)');
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     // STS's own message would name this node's account and role: a tenant sees only the code.
     expect(response.json.error).not.toContain('not allowed to assume this role');
   });
