@@ -35,6 +35,7 @@ function pipeBody(database: string, port: number, tables: string[], settings: Re
 async function refused(body: unknown, ...says: string[]): Promise<void> {
   const response = await s.request({ method: 'POST', url: s.pipesUrl, body });
   expect(response.statusCode).toBe(400);
+  expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
   for (const text of says) expect(response.json.error).toContain(text);
 }
 
@@ -276,6 +277,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     const failed = await waitForState(s, id, 'Failed', 30_000);
     expect(failed.reason).toContain('column "age" of public.people changed type');
     expect(failed.reason).toContain('resync');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_SOURCE_SCHEMA_CHANGED');
     expect((await mirror('shape', 'people', 'id')).map((r) => r.id)).toEqual([1, 2, 3]);
     await client.end();
   }, 180_000);
@@ -535,6 +537,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     expect(response.statusCode).toBe(400);
     expect(response.json.error).toContain('source.postgres.tableMappings[0].sourceTable');
     expect(response.json.error).toContain('REPLICA IDENTITY FULL');
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     const listed = await s.request({ method: 'GET', url: s.pipesUrl });
     expect(listed.json.result.filter((p: { name: string }) => p.name === 'pg nokey')).toEqual([]);
     await client.end();
@@ -661,6 +664,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     });
     expect(patched.statusCode).toBe(400);
     expect(patched.json.error).toContain('public.events_low is a partition of public.events');
+    expect(patched.json.code).toBe('SLUICE_ERR_VALIDATION');
     const kept = await s.request({ method: 'GET', url: `${s.pipesUrl}/${id}` });
     expect(
       kept.json.result.source.postgres.tableMappings.map((m: { sourceTable: string }) => m.sourceTable),
@@ -835,6 +839,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       }),
     );
     expect(response.statusCode).toBe(400);
+    expect(response.json.code).toBe('SLUICE_ERR_VALIDATION');
     const error: string = response.json.error;
     const at = 'source.postgres';
     for (const [path, says] of [
@@ -867,6 +872,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
     expect(changesOnly.statusCode).toBe(400);
     expect(changesOnly.json.error).toContain('may not replicate');
     expect(changesOnly.json.error).not.toContain('may not read');
+    expect(changesOnly.json.code).toBe('SLUICE_ERR_VALIDATION');
 
     await refused(
       withSource({ credentials: { username: 'postgres', password: 'wrong' } }),
@@ -1033,6 +1039,7 @@ describe.each(POSTGRES_MAJORS)('postgres pipes on PostgreSQL %i', (major) => {
       'mirror_earlier.twins: made by an earlier Sluice for a table without a key',
     );
     expect(failed.reason).toContain('resync the pipe');
+    expect(failed.lastErrorCode).toBe('SLUICE_ERR_RESYNC_NEEDED');
     expect((await s.request({ method: 'PATCH', url, body: { command: 'resync' } })).statusCode).toBe(200);
     await waitForState(s, id, 'Running', 90_000);
     await client.query(`INSERT INTO twins VALUES (1, 'same'), (1, 'same')`);
@@ -1060,6 +1067,7 @@ describe('postgres pipes and the network Sluice runs in', () => {
         expect(response.json.error).toContain(
           'is a private, loopback or link-local address; an operator may allow those with SLUICE_ALLOW_PRIVATE_SOURCES=true',
         );
+        expect(response.json.code, host).toBe('SLUICE_ERR_VALIDATION');
       }
       expect((await sluice.request({ method: 'GET', url: sluice.pipesUrl })).json.result).toEqual([]);
     } finally {
