@@ -1,3 +1,4 @@
+import { isErrorCode } from '../errors.js';
 import type { Backend, PipesApi, Row } from './backend.js';
 import { CliError, HttpClient } from './http-client.js';
 
@@ -23,9 +24,12 @@ export class HttpBackend implements Backend {
       },
       body === undefined ? undefined : JSON.stringify(body),
     );
-    const payload = parseJson(answer.text) as { result?: T; error?: string };
+    const payload = parseJson(answer.text) as { result?: T; error?: string; code?: string };
     const ok = answer.status >= 200 && answer.status < 300;
-    if (!ok) throw new CliError(payload.error ?? `${method} ${path} answered ${answer.status}`);
+    if (!ok) {
+      const code = isErrorCode(payload.code) ? payload.code : undefined;
+      throw new CliError(payload.error ?? `${method} ${path} answered ${answer.status}`, code);
+    }
     return payload.result as T;
   }
 

@@ -5,7 +5,13 @@ import { rootCertificates } from 'node:tls';
 import type { ErrorCode } from '../errors.js';
 
 export class CliError extends Error {
-  readonly code: ErrorCode = 'SLUICE_ERR_CLI';
+  /** SLUICE_ERR_CLI for the CLI's own conditions; the server's code for an error it relays. */
+  constructor(
+    message: string,
+    readonly code: ErrorCode = 'SLUICE_ERR_CLI',
+  ) {
+    super(message);
+  }
 }
 
 /** What the server answered: its status and its body's text. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config.js';
 import { CodedError, NotFoundError } from '../errors.js';
+import { CliError } from './http-client.js';
 import { userMessage } from './user-errors.js';
 
 describe('what the CLI prints for an error', () => {
@@ -13,6 +14,13 @@ describe('what the CLI prints for an error', () => {
     );
     expect(userMessage(new ConfigError(['SLUICE_PORT must be a port']))).toBe(
       'sluice: invalid configuration: SLUICE_PORT must be a port',
+    );
+    // The server's answer relayed, with its code; the CLI's own condition in its words.
+    expect(
+      userMessage(new CliError('the pipe is already running (state Running)', 'SLUICE_ERR_PIPE_STATE')),
+    ).toBe('sluice: SLUICE_ERR_PIPE_STATE: the pipe is already running (state Running)');
+    expect(userMessage(new CliError('cannot reach http://x: ECONNREFUSED'))).toBe(
+      'sluice: cannot reach http://x: ECONNREFUSED',
     );
     // A bug keeps its stack: nothing to print in one line.
     expect(userMessage(new Error('undefined is not a function'))).toBeUndefined();

@@ -10,6 +10,9 @@ import { CliError } from './http-client.js';
  * Undefined for anything else, which is a bug and keeps its stack for the report.
  */
 export function userMessage(error: unknown): string | undefined {
+  // An error the server answered: its code first, as the API gave it.
+  if (error instanceof CliError && error.code !== 'SLUICE_ERR_CLI')
+    return `sluice: ${error.code}: ${error.message}`;
   if (
     error instanceof ConfigError ||
     error instanceof CliError ||
