@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import { Session } from 'chdb';
+import { openWhenRead, produceInto } from './produce.js';
 import {
   type EngineClose,
   type EngineHello,
@@ -66,6 +67,11 @@ const reply = (message: EngineReply) => process.send?.(message);
 
 async function run(request: EngineRequest): Promise<string> {
   const format = request.format ?? 'TabSeparated';
+  const fifo = request.produceInto;
+  if (!request.caller && fifo) {
+    const fd = await openWhenRead(fifo.path);
+    return withRuntime(async (session) => String(await produceInto(session, request.sql, fd)));
+  }
   if (!request.caller) {
     return withRuntime(async (session) => {
       const result = await session.queryAsync(request.sql, { format });

@@ -128,6 +128,10 @@ export class EmbeddedEngine implements Engine {
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
   }
 
+  async produceInto(sql: string, path: string, options: QueryOptions = {}): Promise<number> {
+    return Number(await this.send({ ...request(sql, options), produceInto: { path } }, options.timeoutMs));
+  }
+
   /**
    * The statement's rows go to a file of the service's scratch space as the engine makes them
    * (child.ts); once it ended, they are read back a line at a time (protocol.ts, RESULT_FILE_FORMAT).

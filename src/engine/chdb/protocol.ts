@@ -18,6 +18,12 @@ export interface EngineRequest {
    * no whole result is held by it. Statements without rows (DDL, INSERT) leave an empty file.
    */
   resultFile?: { path: string; maxBytes: number };
+  /**
+   * Sluice's own SELECT whose rows go, as Native blocks, into this FIFO of the service's scratch
+   * space as they come, once the service's engine reads it (src/pipes/records/load.ts): the reply's
+   * text is the number of rows written. Removing the FIFO before anything reads it ends the wait.
+   */
+  produceInto?: { path: string };
 }
 
 /** A result file's format: a line of column names, a line of types, then a JSON array per row. */

@@ -14,6 +14,8 @@ export {
 } from './bad-records.js';
 export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';
-export { loadFile, loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
+export { loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
+export { loadFile } from './load-file.js';
 export { type RangeRead, rangeRead } from './range-read.js';
 export { readSettings } from './read-settings.js';
+export type { ProducingReader } from './stream-load.js';

@@ -2,6 +2,8 @@ import { stat } from 'node:fs/promises';
 import { type Engine, EngineError, literal, type Queryable, settingsClause } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
 import type { InsertPlan } from './insert-plan.js';
+import { loadFile } from './load-file.js';
+import { type ProducingReader, streamThroughReader } from './stream-load.js';
 
 /**
  * The load of parsed rows into the table failed (not the parsing): some blocks may be in already,
@@ -24,16 +26,20 @@ type Settings = Record<string, string | number | boolean>;
 
 /**
  * Loads what a table function reads into a table of the service, isolating bad rows (README,
- * "Security"): the source reader, which may reach sources, parses and maps the records into a
- * Native file in the service's scratch directory, and the service's confined engine loads that
- * file (FROM INFILE, read by chDB's client side) into `into`. Returns the rows loaded (counted in
- * the Native file the source reader wrote: what it read, less what it skipped) and the rows the
- * engine skipped, numbered as the source counts them. `name` keeps the scratch files of concurrent loads apart.
- * `recheck`, asked when rows were skipped and before anything is loaded, may change the source
- * and answer 'again' to have it parsed anew (Kafka: a line that was not JSON at all).
+ * "Security"): the source reader, which may reach sources, parses and maps the records, and the
+ * service's confined engine loads them (FROM INFILE, read by chDB's client side) into `into`.
+ * Returns the rows loaded (as the source reader counted what it wrote: what it read, less what it
+ * skipped) and the rows the engine skipped, numbered as the source counts them. `name` keeps the
+ * scratch files of concurrent loads apart.
+ *
+ * Without `recheck` the rows stream from the reader to the engine through a FIFO
+ * (stream-load.ts). With it (Kafka: a line that was not JSON at all changes the source and is
+ * parsed anew), the skipped rows must be known before anything is loaded: the reader writes a
+ * Native file in the service's scratch directory, `recheck` may answer 'again', and the engine
+ * loads the file once it answers 'load'.
  */
 export async function loadThroughReader(
-  engines: { engine: Engine; sourceReader: Queryable },
+  engines: { engine: Engine; sourceReader: ProducingReader },
   load: {
     name: string;
     from: string;
@@ -45,6 +51,13 @@ export async function loadThroughReader(
     recheck?: (skipped: SkippedRow[]) => Promise<'load' | 'again'>;
   },
 ): Promise<{ rows: number; skipped: SkippedRow[] }> {
+  if (!load.recheck) {
+    return streamThroughReader(
+      engines,
+      { ...load, insertSettings: insertSettingsOf(load) },
+      (error) => new StageLoadError(error),
+    );
+  }
   const { engine, sourceReader } = engines;
   const { plan, settings } = load;
   // Uncompressed: compressing costs more time than the disk it saves (bench/object-storage.ts).
@@ -68,16 +81,7 @@ export async function loadThroughReader(
     }
     // A source without a single record leaves no file behind.
     if (!(await exists(engine.scratchPath(rows)))) return { rows: 0, skipped };
-    // Read as the source is (pread, blocks of bounded size), so memory stays flat for any size.
-    const blocks = {
-      ...(settings.min_insert_block_size_bytes !== undefined
-        ? { min_insert_block_size_bytes: settings.min_insert_block_size_bytes }
-        : {}),
-      ...(settings.storage_file_read_method !== undefined
-        ? { storage_file_read_method: settings.storage_file_read_method }
-        : {}),
-      ...load.insertSettings,
-    };
+    const blocks = insertSettingsOf(load);
     try {
       await loadFile(engine, {
         into: load.into,
@@ -96,22 +100,20 @@ export async function loadThroughReader(
 }
 
 /**
- * Loads a file of the service's scratch directory into `into`, a table of the service: FROM INFILE
- * is read on chDB's client side, where the confined engine reaches no file through a table function.
+ * The engine's settings for the insert: it reads as the source is (pread, blocks of bounded size),
+ * so memory stays flat for any size, and the load's own insert settings.
  */
-export async function loadFile(
-  engine: Queryable,
-  load: {
-    into: string;
-    columnList: string;
-    path: string;
-    format: 'Native' | 'TabSeparated';
-    settings: Settings;
-  },
-): Promise<void> {
-  await engine.execute(
-    `INSERT INTO ${load.into} ${load.columnList} FROM INFILE ${literal(load.path)}${settingsClause(load.settings)} FORMAT ${load.format}`,
-  );
+function insertSettingsOf(load: { settings: Settings; insertSettings?: Settings }): Settings {
+  const { settings } = load;
+  return {
+    ...(settings.min_insert_block_size_bytes !== undefined
+      ? { min_insert_block_size_bytes: settings.min_insert_block_size_bytes }
+      : {}),
+    ...(settings.storage_file_read_method !== undefined
+      ? { storage_file_read_method: settings.storage_file_read_method }
+      : {}),
+    ...load.insertSettings,
+  };
 }
 
 /** The rows of a Native file: the engine reads its blocks' headers only (about 15 ms for 1M rows). */

@@ -5,6 +5,7 @@ import {
   type BadRecord,
   insertBadRecords,
   PermanentError,
+  type ProducingReader,
   type RangeRead,
   UnreadablePartError,
 } from '../records/index.js';
@@ -78,7 +79,7 @@ async function shapeOf(
 export interface BatchContext {
   engine: Engine;
   /** The service's source reader, which parses what a source reads (sources/ports.ts). */
-  sourceReader: Queryable;
+  sourceReader: ProducingReader;
   store: Store;
   /**
    * Per slot, the destinations' shape (their columns) when its stages were last checked in this

@@ -2,6 +2,7 @@ import { sleep } from '../../concurrency.js';
 import type { Engine } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
+import type { ProducingReader } from '../records/index.js';
 import {
   explainsCompletion,
   limitsInFlight,
@@ -23,6 +24,8 @@ const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Sna
 export interface RunnerContext extends RunContext {
   /** The service's engine, the runtime's alone: stages, moves, and the loads of `read`'s sink. */
   engine: Engine;
+  /** The service's source reader, which the loads of `read`'s sink stream from (records/stream-load.ts). */
+  sourceReader: ProducingReader;
   /** The runtime's own: claims, stages and commits (the source sees only `progress`). */
   store: Store;
   /** The source while it is open (its status joins the pipe's), undefined once closed. */

@@ -6,7 +6,7 @@ import {
   type Queryable,
   tableStorage,
 } from '../../engine/index.js';
-import { loadFile, loadThroughReader } from '../records/index.js';
+import { loadFile, loadThroughReader, type ProducingReader } from '../records/index.js';
 import type { BatchSink, Scratch, TargetTables } from '../sources/index.js';
 
 /**
@@ -36,7 +36,7 @@ export function scratchOf(engine: Engine): Scratch {
  * (records/load.ts) into the table `into` names (its stage, or a Null destination itself).
  */
 export function batchSink(
-  engines: { engine: Engine; sourceReader: Queryable },
+  engines: { engine: Engine; sourceReader: ProducingReader },
   targets: { into(table?: string): string; staged(table?: string): boolean },
 ): BatchSink {
   const { engine } = engines;

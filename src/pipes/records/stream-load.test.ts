@@ -1,0 +1,100 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedEngine, literal } from '../../engine/index.js';
+import type { InsertPlan } from './insert-plan.js';
+import { loadThroughReader, StageLoadError } from './load.js';
+
+/**
+ * The one-hop load on two real chDB processes (a service engine and its source reader, sharing the
+ * engine's scratch directory as in production), including each way one side can fail while the
+ * other waits on the FIFO: every case must end, neither side left blocked.
+ */
+describe('a load streamed from the source reader into the engine through a FIFO (chDB)', () => {
+  let dir: string;
+  let engine: EmbeddedEngine;
+  let reader: EmbeddedEngine;
+  const plan: InsertPlan = {
+    structure: 'id UInt64, name String',
+    columnList: '(`id`, `name`)',
+    selectList: 'id, name',
+    namedSelectList: 'id AS `id`, name AS `name`',
+  };
+  const settings = { storage_file_read_method: 'pread', min_insert_block_size_bytes: 1024 * 1024 };
+  const load = (name: string, from: string, into = 'db.t') =>
+    loadThroughReader({ engine, sourceReader: reader }, { name, from, plan, settings, into });
+  const countOf = async (table: string) =>
+    Number((await engine.query(`SELECT count() AS n FROM ${table}`)).rows[0]?.n);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-stream-load-'));
+    engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
+    reader = new EmbeddedEngine(join(dir, 'reader'), { confined: false });
+    await engine.execute('CREATE DATABASE db');
+    await engine.execute('CREATE TABLE db.t (id UInt64, name String) ENGINE = MergeTree ORDER BY id');
+    await engine.execute('CREATE TABLE db.narrow (id UInt8, name Date) ENGINE = MergeTree ORDER BY id');
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([engine.close(), reader.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const scratchIsEmpty = async () => expect(await readdir(join(dir, 'engine', 'scratch'))).toEqual([]);
+
+  it('loads every row the reader wrote, many blocks of them, and counts them', async () => {
+    const result = await load('many', `generateRandom('id UInt64, name String', 1, 20) LIMIT 300000`);
+    expect(result).toEqual({ rows: 300_000, skipped: [] });
+    expect(await countOf('db.t')).toBe(300_000);
+    await scratchIsEmpty();
+  });
+
+  it('sets aside the rows the reader cannot parse, numbered as the source counts them', async () => {
+    const file = join(dir, 'rows.ndjson');
+    await writeFile(file, '{"id": 1, "name": "a"}\n{"id": "x", "name": "b"}\n{"id": 3, "name": "c"}\n');
+    await engine.execute('TRUNCATE TABLE db.t');
+    const result = await load('bad', `file(${literal(file)}, 'JSONEachRow', ${literal(plan.structure)})`);
+    expect(result.rows).toBe(2);
+    expect(result.skipped.map((row) => row.row)).toEqual([2]);
+    expect(await countOf('db.t')).toBe(2);
+  });
+
+  it('an empty source loads nothing', async () => {
+    const file = join(dir, 'empty.ndjson');
+    await writeFile(file, '');
+    await engine.execute('TRUNCATE TABLE db.t');
+    expect(await load('empty', `file(${literal(file)}, 'JSONEachRow', ${literal(plan.structure)})`)).toEqual({
+      rows: 0,
+      skipped: [],
+    });
+    expect(await countOf('db.t')).toBe(0);
+  });
+
+  it('a source that fails before a row ends the load with its error; the engine is not left waiting', async () => {
+    const missing = join(dir, 'missing.ndjson');
+    await expect(
+      load('gone', `file(${literal(missing)}, 'JSONEachRow', ${literal(plan.structure)})`),
+    ).rejects.toMatchObject({ name: 'EngineError', condition: expect.any(String) });
+    // The engine answers: nothing of it waits on the FIFO.
+    expect(await countOf('db.t')).toBe(0);
+    await scratchIsEmpty();
+  });
+
+  it('a load that fails before it reads ends the producer; the reader is not left waiting', async () => {
+    await expect(
+      load('nowhere', `generateRandom('id UInt64, name String', 1, 20) LIMIT 1000`, 'db.missing'),
+    ).rejects.toBeInstanceOf(StageLoadError);
+    expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
+    await scratchIsEmpty();
+  });
+
+  it('a load that fails after it began reading fails the producer too (its reader went away)', async () => {
+    // Names no Date can be made of: the engine refuses the first block it reads.
+    await expect(
+      load('refused', `generateRandom('id UInt64, name String', 1, 20) LIMIT 200000`, 'db.narrow'),
+    ).rejects.toBeInstanceOf(StageLoadError);
+    expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
+    expect(await countOf('db.narrow')).toBe(0);
+    await scratchIsEmpty();
+  });
+});

@@ -1,0 +1,109 @@
+import { execFile } from 'node:child_process';
+import { close, constants, open } from 'node:fs';
+import { promisify } from 'node:util';
+import { type Engine, EngineError } from '../../engine/index.js';
+import { readSkippedRows } from './bad-records.js';
+import type { InsertPlan } from './insert-plan.js';
+import type { SkippedRow } from './load.js';
+import { loadFile } from './load-file.js';
+
+const openFile = promisify(open);
+const closeFile = promisify(close);
+const run = promisify(execFile);
+
+/** How often a failed producer's FIFO is opened and closed again, until the engine's load ends. */
+const UNBLOCK_POLL_MS = 10;
+
+type Settings = Record<string, string | number | boolean>;
+
+/** The source reader as a load streams from it: statements, and rows produced into a FIFO. */
+export type ProducingReader = Pick<Engine, 'query' | 'execute' | 'produceInto'>;
+
+/**
+ * The one-hop load (README, "How an object-storage pipe runs"): the source reader parses and maps
+ * `from` and writes its rows as Native blocks into a FIFO of the service's scratch space while the
+ * service's confined engine loads them from it (FROM INFILE, read on chDB's client side), so
+ * reading, parsing and loading overlap and no batch is written to disk and read back. The rows
+ * are those the source reader wrote (its blocks' counts); the skipped rows are its error file's.
+ * Either side failing ends the other: a load that fails before it reads removes the FIFO, which
+ * the producer waiting for a reader takes as the end; a producer that fails leaves the engine
+ * an end of file. A failed load is the failure thrown (`wrapLoadError`): the producer then failed
+ * only because its reader went away, since a producer that fails on its source writes whole
+ * blocks up to the end of file, which the engine loads.
+ */
+export async function streamThroughReader(
+  engines: { engine: Engine; sourceReader: ProducingReader },
+  load: {
+    name: string;
+    from: string;
+    plan: InsertPlan;
+    settings: Settings;
+    into: string;
+    insertSettings: Settings;
+  },
+  wrapLoadError: (error: EngineError) => Error,
+): Promise<{ rows: number; skipped: SkippedRow[] }> {
+  const { engine, sourceReader } = engines;
+  const [fifo, errors] = [`${load.name}.fifo`, `${load.name}.errors.csv`];
+  const fifoPath = engine.scratchPath(fifo);
+  await Promise.all([engine.removeScratch(fifo), engine.removeScratch(errors)]);
+  await run('mkfifo', ['-m', '600', fifoPath]);
+  try {
+    const loading = loadFile(engine, {
+      into: load.into,
+      columnList: load.plan.columnList,
+      path: fifoPath,
+      format: 'Native',
+      settings: load.insertSettings,
+    });
+    const producing = sourceReader.produceInto(
+      `SELECT ${load.plan.namedSelectList} FROM ${load.from}`,
+      fifoPath,
+      {
+        settings: {
+          ...load.settings,
+          input_format_allow_errors_ratio: 1,
+          input_format_record_errors_file_path: engine.scratchPath(errors),
+        },
+      },
+    );
+    // A load that failed before it read: the producer waiting for it gives up.
+    loading.catch(() => engine.removeScratch(fifo));
+    // A producer that failed, perhaps before it opened the FIFO: the engine reads to an end.
+    const loaded = loading.then(
+      () => undefined,
+      () => undefined,
+    );
+    producing.catch(() => endForReader(fifoPath, loaded));
+    const [loadedOrNot, produced] = await Promise.allSettled([loading, producing]);
+    if (loadedOrNot.status === 'rejected') {
+      const error = loadedOrNot.reason;
+      throw error instanceof EngineError ? wrapLoadError(error) : error;
+    }
+    if (produced.status === 'rejected') throw produced.reason;
+    const rows = produced.value;
+    return { rows, skipped: await readSkippedRows(sourceReader, engine.scratchPath(errors)) };
+  } finally {
+    await Promise.all([engine.removeScratch(fifo), engine.removeScratch(errors)]);
+  }
+}
+
+/**
+ * Opens the FIFO for writing and closes it again until `loaded` settles: a reader blocked in its
+ * open (no writer came) then reads an end of file. Never blocks: a non-blocking open fails with
+ * ENXIO while nobody reads, and ENOENT once the FIFO is gone.
+ */
+async function endForReader(path: string, loaded: Promise<void>): Promise<void> {
+  let done = false;
+  void loaded.then(() => {
+    done = true;
+  });
+  while (!done) {
+    try {
+      await closeFile(await openFile(path, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, UNBLOCK_POLL_MS));
+  }
+}
