@@ -20,12 +20,21 @@ describe('the pipe history recorder: a row a minute for pipes in trouble (chDB)'
   let running: string[] = [];
   let failed: { pipeId: string; errorCode: string }[] = [];
   let recorder: HistoryRecorder;
+  let queries = 0;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-recorder-'));
     engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
     recorder = new HistoryRecorder({
-      engines: { engineFor: () => engine } as unknown as EngineRegistry,
+      engines: {
+        engineFor: () => ({
+          query: (sql: string, options: object) => {
+            queries += 1;
+            return engine.query(sql, options);
+          },
+          execute: (sql: string, options: object) => engine.execute(sql, options),
+        }),
+      } as unknown as EngineRegistry,
       logger: pino({ level: 'silent' }),
       days: 30,
       view: async (pipeId) =>
@@ -134,5 +143,27 @@ describe('the pipe history recorder: a row a minute for pipes in trouble (chDB)'
     failed = [];
     await tickEveryMinute('2026-11-27T13:00:00Z', 2);
     expect(await minutesOf('s')).toEqual([]);
+  });
+
+  it("a status's last hour is read from the engine once a minute, and again after each row written", async () => {
+    states.set('h', 'Degraded');
+    running = ['h'];
+    samples.set('h', { lag: { total: 7, parts: {} }, quiet: true });
+    const view = { row: { id: 'h', name: 'pipe h', state: 'Degraded' } } as unknown as RuntimeView;
+    const at = new Date('2026-11-27T14:00:30Z');
+    queries = 0;
+    expect((await recorder.lastHour(view, at)).filter((m) => m.state)).toEqual([]);
+    await recorder.lastHour(view, at);
+    expect(queries).toBe(1);
+    // A row written: read again, and it shows.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(at);
+    await recorder.tick();
+    vi.useRealTimers();
+    expect((await recorder.lastHour(view, at)).filter((m) => m.state).map((m) => m.lag)).toEqual([7]);
+    expect(queries).toBe(2);
+    // The next minute: read again.
+    await recorder.lastHour(view, new Date('2026-11-27T14:01:01Z'));
+    expect(queries).toBe(3);
   });
 });

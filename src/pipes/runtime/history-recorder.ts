@@ -38,6 +38,10 @@ export interface RunSample {
  */
 export class HistoryRecorder {
   private timer: NodeJS.Timeout | undefined;
+  /** Each pipe's last hour as read in its minute, until a row of it is written (`written`). */
+  private readonly lastHours = new Map<string, { minute: number; minutes: PipeMinute[] }>();
+  /** Counts writes, so a read that overlapped one is not kept. */
+  private generation = 0;
 
   constructor(
     private readonly deps: {
@@ -80,14 +84,40 @@ export class HistoryRecorder {
    * status's series); none when the engine cannot answer now (logged: a status never fails for it).
    */
   async lastHour(view: RuntimeView, now = new Date()): Promise<PipeMinute[]> {
+    const pipeId = view.row.id;
+    const minute = Math.floor(now.getTime() / 60_000) * 60_000;
+    const cached = this.lastHours.get(pipeId);
+    if (cached?.minute === minute) return cached.minutes;
     const engine = this.deps.engines.engineFor(view.service);
-    const from = new Date(Math.floor(now.getTime() / 60_000) * 60_000 - 59 * 60_000);
+    const from = new Date(minute - 59 * 60_000);
+    const generation = this.generation;
     try {
-      return await pipeMinutes(engine, view.row.id, from, now);
+      const minutes = await pipeMinutes(engine, pipeId, from, now);
+      // Kept unless a row was written meanwhile (the read may have missed it).
+      if (generation === this.generation) this.keep(pipeId, minute, minutes);
+      return minutes;
     } catch (error) {
-      this.deps.logger.warn({ err: error, pipeId: view.row.id }, 'could not read the pipe history');
+      this.deps.logger.warn({ err: error, pipeId }, 'could not read the pipe history');
       return [];
     }
+  }
+
+  /** Keeps a pipe's last hour; minutes past are forgotten (deleted pipes' too). */
+  private keep(pipeId: string, minute: number, minutes: PipeMinute[]): void {
+    if (this.lastHours.size >= 1_000) {
+      for (const [id, kept] of this.lastHours) if (kept.minute !== minute) this.lastHours.delete(id);
+    }
+    this.lastHours.set(pipeId, { minute, minutes });
+  }
+
+  /**
+   * A row of the pipe's history was written (a batch committed): its last hour is read again. The
+   * history changes only by this node's writes (one runtime per data directory), so a status
+   * polled between them reads nothing from the engine.
+   */
+  written(pipeId: string): void {
+    this.generation += 1;
+    this.lastHours.delete(pipeId);
   }
 
   /** Writes this minute's rows (see the class); one failing pipe does not keep the others'. */
@@ -125,6 +155,7 @@ export class HistoryRecorder {
         await ensureHistory(engine, this.deps.days);
         await recordEvents(engine, [event]);
       });
+      this.written(view.row.id);
     } catch (error) {
       this.deps.logger.warn(
         { err: error, pipeId: view.row.id, state },

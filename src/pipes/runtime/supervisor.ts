@@ -302,7 +302,10 @@ export class PipeSupervisor implements PipeRuntime {
             this.throughput.delete(pipeId);
           }
         },
-        committed: (batch) => this.throughput.get(pipeId)?.add(batch.rows, batch.bytes),
+        committed: (batch) => {
+          this.throughput.get(pipeId)?.add(batch.rows, batch.bytes);
+          this.history.written(pipeId);
+        },
         failpoint: failpointFor(this.deps.killAt, view.row.name),
         history: { days: this.deps.pipeHistoryDays, pipeName: view.row.name },
         checkDisk: () => this.deps.engines.checkDisk(view.service),
