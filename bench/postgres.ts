@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +11,13 @@ import { copyOut, type PostgresStatus, sharedReadSocket } from '../src/pipes/sou
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
 import {
   benchSluice,
+  childrenOf,
   defaultScope,
+  machineTicks,
   printTable,
   type Scope,
   serviceOf,
+  ticks,
   timed,
   warmEngines,
 } from './support.js';
@@ -650,44 +653,6 @@ class CpuMeter {
 }
 
 type CpuUse = Awaited<ReturnType<CpuMeter['since']>>;
-
-/** utime + stime of a process in clock ticks (100 a second on Linux), with its reaped children's. */
-function ticks(pid: number, withReaped: boolean): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command's closing parenthesis, from the state (field 3) on.
-    const fields = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    const own = (fields[11] ?? 0) + (fields[12] ?? 0);
-    return withReaped ? own + (fields[13] ?? 0) + (fields[14] ?? 0) : own;
-  } catch {
-    return 0;
-  }
-}
-
-function childrenOf(parent: number): number[] {
-  if (!existsSync('/proc')) return [];
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent)
-        children.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
-}
-
-function machineTicks(): { idle: number; total: number } | undefined {
-  if (!existsSync('/proc/stat')) return undefined;
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
-  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
