@@ -1,9 +1,8 @@
 import { stat } from 'node:fs/promises';
-import { type Engine, EngineError, literal, type Queryable, settingsClause } from '../../engine/index.js';
+import { EngineError, literal, type Queryable } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
-import type { InsertPlan } from './insert-plan.js';
 import { loadFile } from './load-file.js';
-import { type ProducingReader, streamThroughReader } from './stream-load.js';
+import { type ReaderAndEngine, type ReaderLoad, streamThroughReader } from './stream-load.js';
 
 /**
  * The load of parsed rows into the table failed (not the parsing): some blocks may be in already,
@@ -39,17 +38,8 @@ type Settings = Record<string, string | number | boolean>;
  * loads the file once it answers 'load'.
  */
 export async function loadThroughReader(
-  engines: { engine: Engine; sourceReader: ProducingReader },
-  load: {
-    name: string;
-    from: string;
-    plan: InsertPlan;
-    settings: Settings;
-    into: string;
-    /** Settings of the service engine's insert only (the parse has `settings`). */
-    insertSettings?: Settings;
-    recheck?: (skipped: SkippedRow[]) => Promise<'load' | 'again'>;
-  },
+  engines: ReaderAndEngine,
+  load: ReaderLoad & { recheck?: (skipped: SkippedRow[]) => Promise<'load' | 'again'> },
 ): Promise<{ rows: number; skipped: SkippedRow[] }> {
   if (!load.recheck) {
     return streamThroughReader(

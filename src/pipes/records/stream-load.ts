@@ -19,6 +19,26 @@ type Settings = Record<string, string | number | boolean>;
 /** The source reader as a load streams from it: statements, and rows produced into a FIFO. */
 export type ProducingReader = Pick<Engine, 'query' | 'execute' | 'produceInto'>;
 
+/** The two engines of a load: the service's, and its source reader. */
+export interface ReaderAndEngine {
+  engine: Engine;
+  sourceReader: ProducingReader;
+}
+
+/** A load through the source reader: what it reads and maps, and the table it goes into. */
+export interface ReaderLoad {
+  /** Keeps the scratch files of concurrent loads apart. */
+  name: string;
+  /** What the source reader reads: a table function. */
+  from: string;
+  plan: InsertPlan;
+  /** The source reader's settings for the parse. */
+  settings: Settings;
+  into: string;
+  /** Settings of the service engine's insert only (the parse has `settings`). */
+  insertSettings?: Settings;
+}
+
 /**
  * The one-hop load (README, "How an object-storage pipe runs"): the source reader parses and maps
  * `from` and writes its rows as Native blocks into a FIFO of the service's scratch space while the
@@ -32,15 +52,8 @@ export type ProducingReader = Pick<Engine, 'query' | 'execute' | 'produceInto'>;
  * blocks up to the end of file, which the engine loads.
  */
 export async function streamThroughReader(
-  engines: { engine: Engine; sourceReader: ProducingReader },
-  load: {
-    name: string;
-    from: string;
-    plan: InsertPlan;
-    settings: Settings;
-    into: string;
-    insertSettings: Settings;
-  },
+  engines: ReaderAndEngine,
+  load: ReaderLoad & { insertSettings: Settings },
   wrapLoadError: (error: EngineError) => Error,
 ): Promise<{ rows: number; skipped: SkippedRow[] }> {
   const { engine, sourceReader } = engines;
