@@ -65,7 +65,13 @@ export async function benchObjectStorage(): Promise<void> {
     const rows: Record<string, string | number>[] = [];
     const cpuRows: Record<string, string | number>[] = [];
     /** A pipe from create to Completed, and the CPU seconds each process used meanwhile. */
-    const pipeRun = async (name: string, url: string, table: string, format: string, s3Key?: typeof S3_KEY) => {
+    const pipeRun = async (
+      name: string,
+      url: string,
+      table: string,
+      format: string,
+      s3Key?: typeof S3_KEY,
+    ) => {
       const cpuOf = () => ({
         sluice: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
         reader: ticks(reader.processId() ?? -1, false) / 100,
