@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestsSource, tileAlert } from './support/dashboards.js';
 import { sql as runSql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
 
@@ -36,16 +37,7 @@ describe('alert evaluation against a real embedded service', () => {
       })
     ).data;
     await beforeAlert?.();
-    return (
-      await v2('POST', '/alerts', {
-        interval: '5m',
-        source: 'tile',
-        dashboardId: dashboard.id,
-        tileId: dashboard.tiles[0].id,
-        channel: { type: 'webhook', webhookId },
-        ...alert,
-      })
-    ).data.id as string;
+    return (await v2('POST', '/alerts', tileAlert(dashboard, webhookId, alert))).data.id as string;
   };
   const stateOf = async (id: string) => (await v2('GET', `/alerts/${id}`)).data.state;
   const tickAt = async (time: string) => {
@@ -63,15 +55,7 @@ describe('alert evaluation against a real embedded service', () => {
     await sql(
       "CREATE TABLE app.requests (ts DateTime('UTC'), status UInt16, host String) ENGINE = MergeTree ORDER BY ts",
     );
-    sourceId = (
-      await v2('POST', '/sources', {
-        name: 'requests',
-        kind: 'log',
-        serviceId: s.serviceId,
-        from: { databaseName: 'app', tableName: 'requests' },
-        timestampValueExpression: 'ts',
-      })
-    ).data.id;
+    sourceId = (await v2('POST', '/sources', requestsSource(s.serviceId))).data.id;
     webhookId = (await v2('POST', '/webhooks', { name: 'hook', url: 'http://127.0.0.1:9/hook' })).data.id;
   });
   afterAll(() => s.close());
@@ -137,13 +121,11 @@ describe('alert evaluation against a real embedded service', () => {
   it('a tile query that fails changes no state, records the error, and is retried on the next tick', async () => {
     await sql("CREATE TABLE app.doomed (ts DateTime('UTC'), status UInt16) ENGINE = MergeTree ORDER BY ts");
     const doomedSource = (
-      await v2('POST', '/sources', {
-        name: 'doomed',
-        kind: 'log',
-        serviceId: s.serviceId,
-        from: { databaseName: 'app', tableName: 'doomed' },
-        timestampValueExpression: 'ts',
-      })
+      await v2(
+        'POST',
+        '/sources',
+        requestsSource(s.serviceId, { name: 'doomed', from: { databaseName: 'app', tableName: 'doomed' } }),
+      )
     ).data.id;
     const saved = sourceId;
     sourceId = doomedSource;

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestsSource, tileAlert } from './support/dashboards.js';
 import { Receiver } from './support/receiver.js';
 import { sql as runSql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
@@ -21,13 +22,12 @@ describe('webhook notifications of alert state changes (a local receiver)', () =
     const table = `t_${path.replace(/\W/g, '')}`;
     await sql(`CREATE TABLE app.${table} (ts DateTime('UTC'), status UInt16) ENGINE = MergeTree ORDER BY ts`);
     sourceId = (
-      await v2(s, 'POST', '/sources', {
-        name: table,
-        kind: 'log',
-        serviceId: s.serviceId,
-        from: { databaseName: 'app', tableName: table },
-        timestampValueExpression: 'ts',
-      })
+      await v2(
+        s,
+        'POST',
+        '/sources',
+        requestsSource(s.serviceId, { name: table, from: { databaseName: 'app', tableName: table } }),
+      )
     ).data.id;
     const dashboard = (
       await v2(s, 'POST', '/dashboards', {
@@ -54,17 +54,12 @@ describe('webhook notifications of alert state changes (a local receiver)', () =
       })
     ).data;
     const alert = (
-      await v2(s, 'POST', '/alerts', {
-        name: `errors on ${path}`,
-        threshold: 5,
-        interval: '5m',
-        thresholdType: 'above',
-        source: 'tile',
-        dashboardId: dashboard.id,
-        tileId: dashboard.tiles[0].id,
-        channel: { type: 'webhook', webhookId: webhook.id },
-        ...extra,
-      })
+      await v2(
+        s,
+        'POST',
+        '/alerts',
+        tileAlert(dashboard, webhook.id, { name: `errors on ${path}`, threshold: 5, ...extra }),
+      )
     ).data;
     return { table, alert };
   };
@@ -205,13 +200,10 @@ describe('reminders (SLUICE_ALERT_REMINDER)', () => {
         sql: "INSERT INTO app.r SELECT toDateTime('2026-11-22 11:00:00', 'UTC') + number * 30 FROM numbers(60)",
       });
       const source = (
-        await post('/api/v2/sources', {
-          name: 'r',
-          kind: 'log',
-          serviceId: s.serviceId,
-          from: { databaseName: 'app', tableName: 'r' },
-          timestampValueExpression: 'ts',
-        })
+        await post(
+          '/api/v2/sources',
+          requestsSource(s.serviceId, { name: 'r', from: { databaseName: 'app', tableName: 'r' } }),
+        )
       ).data;
       const dashboard = (
         await post('/api/v2/dashboards', {
@@ -229,15 +221,7 @@ describe('reminders (SLUICE_ALERT_REMINDER)', () => {
         })
       ).data;
       const webhook = (await post('/api/v2/webhooks', { name: 'r', url: `${receiver.url}/r` })).data;
-      await post('/api/v2/alerts', {
-        threshold: 1,
-        interval: '5m',
-        thresholdType: 'above',
-        source: 'tile',
-        dashboardId: dashboard.id,
-        tileId: dashboard.tiles[0].id,
-        channel: { type: 'webhook', webhookId: webhook.id },
-      });
+      await post('/api/v2/alerts', tileAlert(dashboard, webhook.id, { threshold: 1 }));
       for (const minute of [5, 10, 15, 20, 25, 30]) {
         now = new Date(Date.UTC(2026, 10, 22, 11, minute, 10));
         await s.sluice.evaluator.tick();

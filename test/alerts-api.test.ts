@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
+import { requestsSource, tileAlert } from './support/dashboards.js';
+import { BOOTSTRAP_TOKEN, startSluice, type TestSluice, teamToken } from './support/sluice.js';
 
 const ALERT_KEYS = [
   'id',
@@ -33,16 +34,8 @@ describe('the alerts area under /api/v2', () => {
     body?: unknown,
     auth: string | null = me,
   ) => s.request({ method, url, auth, ...(body === undefined ? {} : { body }) });
-  const alertBody = (overrides: Record<string, unknown> = {}) => ({
-    threshold: 10,
-    interval: '5m',
-    thresholdType: 'above',
-    source: 'tile',
-    dashboardId: dashboard.id,
-    tileId: dashboard.tiles[0]?.id,
-    channel: { type: 'webhook', webhookId },
-    ...overrides,
-  });
+  const alertBody = (overrides: Record<string, unknown> = {}) =>
+    tileAlert(dashboard, webhookId, { threshold: 10, ...overrides });
 
   beforeAll(async () => {
     s = await startSluice({ env: { SLUICE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
@@ -53,24 +46,8 @@ describe('the alerts area under /api/v2', () => {
     ]) {
       expect((await s.request({ method: 'POST', url: query, body: { sql } })).statusCode).toBe(200);
     }
-    const team = await s.request({
-      method: 'POST',
-      url: `/v1/organizations/${s.organizationId}/teams`,
-      body: { name: 'others' },
-    });
-    const token = await s.request({
-      method: 'POST',
-      url: `/v1/organizations/${s.organizationId}/teams/${team.json.result.id}/tokens`,
-      body: { user: 'eve' },
-    });
-    other = bearer(token.json.result.token);
-    const source = await call('POST', '/api/v2/sources', {
-      name: 'requests',
-      kind: 'log',
-      serviceId: s.serviceId,
-      from: { databaseName: 'app', tableName: 'requests' },
-      timestampValueExpression: 'ts',
-    });
+    other = bearer(await teamToken(s, 'others', 'eve'));
+    const source = await call('POST', '/api/v2/sources', requestsSource(s.serviceId));
     expect(source.statusCode, source.body).toBe(200);
     sourceId = source.json.data.id;
     const created = await call('POST', '/api/v2/dashboards', {

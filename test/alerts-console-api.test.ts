@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestsSource, tileAlert } from './support/dashboards.js';
 import { Receiver } from './support/receiver.js';
 import { sql as runSql } from './support/runtime.js';
-import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
+import { BOOTSTRAP_TOKEN, startSluice, type TestSluice, teamToken } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -42,16 +43,7 @@ describe('tile data and webhook test sends under /api/v2', () => {
   const webhook = (path: string, extra: Record<string, unknown> = {}) =>
     ok('POST', '/webhooks', { name: path, url: `${receiver.url}/${path}`, ...extra });
   const alertOn = (dashboard: { id: string; tiles: { id: string }[] }, webhookId: string) =>
-    ok('POST', '/alerts', {
-      name: 'slow errors',
-      threshold: 100,
-      interval: '5m',
-      thresholdType: 'above',
-      source: 'tile',
-      dashboardId: dashboard.id,
-      tileId: dashboard.tiles[0]?.id,
-      channel: { type: 'webhook', webhookId },
-    });
+    ok('POST', '/alerts', tileAlert(dashboard, webhookId, { name: 'slow errors', threshold: 100 }));
   const tick = async (time: string) => {
     now = new Date(time);
     await s.sluice.evaluator.tick();
@@ -73,26 +65,8 @@ describe('tile data and webhook test sends under /api/v2', () => {
       ('2026-11-22 10:01:00', 500, 40, '/a'), ('2026-11-22 10:02:00', 503, 50, '/b'),
       ('2026-11-22 10:04:59', 500, 60, '/a'), ('2026-11-22 10:03:00', 200, 1000, '/a'),
       ('2026-11-22 10:07:00', 500, 7, '/b')`);
-    sourceId = (
-      await ok('POST', '/sources', {
-        name: 'requests',
-        kind: 'log',
-        serviceId: s.serviceId,
-        from: { databaseName: 'app', tableName: 'requests' },
-        timestampValueExpression: 'ts',
-      })
-    ).id;
-    const team = await s.request({
-      method: 'POST',
-      url: `/v1/organizations/${s.organizationId}/teams`,
-      body: { name: 'others' },
-    });
-    const token = await s.request({
-      method: 'POST',
-      url: `/v1/organizations/${s.organizationId}/teams/${team.json.result.id}/tokens`,
-      body: { user: 'eve' },
-    });
-    other = `Bearer ${token.json.result.token}`;
+    sourceId = (await ok('POST', '/sources', requestsSource(s.serviceId))).id;
+    other = `Bearer ${await teamToken(s, 'others', 'eve')}`;
   });
   afterAll(async () => {
     await s?.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oneTileDashboard } from './support/dashboards.js';
+import { oneTileDashboard, requestsSource, tileAlert } from './support/dashboards.js';
 import { Receiver } from './support/receiver.js';
 import { sql } from './support/runtime.js';
 import { BOOTSTRAP_TOKEN, startSluice, type TestSluice } from './support/sluice.js';
@@ -26,13 +26,14 @@ describe('alerts that tell you what is wrong', () => {
       s,
       "CREATE TABLE app.readings (ts DateTime('UTC'), temp Float64, room String) ENGINE = MergeTree ORDER BY ts",
     );
-    const source = await post('/sources', {
-      name: 'readings',
-      kind: 'metric',
-      serviceId: s.serviceId,
-      from: { databaseName: 'app', tableName: 'readings' },
-      timestampValueExpression: 'ts',
-    });
+    const source = await post(
+      '/sources',
+      requestsSource(s.serviceId, {
+        name: 'readings',
+        kind: 'metric',
+        from: { databaseName: 'app', tableName: 'readings' },
+      }),
+    );
     expect(source.statusCode, source.body).toBe(200);
     sourceId = source.json.data.id;
   });
@@ -119,28 +120,17 @@ describe('alerting you can watch: metrics, delivery log lines, absolute links', 
         (await s.request({ method: 'POST', url: `/api/v2${url}`, body, auth })).json.data;
       await sql(s, "CREATE TABLE default.pings (ts DateTime('UTC')) ENGINE = MergeTree ORDER BY ts");
       await sql(s, "INSERT INTO default.pings VALUES ('2026-11-22 10:01:00'), ('2026-11-22 10:02:00')");
-      const source = await post('/sources', {
-        name: 'pings',
-        kind: 'log',
-        serviceId: s.serviceId,
-        from: { databaseName: 'default', tableName: 'pings' },
-        timestampValueExpression: 'ts',
-      });
+      const source = await post(
+        '/sources',
+        requestsSource(s.serviceId, { name: 'pings', from: { databaseName: 'default', tableName: 'pings' } }),
+      );
       const config = { displayType: 'number', sourceId: source.id, select: [{ aggFn: 'count' }] };
       const dashboard = await post('/dashboards', {
         name: 'p',
         tiles: [{ name: 'n', x: 0, y: 0, w: 1, h: 1, config }],
       });
       const webhook = await post('/webhooks', { name: 'w', url: `${receiver.url}/hook` });
-      const alert = await post('/alerts', {
-        threshold: 1,
-        interval: '5m',
-        thresholdType: 'above',
-        source: 'tile',
-        dashboardId: dashboard.id,
-        tileId: dashboard.tiles[0].id,
-        channel: { type: 'webhook', webhookId: webhook.id },
-      });
+      const alert = await post('/alerts', tileAlert(dashboard, webhook.id, { threshold: 1 }));
       await s.sluice.evaluator.tick();
       await s.sluice.notifier.deliverDue();
       const [sent] = receiver.received.map((r) => JSON.parse(r.body));

@@ -30,3 +30,23 @@ export function requestsSource(serviceId: string, overrides: Record<string, unkn
     ...overrides,
   };
 }
+
+/**
+ * An alert body on the first tile of `dashboard` that notifies webhook `webhookId`: every 5m,
+ * above its threshold, unless `fields` says otherwise (the threshold and name are the caller's).
+ */
+export function tileAlert(
+  dashboard: { id: string; tiles: { id: string }[] },
+  webhookId: string,
+  fields: Record<string, unknown> = {},
+) {
+  return {
+    interval: '5m',
+    thresholdType: 'above',
+    source: 'tile',
+    dashboardId: dashboard.id,
+    tileId: dashboard.tiles[0]?.id,
+    channel: { type: 'webhook', webhookId },
+    ...fields,
+  };
+}

@@ -137,3 +137,21 @@ export async function startSluice(
     },
   };
 }
+
+/**
+ * A bearer token of a new team `team` of `s`'s organization, issued to `user`: a caller of
+ * another team than the bootstrap token's.
+ */
+export async function teamToken(s: TestSluice, team: string, user: string): Promise<string> {
+  const created = await s.request({
+    method: 'POST',
+    url: `/v1/organizations/${s.organizationId}/teams`,
+    body: { name: team },
+  });
+  const token = await s.request({
+    method: 'POST',
+    url: `/v1/organizations/${s.organizationId}/teams/${created.json.result.id}/tokens`,
+    body: { user },
+  });
+  return token.json.result.token as string;
+}
