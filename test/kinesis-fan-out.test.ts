@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type RunningKinesisLocal, startKinesisLocal } from './support/kinesis-local.js';
 import {
   ids,
@@ -7,10 +7,11 @@ import {
   range,
   records,
   splitAndMerge,
+  useKinesisAndSluice,
   waitForRows,
 } from './support/kinesis-pipes.js';
 import { createPipe, statusOf, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 import { startTcpTap, type TcpTap } from './support/tcp-tap.js';
 import { waitFor } from './support/wait.js';
 
@@ -23,17 +24,8 @@ let kinesis: RunningKinesisLocal;
 let tap: TcpTap;
 let s: TestSluice;
 
-beforeAll(async () => {
-  kinesis = await startKinesisLocal();
-  tap = await startTcpTap(kinesis.endpoint);
-  Object.assign(process.env, { ...kinesis.environment(), AWS_ENDPOINT_URL_KINESIS: tap.endpoint });
-  s = await startSluice({ runtime: true });
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-  await tap?.stop();
-  await kinesis?.stop();
+useKinesisAndSluice(startKinesisLocal, startTcpTap, (started) => {
+  ({ kinesis, proxy: tap, s } = started);
 });
 
 const fanOut = { useEnhancedFanOut: true };

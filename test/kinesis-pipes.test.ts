@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type RunningKinesis,
   startKinesis,
@@ -14,10 +14,11 @@ import {
   range,
   records,
   splitAndMerge,
+  useKinesisAndSluice,
   waitForRows,
 } from './support/kinesis-pipes.js';
 import { createPipe, sql, statusOf, waitForCommittedToEnd, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import type { TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 // Kinesis pipes against kinesalite (test/support/kinesis.ts), with Sluice run as a user runs it:
@@ -29,18 +30,13 @@ let kinesis: RunningKinesis;
 let proxy: ThrottlingProxy;
 let s: TestSluice;
 
-beforeAll(async () => {
-  kinesis = await startKinesis({ shardLimit: 50 });
-  proxy = await startThrottlingProxy(kinesis.endpoint, () => false);
-  Object.assign(process.env, { ...kinesis.environment(), AWS_ENDPOINT_URL_KINESIS: proxy.endpoint });
-  s = await startSluice({ runtime: true });
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-  await proxy?.stop();
-  await kinesis?.stop();
-});
+useKinesisAndSluice(
+  () => startKinesis({ shardLimit: 50 }),
+  (upstream) => startThrottlingProxy(upstream, () => false),
+  (started) => {
+    ({ kinesis, proxy, s } = started);
+  },
+);
 
 describe('a Kinesis pipe', () => {
   it('reads every record of several shards with every virtual column, and sets aside 1% malformed', async () => {

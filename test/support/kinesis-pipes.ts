@@ -1,10 +1,51 @@
-import { expect } from 'vitest';
-import { KINESIS_CREDENTIALS, type PutResult, type StreamTools } from './kinesis.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { KINESIS_CREDENTIALS, type PutResult, type RunningKinesis, type StreamTools } from './kinesis.js';
 import { createPipe, sql, statusOf, waitForState } from './runtime.js';
-import type { TestSluice } from './sluice.js';
+import { startSluice, type TestSluice } from './sluice.js';
 import { waitFor } from './wait.js';
 
 // Helpers of the Kinesis pipe tests: pipe bodies as a user writes them.
+
+/** A Kinesis server, the proxy Sluice reaches it through, and a Sluice that runs pipes. */
+export interface KinesisAndSluice<K extends RunningKinesis, P> {
+  kinesis: K;
+  proxy: P;
+  s: TestSluice;
+}
+
+/**
+ * Before the tests of the file (or of the enclosing describe): starts a Kinesis server
+ * (`startServer`), a proxy in front of it (`startProxy`, given the server's endpoint), and a Sluice
+ * run as a user runs it (runtime on) that reaches the server through the proxy, the SDK's own way
+ * (the server's environment, AWS_ENDPOINT_URL_KINESIS the proxy's); hands the three to `ready`.
+ * After those tests it stops Sluice, then the proxy, then the server.
+ */
+export function useKinesisAndSluice<
+  K extends RunningKinesis,
+  P extends { endpoint: string; stop(): Promise<void> },
+>(
+  startServer: () => Promise<K>,
+  startProxy: (upstream: string) => Promise<P>,
+  ready: (started: KinesisAndSluice<K, P>) => unknown,
+): void {
+  let started: Partial<KinesisAndSluice<K, P>> = {};
+  beforeAll(async () => {
+    started = {};
+    const kinesis = await startServer();
+    started.kinesis = kinesis;
+    const proxy = await startProxy(kinesis.endpoint);
+    started.proxy = proxy;
+    Object.assign(process.env, { ...kinesis.environment(), AWS_ENDPOINT_URL_KINESIS: proxy.endpoint });
+    const s = await startSluice({ runtime: true });
+    started.s = s;
+    await ready({ kinesis, proxy, s });
+  }, 120_000);
+  afterAll(async () => {
+    await started.s?.close();
+    await started.proxy?.stop();
+    await started.kinesis?.stop();
+  });
+}
 
 /** Kinesis's virtual columns and the column types they are documented to fill (README). */
 export const KINESIS_VIRTUAL_COLUMNS = {
