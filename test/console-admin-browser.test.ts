@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, type Running, stop } from './support/built-cli.js';
-import { apiOf, serveForConsole, signIn } from './support/console.js';
+import { buildOnce, type Running } from './support/built-cli.js';
+import { apiOf, closeConsole, serveForConsole, signIn } from './support/console.js';
 
 /**
  * The console's Admin area in a real browser, against Sluice started as a user starts it
@@ -71,12 +71,7 @@ describe('the console Admin area in a browser', () => {
     browser = await launchBrowser();
   }, 240_000);
 
-  afterAll(async () => {
-    for (const { context } of pages) await context.close().catch(() => undefined);
-    await browser?.close();
-    if (server) await stop(server.child);
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeConsole({ tabs: pages, browser, server, dir }));
 
   it('an admin creates a read-only key and a team with a token: each secret is shown once', async () => {
     adminTab = await open();

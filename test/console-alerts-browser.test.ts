@@ -1,11 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, type Running, stop } from './support/built-cli.js';
-import { serveForConsole } from './support/console.js';
+import { buildOnce, type Running } from './support/built-cli.js';
+import { closeConsole, serveForConsole } from './support/console.js';
 import { Receiver } from './support/receiver.js';
 
 /**
@@ -94,11 +94,8 @@ describe('dashboards, webhooks and alerts in the console', () => {
   }, 240_000);
 
   afterAll(async () => {
-    await tab?.context.close().catch(() => undefined);
-    await browser?.close();
-    if (server) await stop(server.child);
+    await closeConsole({ tabs: [tab], browser, server, dir });
     await receiver?.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('signs in with the admin key and is offered the alerts area', async () => {

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, REPO, type Running, stop } from './support/built-cli.js';
-import { apiOf, type Key, serveForConsole, signIn as signInAs } from './support/console.js';
+import { buildOnce, REPO, type Running } from './support/built-cli.js';
+import { apiOf, closeConsole, type Key, serveForConsole, signIn as signInAs } from './support/console.js';
 
 /**
  * The console in a real browser (Debian's chromium through playwright-core), against Sluice
@@ -60,12 +60,7 @@ describe('the console in a browser', () => {
     browser = await launchBrowser();
   }, 240_000);
 
-  afterAll(async () => {
-    for (const { context } of pages) await context.close().catch(() => undefined);
-    await browser?.close();
-    if (server) await stop(server.child);
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeConsole({ tabs: pages, browser, server, dir }));
 
   it('serves the console compressed, within its budget, with a policy that allows only its own origin', async () => {
     const index = await fetch(`${server.url}/`, { headers: { 'accept-encoding': 'br' } });

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type WatchedPage } from './support/browser.js';
-import { buildOnce, type Running, stop } from './support/built-cli.js';
-import { apiOf, type Key, serveForConsole, signIn } from './support/console.js';
+import { buildOnce, type Running } from './support/built-cli.js';
+import { apiOf, closeConsole, type Key, serveForConsole, signIn } from './support/console.js';
 
 const PIPES = 1000;
 const name = (i: number) => `pipe ${String(i).padStart(4, '0')}`;
@@ -70,12 +70,7 @@ describe('the console with 1,000 pipes and a year of history', () => {
     tab = await openPage(browser, server.url);
   }, 600_000);
 
-  afterAll(async () => {
-    await tab?.context.close().catch(() => undefined);
-    await browser?.close();
-    if (server) await stop(server.child);
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeConsole({ tabs: [tab], browser, server, dir }));
 
   it('the pipes page shows the first 50 of 1,000 with their statuses, asking only for those 50', async () => {
     const { page } = tab;

@@ -1,6 +1,8 @@
+import { rm } from 'node:fs/promises';
+import type { Browser } from 'playwright-core';
 import { expect } from 'vitest';
 import type { WatchedPage } from './browser.js';
-import { type Running, serveBin } from './built-cli.js';
+import { type Running, serveBin, stop } from './built-cli.js';
 
 export interface Key {
   id: string;
@@ -56,4 +58,20 @@ export async function signIn({ page }: WatchedPage, key: Key): Promise<void> {
   await page.getByLabel('API key secret').fill(key.secret);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.locator('.who', { hasText: key.id }).waitFor();
+}
+
+/**
+ * Ends what a console browser test started, each part only if it was: its tabs (one that will not
+ * close is let be), the browser, the Sluice it served, then its directory.
+ */
+export async function closeConsole(started: {
+  tabs: (WatchedPage | undefined)[];
+  browser: Browser | undefined;
+  server: Running | undefined;
+  dir: string;
+}): Promise<void> {
+  for (const tab of started.tabs) await tab?.context.close().catch(() => undefined);
+  await started.browser?.close();
+  if (started.server) await stop(started.server.child);
+  await rm(started.dir, { recursive: true, force: true });
 }
