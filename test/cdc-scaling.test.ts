@@ -37,6 +37,19 @@ async function mostInFlight(pipeIds: string[], until: Promise<unknown>): Promise
   return most;
 }
 
+/** A database `name` of 20,000 orders and a snapshot pipe of it asking for four ranges at once: its id. */
+async function snapshotPipe(name: string): Promise<string> {
+  const { client, port } = await openDatabase(postgres, name);
+  clients.push(client);
+  await fillTable(client, 'orders', 20_000);
+  const settings = {
+    initialLoadParallelism: 4,
+    snapshotNumRowsPerPartition: 1000,
+    replicationMode: 'snapshot',
+  };
+  return createPipe(s, postgresPipeBody(name, port, ['orders'], settings));
+}
+
 describe('pipesCdcScaling', () => {
   it("bounds the batches of the service's PostgreSQL pipes in flight together: one per core", async () => {
     const scaling = `/v1/organizations/${s.organizationId}/services/${s.serviceId}/pipesCdcScaling`;
@@ -48,17 +61,7 @@ describe('pipesCdcScaling', () => {
     expect(patched.statusCode, patched.body).toBe(200);
     // Two pipes, each asking for four snapshot ranges at once, on one core.
     const ids: string[] = [];
-    for (const name of ['north', 'south']) {
-      const { client, port } = await openDatabase(postgres, name);
-      clients.push(client);
-      await fillTable(client, 'orders', 20_000);
-      const settings = {
-        initialLoadParallelism: 4,
-        snapshotNumRowsPerPartition: 1000,
-        replicationMode: 'snapshot',
-      };
-      ids.push(await createPipe(s, postgresPipeBody(name, port, ['orders'], settings)));
-    }
+    for (const name of ['north', 'south']) ids.push(await snapshotPipe(name));
     const completed = Promise.all(ids.map((id) => waitForState(s, id, 'Completed', 120_000)));
     expect(await mostInFlight(ids, completed)).toBe(1);
     for (const name of ['north', 'south']) {
@@ -72,15 +75,7 @@ describe('pipesCdcScaling', () => {
       body: { replicaCpuMillicores: 4000, replicaMemoryGb: 16 },
     });
     expect(more.statusCode).toBe(200);
-    const { client, port } = await openDatabase(postgres, 'east');
-    clients.push(client);
-    await fillTable(client, 'orders', 20_000);
-    const settings = {
-      initialLoadParallelism: 4,
-      snapshotNumRowsPerPartition: 1000,
-      replicationMode: 'snapshot',
-    };
-    const east = await createPipe(s, postgresPipeBody('east', port, ['orders'], settings));
+    const east = await snapshotPipe('east');
     const most = await mostInFlight([east], waitForState(s, east, 'Completed', 120_000));
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(4);

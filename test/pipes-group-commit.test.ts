@@ -14,6 +14,23 @@ describe('group commit of pipe creates', () => {
     await s.close();
   });
 
+  /** Runs `work` with the store's transactions counted: how many began (the store's own is back after). */
+  async function transactionsOf(work: () => Promise<void>): Promise<number> {
+    const store = s.sluice.store;
+    let transactions = 0;
+    const transaction = store.db.transaction.bind(store.db);
+    store.db.transaction = (inner) => {
+      transactions += 1;
+      return transaction(inner);
+    };
+    try {
+      await work();
+    } finally {
+      store.db.transaction = transaction;
+    }
+    return transactions;
+  }
+
   it('concurrent creates with one invalid among them: the others are created, the bad one is a 400 and nothing of it is stored', async () => {
     const names = Array.from({ length: 8 }, (_, i) => `grouped ${i}`);
     const bodies: unknown[] = names.map((name) => objectStoragePipe({ name }));
@@ -53,13 +70,7 @@ describe('group commit of pipe creates', () => {
     });
     const existing = row('conflict target');
     await store.transaction((repos) => repos.pipes.insert(existing));
-    let transactions = 0;
-    const transaction = store.db.transaction.bind(store.db);
-    store.db.transaction = (work) => {
-      transactions += 1;
-      return transaction(work);
-    };
-    try {
+    const transactions = await transactionsOf(async () => {
       const good = Array.from({ length: 6 }, (_, i) => row(`good ${i}`));
       const half = row('half written');
       const writes = good.map((pipe) => store.groupedTransaction((repos) => repos.pipes.insert(pipe)));
@@ -75,29 +86,19 @@ describe('group commit of pipe creates', () => {
       for (const pipe of good) expect((await store.repos.pipes.getById(pipe.id))?.name).toBe(pipe.name);
       expect(await store.repos.pipes.getById(half.id)).toBeUndefined();
       expect((await store.repos.pipes.getById(existing.id))?.name).toBe('conflict target');
-    } finally {
-      store.db.transaction = transaction;
-    }
+    });
     // The first write alone, the other six with the bad one together, rolled back, then one each.
     expect(transactions).toBe(1 + 1 + 6);
   });
 
   it('concurrent writes share transactions', async () => {
     const store = s.sluice.store;
-    let transactions = 0;
-    const transaction = store.db.transaction.bind(store.db);
-    store.db.transaction = (work) => {
-      transactions += 1;
-      return transaction(work);
-    };
-    try {
+    const transactions = await transactionsOf(async () => {
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) => store.groupedTransaction(async () => i)),
       );
       expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    } finally {
-      store.db.transaction = transaction;
-    }
+    });
     expect(transactions).toBe(2);
   });
 });
