@@ -15,6 +15,15 @@ import {
   type TestSluice,
 } from './support/sluice.js';
 
+/** A console sign-in to `s` with the bootstrap admin key, from a browser with no cookie yet. */
+const signInAsAdmin = (s: TestSluice) =>
+  s.request({
+    method: 'POST',
+    url: '/console/session',
+    auth: null,
+    body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
+  });
+
 /** The browser sign-in of the console (issue 38; README, "The console: sign-in sessions"). */
 describe('console sessions', () => {
   let s: TestSluice;
@@ -395,12 +404,7 @@ describe('console session lifetime', () => {
       clock: () => now,
     });
     try {
-      const response = await s.request({
-        method: 'POST',
-        url: '/console/session',
-        auth: null,
-        body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
-      });
+      const response = await signInAsAdmin(s);
       expect(response.statusCode, response.body).toBe(201);
       expect(String(response.headers['set-cookie'])).toContain('Max-Age=1800');
       expect(response.json.result.expiresAt).toBe('2026-03-01T10:30:00.000Z');
@@ -437,12 +441,7 @@ describe('console sessions over HTTPS', () => {
       for (const env of [served, proxied]) {
         const s = await startSluice({ runtime: false, env });
         try {
-          const response = await s.request({
-            method: 'POST',
-            url: '/console/session',
-            auth: null,
-            body: { keyId: BOOTSTRAP_KEY_ID, keySecret: BOOTSTRAP_KEY_SECRET },
-          });
+          const response = await signInAsAdmin(s);
           expect(response.statusCode, response.body).toBe(201);
           const [pair, ...attributes] = String(response.headers['set-cookie']).split('; ');
           expect(pair).toMatch(/^__Host-sluice_session=sls_/);
