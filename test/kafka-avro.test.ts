@@ -1,5 +1,6 @@
 import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { avroContainer } from './support/avro.js';
 import { type RunningKafka, startKafka } from './support/kafka.js';
 import { kafkaPipe, produce, type TestMessage, VIRTUAL_COLUMNS } from './support/kafka-pipes.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
@@ -65,19 +66,6 @@ function confluent(id: number, datum: Buffer): Buffer {
   const prefix = Buffer.alloc(5);
   prefix.writeUInt32BE(id, 1);
   return Buffer.concat([prefix, datum]);
-}
-
-/** A whole Avro container file of the records, as avsc writes one. */
-function containerFile(schema: object, records: object[], codec: 'null' | 'deflate'): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const encoder = new avro.streams.BlockEncoder(avro.Type.forSchema(schema as avro.Schema), { codec });
-    const chunks: Buffer[] = [];
-    encoder.on('data', (chunk: Buffer) => chunks.push(chunk));
-    encoder.on('end', () => resolve(Buffer.concat(chunks)));
-    encoder.on('error', reject);
-    for (const record of records) encoder.write(record);
-    encoder.end();
-  });
 }
 
 describe('an AvroConfluent Kafka pipe', () => {
@@ -236,18 +224,18 @@ describe('an Avro Kafka pipe (each message a container file with its schema)', (
     for (let i = 0; i < 300; i += 1) {
       if (i === 150) {
         const records = [0, 1, 2].map((n) => ({ id: 10_000 + n, name: `multi${n}` }));
-        messages.push({ topic, value: await containerFile(schema, records, 'deflate') });
+        messages.push({ topic, value: await avroContainer(schema, records, 'deflate') });
       } else if (i === 151) {
         messages.push({ topic, value: 'not a container file' });
       } else if (i === 152) {
         // A sound frame whose record says its name is 63 bytes long: only the engine can tell.
-        const file = await containerFile(schema, [{ id: 1, name: 'x' }], 'null');
+        const file = await avroContainer(schema, [{ id: 1, name: 'x' }], 'null');
         file[file.length - 16 - 2] = 0x7e;
         messages.push({ topic, value: file });
       } else {
         messages.push({
           topic,
-          value: await containerFile(schema, [{ id: i, name: `n${i}` }], i % 2 ? 'deflate' : 'null'),
+          value: await avroContainer(schema, [{ id: i, name: `n${i}` }], i % 2 ? 'deflate' : 'null'),
         });
       }
     }

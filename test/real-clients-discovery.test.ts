@@ -2,9 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { avroContainer } from './support/avro.js';
 import {
   asCliRows,
-  avroContainer,
   cliKafkaDiscovery,
   cliKinesisDiscovery,
   postgresConnection,

@@ -1,4 +1,3 @@
-import avro from 'avsc';
 import type { RunningKafka } from './kafka.js';
 import type { RunningKinesis } from './kinesis.js';
 
@@ -67,19 +66,6 @@ export function postgresConnection(port: number, database: string, password = 'p
     disableTls: true,
     credentials: { username: 'postgres', password },
   };
-}
-
-/** A whole Avro container file of the records, as avsc (an Avro implementation apart from Sluice's) writes one. */
-export function avroContainer(schema: object, records: object[]): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const encoder = new avro.streams.BlockEncoder(avro.Type.forSchema(schema as avro.Schema));
-    const chunks: Buffer[] = [];
-    encoder.on('data', (chunk: Buffer) => chunks.push(chunk));
-    encoder.on('end', () => resolve(Buffer.concat(chunks)));
-    encoder.on('error', reject);
-    for (const record of records) encoder.write(record);
-    encoder.end();
-  });
 }
 
 /** The fields as the CLI reads and prints them (commands.rs, clickpipe_schema_discover: name, type, optional). */
