@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningKinesis, startKinesis } from './support/kinesis.js';
+import { type RunningKinesis, startKinesisWithStream } from './support/kinesis.js';
 import { kinesisPipe } from './support/pipes.js';
 import { sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
@@ -10,9 +10,7 @@ describe('health, metrics, logs and the OpenAPI document', () => {
   beforeAll(async () => {
     // The sample Kinesis body's stream, on the tests' kinesalite (the SDK reads the endpoint from
     // the environment, as a user's server does).
-    kinesis = await startKinesis();
-    await kinesis.createStream('clicks', 1);
-    Object.assign(process.env, kinesis.environment());
+    kinesis = await startKinesisWithStream('clicks');
     s = await startSluice({ logLevel: 'debug' });
   });
   afterAll(async () => {

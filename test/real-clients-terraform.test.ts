@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture } from './support/clients.js';
-import { type RunningKinesis, startKinesis } from './support/kinesis.js';
+import { type RunningKinesis, startKinesisWithStream } from './support/kinesis.js';
 import { sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { waitFor } from './support/wait.js';
@@ -18,9 +18,7 @@ describe('what Terraform sends and reads back', () => {
   let kinesis: RunningKinesis;
   beforeAll(async () => {
     // The Terraform Kinesis body's stream, on the tests' kinesalite (found the AWS SDK's own way).
-    kinesis = await startKinesis();
-    await kinesis.createStream('clicks', 1);
-    Object.assign(process.env, kinesis.environment());
+    kinesis = await startKinesisWithStream('clicks');
     s = await startSluice({ runtime: true });
     await sql(s, 'CREATE DATABASE IF NOT EXISTS app');
     await sql(s, 'CREATE TABLE IF NOT EXISTS app.clicks (url String) ENGINE = MergeTree ORDER BY url');

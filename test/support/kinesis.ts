@@ -86,6 +86,22 @@ export async function startKinesis(options: KinesisStartOptions = {}): Promise<R
   });
 }
 
+/**
+ * kinesalite (startKinesis) with `stream` made, of `shards` shards, and its environment set in
+ * process.env: the AWS SDK of this process (a Sluice started in it) finds it the SDK's own way.
+ */
+export async function startKinesisWithStream(stream: string, shards = 1): Promise<RunningKinesis> {
+  const kinesis = await startKinesis();
+  try {
+    await kinesis.createStream(stream, shards);
+  } catch (error) {
+    await kinesis.stop();
+    throw error;
+  }
+  Object.assign(process.env, kinesis.environment());
+  return kinesis;
+}
+
 /** A Kinesis server a test runs: its endpoint, a client, the stream tools; `stop` after the client. */
 export function runningKinesis(
   endpoint: string,
