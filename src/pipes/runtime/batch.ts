@@ -1,4 +1,4 @@
-import { countRows, type Engine, literal, type Queryable, tableName } from '../../engine/index.js';
+import { countRows, type Engine, literal, tableName } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
 import {

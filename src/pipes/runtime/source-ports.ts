@@ -3,7 +3,6 @@ import {
   describeTable,
   type Engine,
   expressionProblem,
-  type Queryable,
   tableStorage,
 } from '../../engine/index.js';
 import { loadFile, loadThroughReader, type ProducingReader } from '../records/index.js';
