@@ -69,8 +69,15 @@ async function run(request: EngineRequest): Promise<string> {
   const format = request.format ?? 'TabSeparated';
   const fifo = request.produceInto;
   if (!request.caller && fifo) {
-    const fd = await openWhenRead(fifo.path);
-    return withRuntime(async (session) => String(await produceInto(session, request.sql, fd)));
+    // A connection of its own, closed after, never one of the runtime's: chDB (3.4) puts what a
+    // failed statement left in a connection before the next result, which in a Native stream is
+    // data the engine misreads. It waits for the FIFO's reader without holding any shared one.
+    const session = new Session(path as string, { connectionArgs: runtimeArgs });
+    try {
+      return String(await produceInto(session, request.sql, await openWhenRead(fifo.path)));
+    } finally {
+      session.close();
+    }
   }
   if (!request.caller) {
     return withRuntime(async (session) => {

@@ -47,9 +47,9 @@ export async function produceInto(session: Session, sql: string, fd: number): Pr
 
 /**
  * Opens the FIFO for writing once a reader has it open (a non-blocking open fails with ENXIO until
- * then), so no thread ever blocks on it; ENOENT: the FIFO was removed, nobody will read it. Called
- * before the statement takes a connection: a producer never holds one while it waits, so loads
- * and producers taken in different orders by the two engines never wait on each other.
+ * then), so no thread ever blocks on it; ENOENT: the FIFO was removed, nobody will read it. A
+ * producer waits on a connection of its own (child.ts), never on one of the runtime's shared ones,
+ * so loads and producers taken in different orders by the two engines never wait on each other.
  */
 export async function openWhenRead(path: string): Promise<number> {
   for (;;) {

@@ -97,4 +97,17 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     expect(await countOf('db.narrow')).toBe(0);
     await scratchIsEmpty();
   });
+
+  it("a statement that failed on the reader before leaves nothing in the next load's stream", async () => {
+    // A result cut by an error: chDB keeps its partial output in the connection it ran on.
+    await expect(
+      reader.query('SELECT number, throwIf(number = 70000) AS x FROM numbers(100000)', {
+        settings: { max_block_size: 1000 },
+      }),
+    ).rejects.toThrow();
+    await engine.execute('TRUNCATE TABLE db.t');
+    const result = await load('after-failure', `generateRandom('id UInt64, name String', 1, 20) LIMIT 1000`);
+    expect(result.rows).toBe(1000);
+    expect(await countOf('db.t')).toBe(1000);
+  });
 });
