@@ -13,6 +13,7 @@ import type {
 import { batchLimits, ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
 import type { BatchSink } from '../ports.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
+import { coordinatorReady } from './coordinator.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
@@ -96,7 +97,10 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
       this.members.push(new Member(this, index, groupId, connection));
     }
     try {
-      this.firstCounts = await this.partitionCounts();
+      [this.firstCounts] = await Promise.all([
+        this.partitionCounts(),
+        coordinatorReady(connection, groupId, this.logger, this.signal),
+      ]);
       await Promise.all(this.members.map((member) => member.join()));
     } catch (error) {
       await this.close();
