@@ -78,6 +78,11 @@ export interface Engine {
   /** A path the engine itself may write and read (for files the engine writes, like error logs). */
   scratchPath(name: string): string;
   removeScratch(name: string): Promise<void>;
+  /**
+   * Starts the engine's process now if it is not running, so the next statement does not wait for
+   * it (a pipe's run warms its source reader while its source opens: runner.ts).
+   */
+  warm(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -251,6 +251,10 @@ export class EmbeddedEngine implements Engine {
     return waiter;
   }
 
+  async warm(): Promise<void> {
+    await this.ensureChild();
+  }
+
   private ensureChild(): Promise<ChildProcess> {
     if (this.closed) return Promise.reject(new EngineUnavailableError('the engine is closed'));
     if (this.child && this.child.exitCode === null && this.child.connected)

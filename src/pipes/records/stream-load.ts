@@ -17,7 +17,7 @@ const UNBLOCK_POLL_MS = 10;
 type Settings = Record<string, string | number | boolean>;
 
 /** The source reader as a load streams from it: statements, and rows produced into a FIFO. */
-export type ProducingReader = Pick<Engine, 'query' | 'execute' | 'produceInto'>;
+export type ProducingReader = Pick<Engine, 'query' | 'execute' | 'produceInto' | 'warm'>;
 
 /** The two engines of a load: the service's, and its source reader. */
 export interface ReaderAndEngine {

@@ -58,6 +58,12 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
   const { config, engine, store, pipeId, signal } = context;
   // The state the pipe is in, as this run moved it, for its history's rows.
   let state = context.startedIn;
+  // The source reader loads every batch: its process starts while the source opens (a Kafka
+  // pipe joins its group), not when the first batch is loaded. A failure here is the first
+  // batch's to meet and report.
+  context.sourceReader.warm().catch((error: unknown) => {
+    context.logger.warn({ err: error, pipeId }, 'the source reader did not start ahead of the first batch');
+  });
   const source = await connector.open({
     ...context,
     setState: async (to, reason, from, code) => {

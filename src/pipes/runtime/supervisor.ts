@@ -139,6 +139,14 @@ export class PipeSupervisor implements PipeRuntime {
     service: Service,
     options: { validateSamples: boolean },
   ): Promise<Problem[]> {
+    // A pipe that passes runs at once and loads its first batch through the service's source
+    // reader: its process starts beside the checks (an idle engine stops again, SLUICE_ENGINE_IDLE_SECONDS).
+    this.deps.engines
+      .sourceReaderFor(service)
+      .warm()
+      .catch((error: unknown) => {
+        this.deps.logger.warn({ err: error }, 'the source reader did not start beside the create checks');
+      });
     const context = this.access.context(service, options.validateSamples);
     const connector = this.connectorOf(config);
     return this.access.shown(await this.access.answering(createProblems(config, context, connector)));
