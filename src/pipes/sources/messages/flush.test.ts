@@ -23,6 +23,15 @@ describe("a stream's flush", () => {
     expect(flushDue([], flush, true)).toBe(false);
   });
 
+  it("flushes a run's first batch at once when it holds the first batch's limits", () => {
+    const big = { rows: 100_000, bytes: 32 * 1024 * 1024, waitMs: 5_000 };
+    const backlog = { messages: { length: 2_000 }, bytes: 4 * 1024 * 1024, since: Date.now() };
+    expect(flushDue([backlog], big, true)).toBe(true);
+    expect(flushDue([backlog], big, false)).toBe(false);
+    expect(flushDue([{ ...backlog, messages: { length: 10_000 }, bytes: 1_000 }], big, true)).toBe(true);
+    expect(flushDue([{ ...backlog, bytes: 1_000 }], big, true)).toBe(false);
+  });
+
   it("takes less into a run's first batch, never more than the pipe's limits", () => {
     expect(batchLimits(flush, false)).toEqual({ rows: 100, bytes: 1_000_000 });
     expect(batchLimits({ ...flush, rows: 100_000, bytes: 32 * 1024 * 1024 }, true)).toEqual({

@@ -3,8 +3,9 @@ import type { PipeConfig } from '../../model.js';
 /**
  * When a stream's held messages become a batch (README, "How a Kafka pipe runs", Flush): at
  * 100,000 messages, 32 MB of message bytes, or `streaming_max_insert_wait_ms` (default 5 s) after
- * the oldest waiting message; a run's first batch waits FIRST_WAIT_MS at most, so a new pipe's
- * first rows are visible within a second rather than after the whole wait or a full batch.
+ * the oldest waiting message; a run's first batch waits FIRST_WAIT_MS at most, and not at all once
+ * it holds the first batch's limits, so a new pipe's first rows are visible within a second rather
+ * than after the whole wait or a full batch.
  */
 export interface StreamFlush {
   rows: number;
@@ -41,7 +42,10 @@ export function flushDue(held: readonly HeldMessages[], flush: StreamFlush, firs
   const bytes = held.reduce((n, h) => n + h.bytes, 0);
   const oldest = Math.min(...held.map((h) => h.since ?? Number.POSITIVE_INFINITY));
   const waitMs = first ? Math.min(flush.waitMs, FIRST_WAIT_MS) : flush.waitMs;
-  return rows >= flush.rows || bytes >= flush.bytes || Date.now() - oldest >= waitMs;
+  // The first batch takes no more than batchLimits' first share: once that is held (a backlog's
+  // first fetch), waiting longer would only delay the first rows.
+  const limits = batchLimits(flush, first);
+  return rows >= limits.rows || bytes >= limits.bytes || Date.now() - oldest >= waitMs;
 }
 
 /** How much one batch may take: less for a run's first, so its rows are visible sooner. */
