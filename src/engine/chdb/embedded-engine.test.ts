@@ -69,6 +69,22 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
     });
   });
 
+  it('starts its process on warm, before any statement (a run warms its source reader)', async () => {
+    const warmed = new EmbeddedEngine(join(dir, 'warmed'), { confined: false });
+    try {
+      expect(warmed.processId()).toBeUndefined();
+      await warmed.warm();
+      const pid = warmed.processId();
+      expect(pid).toBeDefined();
+      expect(process.kill(pid as number, 0)).toBe(true);
+      // The statement after it runs in the same process, not a new one.
+      await warmed.query('SELECT 1');
+      expect(warmed.processId()).toBe(pid);
+    } finally {
+      await warmed.close();
+    }
+  });
+
   it('starts a new engine process after a crash', async () => {
     await engine.query('SELECT 1');
     const child = (engine as unknown as { child: ChildProcess }).child;

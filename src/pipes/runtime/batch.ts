@@ -93,6 +93,30 @@ export interface BatchContext {
 }
 
 /**
+ * Makes the slot's stages (and its history stage) for a batch unless they were checked against the
+ * destinations' present shape in this run (stagesChecked); true when a stage holding the batch,
+ * staged, was kept for its moves (ensureStages).
+ */
+export async function readyStages(
+  { engine, stagesChecked, history }: Pick<BatchContext, 'engine' | 'stagesChecked' | 'history'>,
+  destinations: readonly Destination[],
+  batch: Pick<Batch, 'pipeId' | 'slot' | 'staged'>,
+): Promise<boolean> {
+  const staged = destinations.filter((d) => d.staged);
+  if (staged.length === 0 && !history) return false;
+  const shape = await shapeOf(engine, staged, history !== undefined);
+  if (stagesChecked?.get(batch.slot) === shape) return false;
+  let kept = false;
+  for (const destination of staged) {
+    if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) kept = true;
+  }
+  if (history && (await ensureHistoryStage(engine, history, batch.pipeId, batch.slot, batch.staged)))
+    kept = true;
+  stagesChecked?.set(batch.slot, shape);
+  return kept;
+}
+
+/**
  * Takes a claimed batch to committed (README, "How a pipe runs"): read into its slot's emptied
  * staging tables, its stages' counts held against what the source read, marked staged, moved
  * partition by partition into the destination and its error table, committed. A crash before
@@ -111,18 +135,7 @@ export async function completeBatch(
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
-  let kept = false;
-  if (staged.length > 0 || history) {
-    const shape = await shapeOf(engine, staged, history !== undefined);
-    if (stagesChecked?.get(batch.slot) !== shape) {
-      for (const destination of staged) {
-        if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) kept = true;
-      }
-      if (history && (await ensureHistoryStage(engine, history, batch.pipeId, batch.slot, batch.staged)))
-        kept = true;
-      stagesChecked?.set(batch.slot, shape);
-    }
-  }
+  const kept = await readyStages(context, destinations, batch);
   const targets = targetsOf(destinations, stages);
   while (!batch.staged) {
     for (const destination of staged) {

@@ -14,7 +14,7 @@ import {
   tracksCommits,
   writesSeveralTables,
 } from '../sources/index.js';
-import { completeBatch } from './batch.js';
+import { type BatchContext, completeBatch, readyStages } from './batch.js';
 import { prepareDestinations } from './destination.js';
 import { batchEvent } from './history-stage.js';
 
@@ -88,33 +88,46 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     };
     const inFlight = () => (limitsInFlight(source) ? source.inFlight : (config.scaling.replicas ?? 1));
     const slots = new Slots();
-    const stagesChecked = new Map<number, string>();
+    const batchContext: BatchContext = {
+      engine,
+      sourceReader: context.sourceReader,
+      store,
+      stagesChecked: new Map<number, string>(),
+      failpoint: context.failpoint,
+      ...(context.history && {
+        history: {
+          days: context.history.days,
+          event: (b, staged) =>
+            batchEvent(
+              { pipeId, pipeName: context.history?.pipeName ?? '', state },
+              reportsLag(source) ? source.lag() : undefined,
+              b,
+              staged,
+            ),
+        },
+      }),
+    };
+    const unfinished = await store.repos.progress.openBatches(pipeId);
+    // A run's first claim goes to slot 0: its stages are made now, beside the source's first fetch
+    // and flush, rather than after the claim. Only a slot no unfinished batch holds (that batch's
+    // stages are its own); a failure here leaves them to the batch, which makes them and reports it.
+    let early: Promise<unknown> | undefined = unfinished.some((b) => b.slot === 0)
+      ? undefined
+      : readyStages(batchContext, destinations, { pipeId, slot: 0, staged: false }).catch((error: unknown) =>
+          context.logger.warn(
+            { err: error, pipeId },
+            "making slot 0's stages ahead of its first batch failed",
+          ),
+        );
     const run = (batch: Batch, release?: () => void) =>
       slots.run(batch.slot, async () => {
         try {
-          const done = await completeBatch(
-            {
-              engine,
-              sourceReader: context.sourceReader,
-              store,
-              stagesChecked,
-              failpoint: context.failpoint,
-              ...(context.history && {
-                history: {
-                  days: context.history.days,
-                  event: (b, staged) =>
-                    batchEvent(
-                      { pipeId, pipeName: context.history?.pipeName ?? '', state },
-                      reportsLag(source) ? source.lag() : undefined,
-                      b,
-                      staged,
-                    ),
-                },
-              }),
-            },
-            destinations,
-            batch,
-            (b, sink) => source.read(b, sink),
+          if (batch.slot === 0 && early) {
+            await early;
+            early = undefined;
+          }
+          const done = await completeBatch(batchContext, destinations, batch, (b, sink) =>
+            source.read(b, sink),
           );
           context.committed?.(done);
           if (tracksCommits(source)) await source.committed(done);
@@ -123,8 +136,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         }
       });
     try {
-      for (const batch of await store.repos.progress.openBatches(pipeId))
-        run(batch, await context.permits?.acquire(signal));
+      for (const batch of unfinished) run(batch, await context.permits?.acquire(signal));
       // A source with phases of its own (a database pipe's snapshot) moves the pipe itself.
       if (!ownsItsStates(source) && (await context.setState('Running', 'ingesting', STARTING)))
         state = 'Running';
@@ -183,8 +195,9 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         await sleep(source.pollMs, signal);
       }
     } finally {
-      // No batch may outlive its worker: a restarted worker would run it twice at once.
-      await slots.settle();
+      // No batch may outlive its worker: a restarted worker would run it twice at once. Nor may
+      // slot 0's early stages: a restarted worker's would be made beside them.
+      await Promise.all([slots.settle(), early]);
     }
   } finally {
     context.opened?.(undefined);
