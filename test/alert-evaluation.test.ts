@@ -162,4 +162,102 @@ describe('alert evaluation against a real embedded service', () => {
       [null, 'SLUICE_ERR_ENGINE'],
     ]);
   });
+  it("tiles of one source are read in one query, each alert deciding as its tile's own query would", async () => {
+    await sql(
+      "CREATE TABLE app.shared (ts DateTime('UTC'), status UInt16, host String, extra UInt8) ENGINE = MergeTree ORDER BY ts",
+    );
+    const sharedSource = (
+      await v2(
+        'POST',
+        '/sources',
+        requestsSource(s.serviceId, { name: 'shared', from: { databaseName: 'app', tableName: 'shared' } }),
+      )
+    ).data.id;
+    await sql(`INSERT INTO app.shared VALUES
+      ('2026-11-22 12:00:01', 500, 'b', 1), ('2026-11-22 12:00:02', 500, 'b', 1), ('2026-11-22 12:00:03', 200, 'c', 1),
+      ('2026-11-22 12:00:04', 200, 'c', 1)`);
+    const tile = (name: string, select: Record<string, unknown>, groupBy?: string) => ({
+      name,
+      x: 0,
+      y: 0,
+      w: 4,
+      h: 4,
+      config: {
+        displayType: 'number',
+        sourceId: sharedSource,
+        select: [select],
+        ...(groupBy ? { groupBy } : {}),
+      },
+    });
+    // The alerts are made before their window closes, so a tick of the alert timer between two of
+    // them cannot evaluate it: the window 12:00-12:05 is due for all of them at once, at 12:05.
+    now = new Date('2026-11-22T12:04:00Z');
+    const dashboard = (
+      await v2('POST', '/dashboards', {
+        name: 'many tiles',
+        tiles: [
+          tile('errors by host', { aggFn: 'count', where: 'status >= 500', whereLanguage: 'sql' }, 'host'),
+          tile('teapots by host', { aggFn: 'count', where: 'status = 418', whereLanguage: 'sql' }, 'host'),
+          // No row meets the filter: the average of nothing is an empty window (0), not nan.
+          tile('teapot average', {
+            aggFn: 'avg',
+            valueExpression: 'status',
+            where: 'status = 418',
+            whereLanguage: 'sql',
+          }),
+          tile('average', { aggFn: 'avg', valueExpression: 'status' }),
+          tile('hosts', { aggFn: 'count_distinct', valueExpression: 'host' }),
+          tile('extra', { aggFn: 'sum', valueExpression: 'extra' }),
+        ],
+      })
+    ).data;
+    const alertOnTile = async (index: number, threshold: number, thresholdType: string) =>
+      (
+        await v2(
+          'POST',
+          '/alerts',
+          tileAlert({ id: dashboard.id, tiles: [dashboard.tiles[index]] }, webhookId, {
+            threshold,
+            thresholdType,
+          }),
+        )
+      ).data.id as string;
+    const metric = async (kind: string) => {
+      const text = (await s.request({ method: 'GET', url: '/metrics' })).body;
+      return Number(new RegExp(`sluice_alert_queries_total\\{kind="${kind}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    };
+    const history = async (id: string, windowStart: string) =>
+      (await v2('GET', `/alerts/${id}/history`)).data
+        .filter((row: any) => row.windowStart === windowStart)
+        .map((row: any) => [row.group ?? null, row.state, row.value, row.errorCode])
+        .sort();
+    const [first, second] = ['2026-11-22T12:00:00.000Z', '2026-11-22T12:05:00.000Z'];
+    const errors = await alertOnTile(0, 2, 'above');
+    const teapots = await alertOnTile(1, 1, 'above');
+    const teapotAverage = await alertOnTile(2, 1, 'below');
+    const average = await alertOnTile(3, 351, 'above');
+    const hosts = await alertOnTile(4, 2, 'above');
+    const extra = await alertOnTile(5, 1, 'above');
+    await s.sluice.evaluator.idle();
+    const scansBefore = await metric('scan');
+    await tickAt('2026-11-22T12:05:01Z');
+    const scans = await metric('scan');
+    expect(scans).toBeGreaterThan(scansBefore);
+    expect(await history(errors, first)).toEqual([['b', 'ALERT', 2, null]]);
+    expect(await history(teapots, first)).toEqual([[null, 'OK', 0, null]]);
+    expect(await history(teapotAverage, first)).toEqual([[null, 'ALERT', 0, null]]);
+    expect(await history(average, first)).toEqual([[null, 'OK', 350, null]]);
+    expect(await history(hosts, first)).toEqual([[null, 'ALERT', 2, null]]);
+    expect(await history(extra, first)).toEqual([[null, 'ALERT', 4, null]]);
+
+    // One tile's expression no longer fits its table: its scan fails, each tile is then read
+    // alone, and only that tile's alert records the failure.
+    await sql('ALTER TABLE app.shared DROP COLUMN extra');
+    await sql("INSERT INTO app.shared VALUES ('2026-11-22 12:05:01', 503, 'c')");
+    await tickAt('2026-11-22T12:10:01Z');
+    expect(await metric('scan')).toBeGreaterThan(scans);
+    expect(await history(extra, second)).toEqual([[null, null, null, 'SLUICE_ERR_DESTINATION_MISMATCH']]);
+    expect(await history(errors, second)).toEqual([['c', 'OK', 1, null]]);
+    expect(await stateOf(average)).toBe('ALERT');
+  });
 });

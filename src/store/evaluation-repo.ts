@@ -60,15 +60,18 @@ export class EvaluationRepo {
   }
 
   /**
-   * All the rows in one statement, each column an array: a tick writes a tile's history at once,
+   * All the rows in one statement, each column an array: a tick writes its tiles' history at once,
    * and one array parameter a column keeps the statement the same size whatever the row count.
+   * Rows of an alert deleted meanwhile are left out (the table has no foreign key: migration 15).
    */
   async addHistory(rows: HistoryRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.db.query(
       `insert into alert_history (alert_id, window_start, window_end, group_key, state, value, threshold, error, error_code, created_at)
        select * from unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::text[], $5::text[], $6::float8[],
-                            $7::float8[], $8::text[], $9::text[], $10::timestamptz[])`,
+                            $7::float8[], $8::text[], $9::text[], $10::timestamptz[])
+                  as h(alert_id, window_start, window_end, group_key, state, value, threshold, error, error_code, created_at)
+        where exists (select 1 from alerts a where a.id = h.alert_id)`,
       [
         rows.map((row) => row.alertId),
         rows.map((row) => row.windowStart),

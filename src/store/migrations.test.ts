@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from './db.js';
+import { EvaluationRepo } from './evaluation-repo.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { ProgressRepo } from './progress-repo.js';
 
@@ -64,6 +65,66 @@ describe('migration 8: batches claim ranges, pipes keep a cursor', () => {
         bytes: 42,
         staged: true,
       });
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('migration 15: alert history without a foreign key', () => {
+  const dirs: string[] = [];
+  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+  it("an alert's history goes with it, by its own delete or its dashboard's or team's; none is written for a missing alert", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-migration-'));
+    dirs.push(dir);
+    const db = await openPglite(dir);
+    try {
+      await migrate(db);
+      await db.exec(`
+        insert into organizations values ('00000000-0000-0000-0000-00000000000a', 'o', false, now());
+        insert into teams values ('00000000-0000-0000-0000-0000000000a1', '00000000-0000-0000-0000-00000000000a', 't1', now()),
+                                 ('00000000-0000-0000-0000-0000000000a2', '00000000-0000-0000-0000-00000000000a', 't2', now());
+        insert into webhooks (id, team_id, name, url, created_at, updated_at)
+          values ('w1', '00000000-0000-0000-0000-0000000000a1', 'w', 'http://x', now(), now()),
+                 ('w2', '00000000-0000-0000-0000-0000000000a2', 'w', 'http://x', now(), now());
+        insert into dashboards (id, team_id, name, tags, tiles, created_at, updated_at)
+          values ('d1', '00000000-0000-0000-0000-0000000000a1', 'd', '[]', '[]', now(), now()),
+                 ('d2', '00000000-0000-0000-0000-0000000000a1', 'd', '[]', '[]', now(), now()),
+                 ('d3', '00000000-0000-0000-0000-0000000000a2', 'd', '[]', '[]', now(), now());
+        insert into alerts (id, team_id, threshold, interval, threshold_type, source, state, dashboard_id, tile_id, webhook_id, created_at, updated_at)
+          values ('kept', '00000000-0000-0000-0000-0000000000a1', 1, '5m', 'above', 'tile', 'OK', 'd1', 't', 'w1', now(), now()),
+                 ('deleted', '00000000-0000-0000-0000-0000000000a1', 1, '5m', 'above', 'tile', 'OK', 'd1', 't', 'w1', now(), now()),
+                 ('on-dashboard', '00000000-0000-0000-0000-0000000000a1', 1, '5m', 'above', 'tile', 'OK', 'd2', 't', 'w1', now(), now()),
+                 ('on-team', '00000000-0000-0000-0000-0000000000a2', 1, '5m', 'above', 'tile', 'OK', 'd3', 't', 'w2', now(), now());
+      `);
+      const repo = new EvaluationRepo(db);
+      const row = (alertId: string) => ({
+        alertId,
+        windowStart: new Date('2026-11-28T10:00:00Z'),
+        windowEnd: new Date('2026-11-28T10:05:00Z'),
+        groupKey: null,
+        state: 'OK',
+        value: 1,
+        threshold: 1,
+        error: null,
+        createdAt: new Date(),
+      });
+      await repo.addHistory(['kept', 'deleted', 'on-dashboard', 'on-team', 'never-existed'].map(row));
+      const alertsWithHistory = async () =>
+        (
+          await db.query<{ alertId: string }>(
+            'select distinct alert_id as "alertId" from alert_history order by 1',
+          )
+        ).map((r) => r.alertId);
+      expect(await alertsWithHistory()).toEqual(['deleted', 'kept', 'on-dashboard', 'on-team']);
+
+      await db.exec(`
+        delete from alerts where id = 'deleted';
+        delete from dashboards where id = 'd2';
+        delete from teams where id = '00000000-0000-0000-0000-0000000000a2';
+      `);
+      expect(await alertsWithHistory()).toEqual(['kept']);
     } finally {
       await db.close();
     }

@@ -4,29 +4,15 @@ import { mapLimited } from '../../concurrency.js';
 import type { EngineRegistry } from '../../engine/index.js';
 import { codeOf, type ErrorCode } from '../../errors.js';
 import type { IdentityService } from '../../identity/index.js';
-import type { AlertRow, HistoryRow, Store } from '../../store/index.js';
+import type { HistoryRow, Store } from '../../store/index.js';
 import type { AlertsService } from '../alerts-service.js';
 import type { AlertMetrics } from '../metrics.js';
 import type { SourcesService } from '../sources-service.js';
 import { exceeds } from './decide.js';
-import { type Buckets, type QueriedTile, runTileQuery } from './tile-run.js';
-import { intervalMs, type Window, windowsToEvaluate } from './windows.js';
-
-type EvaluatedAlert = AlertRow & {
-  evaluatedUntil: Date | null;
-  lastNotifiedAt: Date | null;
-  organizationId: string;
-};
-
-/** What evaluating one alert's windows decided, written with the rest of its tile's alerts. */
-interface Decision {
-  alertId: string;
-  state: string;
-  until: Date;
-  history: HistoryRow[];
-  notices: ReturnType<typeof outboxRow>[];
-  notifiedAt: Date;
-}
+import { type Decision, DecisionWriter } from './decision-writer.js';
+import { type AlertGroup, type EvaluatedAlert, planScans, rangeOf, type Scan, scopeOf } from './scans.js';
+import { type Buckets, type QueriedTile, runTileQuery, runTileScan } from './tile-run.js';
+import { type Window, windowsToEvaluate } from './windows.js';
 
 /** A state change (or a reminder while it lasts) to tell the alert's webhook about. */
 interface Notice {
@@ -119,72 +105,91 @@ export class AlertEvaluator {
   private async evaluate(now: Date): Promise<void> {
     const { store } = this.options;
     const alerts = await store.repos.evaluation.alertsToEvaluate(now);
-    const groups = new Map<string, { alerts: { alert: EvaluatedAlert; windows: Window[] }[] }>();
+    const groups = new Map<string, AlertGroup>();
     for (const alert of alerts) {
       const windows = windowsToEvaluate(now, alert.interval, alert.evaluatedUntil);
       if (windows.length === 0) continue;
       const key = `${alert.dashboardId}/${alert.tileId}/${alert.interval}`;
-      const group = groups.get(key) ?? { alerts: [] };
-      group.alerts.push({ alert, windows });
-      groups.set(key, group);
+      groups.set(key, [...(groups.get(key) ?? []), { alert, windows }]);
     }
     const tiles = await store.repos.evaluation.tilesOf([
       ...new Set(alerts.map((alert) => alert.dashboardId)),
     ]);
-    await mapLimited([...groups.values()], this.options.concurrency, (group) =>
-      this.evaluateGroup(group.alerts, tiles.get(group.alerts[0]?.alert.dashboardId ?? '') ?? [], now),
+    const tileOf = (group: AlertGroup): QueriedTile | undefined => {
+      const { alert } = group[0] as AlertGroup[number];
+      return tiles.get(alert.dashboardId)?.find((t) => t.id === alert.tileId) as QueriedTile | undefined;
+    };
+    const { scans, alone } = planScans([...groups.values()], tileOf);
+    const writer = new DecisionWriter(this.options, now);
+    const work = [
+      ...scans.map((scan) => () => this.evaluateScan(scan, tileOf, now, writer)),
+      ...alone.map((group) => () => this.evaluateGroup(group, tileOf(group), now, writer)),
+    ];
+    const failed = await mapLimited(work, this.options.concurrency, (run) => run()).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
     );
+    // The decisions made before a failure are still written; both failures are told.
+    try {
+      await writer.done();
+    } catch (error) {
+      if (failed) this.options.logger.error({ err: failed.error }, 'alert tick failed');
+      throw error;
+    }
+    if (failed) throw failed.error;
     await store.repos.evaluation.pruneHistory(new Date(now.getTime() - HISTORY_DAYS * 86_400_000));
+  }
+
+  /**
+   * The groups of a scan in one query. When it fails (one tile's expression no longer fits its
+   * table, say), each group is queried alone, so only the groups whose own query fails record
+   * the failure.
+   */
+  private async evaluateScan(
+    scan: Scan,
+    tileOf: (group: AlertGroup) => QueriedTile | undefined,
+    now: Date,
+    writer: DecisionWriter,
+  ): Promise<void> {
+    let columns: Buckets[];
+    try {
+      this.options.metrics?.queries.inc({ kind: 'scan' });
+      columns = await runTileScan(this.options, scan.scope, scan, scan.range);
+    } catch (error) {
+      this.options.logger.debug({ err: error }, "a scan of tiles failed: querying each tile's alerts alone");
+      for (const { group } of scan.groups) await this.evaluateGroup(group, tileOf(group), now, writer);
+      return;
+    }
+    for (const { group, column } of scan.groups)
+      this.decideGroup(group, columns[column] as Buckets, now, writer);
   }
 
   /** One query for every window of the alerts on one tile and interval. */
   private async evaluateGroup(
-    members: { alert: EvaluatedAlert; windows: Window[] }[],
-    dashboardTiles: Record<string, unknown>[],
+    members: AlertGroup,
+    tile: QueriedTile | undefined,
     now: Date,
+    writer: DecisionWriter,
   ): Promise<void> {
-    const first = members[0]?.alert as EvaluatedAlert;
-    const starts = members.flatMap((m) => m.windows.map((w) => w.start.getTime()));
-    const ends = members.flatMap((m) => m.windows.map((w) => w.end.getTime()));
     let buckets: Buckets;
     try {
-      const tile = dashboardTiles.find((t) => t.id === first.tileId) as QueriedTile | undefined;
-      const scope = { teamId: first.teamId, organizationId: first.organizationId, userId: '' };
-      buckets = await runTileQuery(this.options, scope, tile, {
-        start: new Date(Math.min(...starts)),
-        end: new Date(Math.max(...ends)),
-        intervalSeconds: intervalMs(first.interval) / 1000,
-      });
+      this.options.metrics?.queries.inc({ kind: 'tile' });
+      buckets = await runTileQuery(this.options, scopeOf(members), tile, rangeOf(members));
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       const failure = { reason, code: codeOf(error) ?? 'SLUICE_ERR_INTERNAL' };
       await this.recordFailures(members, failure, now);
       return;
     }
-    // Every decision of the group in one transaction of three statements (states, history,
-    // notifications): a statement per alert or per notice would dominate a tick.
+    this.decideGroup(members, buckets, now, writer);
+  }
+
+  /** The group's decisions, handed to the writer: it writes them with the other tiles' (decision-writer.ts). */
+  private decideGroup(members: AlertGroup, buckets: Buckets, now: Date, writer: DecisionWriter): void {
     const decisions = members.map(({ alert, windows }) => this.decide(alert, windows, buckets, now));
     for (const { windows } of members)
       this.options.metrics?.windows.inc({ outcome: 'evaluated' }, windows.length);
-    await this.options.store.transaction(async (repos) => {
-      // Alerts deleted meanwhile keep no history and send nothing.
-      const present = await repos.evaluation.setEvaluatedMany(
-        decisions.map((d) => ({
-          id: d.alertId,
-          state: d.state,
-          until: d.until,
-          notifiedAt: d.notices.length > 0 ? d.notifiedAt : null,
-        })),
-      );
-      const kept = decisions.filter((d) => present.has(d.alertId));
-      for (const decision of kept) this.options.metrics?.decisions.inc({ state: decision.state });
-      await repos.evaluation.addHistory(kept.flatMap((d) => d.history));
-      await repos.outbox.add(
-        kept.flatMap((d) => d.notices),
-        now,
-      );
-    });
-    this.options.alerts.forget(members.map(({ alert }) => alert.id));
+    writer.add(decisions);
   }
 
   /** The alert's state after its windows, its history rows and its notifications. */

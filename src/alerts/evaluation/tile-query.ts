@@ -24,19 +24,54 @@ export function tileQuery(
   range: { start: Date; end: Date; intervalSeconds: number },
 ): string {
   const ts = timestampOf(source.timestampExpression);
-  const conditions = [
+  const conditions = rangeConditions(ts, range);
+  const filter = whereOf(select);
+  if (filter) conditions.push(expression(filter));
+  return bucketedQuery(source, ts, groupBy, range, [`toFloat64(${aggregate(select)}) AS value`], conditions);
+}
+
+/**
+ * One query for several selects of tiles on the same source, grouping and range: the table is
+ * read once and each select is a column (`value0`, `value1`, ...) of the same buckets. A select's
+ * filter becomes its aggregate's condition (`countIf`, `avgIf`, ...) instead of the WHERE clause,
+ * and a bucket or group where no row meets it reads NULL, as it would be absent from the select's
+ * own query (tileQuery): then it counts as an empty bucket, not as the aggregate of no rows (an
+ * average of nothing is nan, not 0).
+ */
+export function scanQuery(
+  source: SourceRow,
+  selects: TileSelect[],
+  groupBy: string | undefined,
+  range: { start: Date; end: Date; intervalSeconds: number },
+): string {
+  const ts = timestampOf(source.timestampExpression);
+  const values = selects.map((select, i) => {
+    const filter = whereOf(select);
+    if (!filter) return `toFloat64(${aggregate(select)}) AS ${ident(`value${i}`)}`;
+    const condition = expression(filter);
+    return `if(countIf(${condition}) = 0, NULL, toFloat64(${aggregate(select, condition)})) AS ${ident(`value${i}`)}`;
+  });
+  return bucketedQuery(source, ts, groupBy, range, values, rangeConditions(ts, range));
+}
+
+function rangeConditions(ts: string, range: { start: Date; end: Date }): string[] {
+  return [
     `${ts} >= toDateTime(${Math.floor(range.start.getTime() / 1000)}, 'UTC')`,
     `${ts} < toDateTime(${Math.floor(range.end.getTime() / 1000)}, 'UTC')`,
   ];
-  const filter = whereOf(select);
-  if (filter) conditions.push(expression(filter));
+}
+
+function bucketedQuery(
+  source: SourceRow,
+  ts: string,
+  groupBy: string | undefined,
+  range: { intervalSeconds: number },
+  values: string[],
+  conditions: string[],
+): string {
   const bucket = `toUnixTimestamp(toStartOfInterval(${ts}, INTERVAL ${range.intervalSeconds} SECOND))`;
   const group = groupBy ? `toString(${expression(groupBy)})` : undefined;
-  const columns = [
-    `${bucket} AS bucket`,
-    ...(group ? [`${group} AS ${ident('group')}`] : []),
-    `toFloat64(${aggregate(select)}) AS value`,
-  ];
+  const columns = [`${bucket} AS bucket`, ...(group ? [`${group} AS ${ident('group')}`] : []), ...values];
   // Grouped by the expressions, not the aliases: a column of the table may bear an alias's name,
   // and with TILE_QUERY_SETTINGS a name in the query means the column.
   return `SELECT ${columns.join(', ')} FROM ${tableName(source.databaseName, source.tableName)}
@@ -87,20 +122,23 @@ export function checkQueries(
   return queries;
 }
 
-function aggregate(select: TileSelect): string {
+/** A select's aggregate; with a condition, its -If form, which aggregates only the rows meeting it. */
+function aggregate(select: TileSelect, condition?: string): string {
   const value = select.valueExpression ? expression(select.valueExpression) : '';
+  const suffix = condition ? 'If' : '';
+  const args = (...list: string[]) => [...list.filter(Boolean), ...(condition ? [condition] : [])].join(', ');
   switch (select.aggFn) {
     case 'count':
-      return value ? `count(${value})` : 'count()';
+      return `count${suffix}(${args(value)})`;
     case 'count_distinct':
-      return `uniqExact(${value})`;
+      return `uniqExact${suffix}(${args(value)})`;
     case 'quantile':
-      return `quantile(${Number(select.level ?? 0.5)})(${value})`;
+      return `quantile${suffix}(${Number(select.level ?? 0.5)})(${args(value)})`;
     case 'sum':
     case 'avg':
     case 'min':
     case 'max':
-      return `${select.aggFn}(${value})`;
+      return `${select.aggFn}${suffix}(${args(value)})`;
     default:
       throw new Error(`unknown aggregate ${literal(select.aggFn)}`);
   }
