@@ -68,16 +68,19 @@ describe('group commit of pipe creates', () => {
       createdAt: new Date(),
       updatedAt: new Date(),
     });
+    const created = () => ({ fromState: null, toState: 'Provisioning', reason: 'created', at: new Date() });
     const existing = row('conflict target');
-    await store.transaction((repos) => repos.pipes.insert(existing));
+    await store.transaction((repos) => repos.pipes.insert(existing, created()));
     const transactions = await transactionsOf(async () => {
       const good = Array.from({ length: 6 }, (_, i) => row(`good ${i}`));
       const half = row('half written');
-      const writes = good.map((pipe) => store.groupedTransaction((repos) => repos.pipes.insert(pipe)));
+      const writes = good.map((pipe) =>
+        store.groupedTransaction((repos) => repos.pipes.insert(pipe, created())),
+      );
       // Its first insert succeeds, its second conflicts with a stored pipe's primary key.
       const bad = store.groupedTransaction(async (repos) => {
-        await repos.pipes.insert(half);
-        await repos.pipes.insert({ ...existing, name: 'duplicate id' });
+        await repos.pipes.insert(half, created());
+        await repos.pipes.insert({ ...existing, name: 'duplicate id' }, created());
       });
       const outcomes = await Promise.allSettled([...writes, bad]);
       expect(outcomes.slice(0, 6).map((o) => o.status)).toEqual(Array(6).fill('fulfilled'));

@@ -147,15 +147,9 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
       createdAt: now,
       updatedAt: now,
     };
-    await store.transaction(async (repos) => {
-      await repos.pipes.insert(pipe);
-      await repos.pipes.recordTransition(pipe.id, {
-        fromState: null,
-        toState: 'Provisioning',
-        reason: 'created',
-        at: now,
-      });
-    });
+    await store.transaction((repos) =>
+      repos.pipes.insert(pipe, { fromState: null, toState: 'Provisioning', reason: 'created', at: now }),
+    );
     expect(await store.repos.pipes.get(serviceId, pipe.id)).toEqual(pipe);
     await store.repos.pipes.update({
       ...pipe,

@@ -94,15 +94,9 @@ export class PipesService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.groupedTransaction(async (repos) => {
-      await repos.pipes.insert(row);
-      await repos.pipes.recordTransition(id, {
-        fromState: null,
-        toState: row.state,
-        reason: 'created',
-        at: now,
-      });
-    });
+    await this.store.groupedTransaction((repos) =>
+      repos.pipes.insert(row, { fromState: null, toState: row.state, reason: 'created', at: now }),
+    );
     this.cache?.written(id, row);
     this.runtime?.changed(id);
     return toRecord(row);
