@@ -97,16 +97,18 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
-  // One line per request, at debug level: a server's log is for what its pipes and alerts do.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.log.level === 'debug' || request.log.level === 'trace') {
+  // One line per request, at debug level: a server's log is for what its pipes and alerts do. The
+  // level is set once, at start (SLUICE_LOG_LEVEL), and no route has a level of its own, so at
+  // info and above the hook is not installed rather than run for nothing on every request.
+  if (deps.logger.isLevelEnabled('debug')) {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.debug(
         { method: request.method, url: request.url, statusCode: reply.statusCode, ms: reply.elapsedTime },
         'request completed',
       );
-    }
-    done();
-  });
+      done();
+    });
+  }
   installErrorHandling(app);
   installSessionCookie(app, deps.tls !== undefined || deps.publicUrl?.startsWith('https:') === true);
   await installRateLimit(app, deps.rateLimit);
