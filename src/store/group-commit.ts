@@ -11,8 +11,9 @@ interface Member {
 /**
  * Group commit: writes that arrive while a commit is in flight wait for it and then share the next
  * transaction, so N concurrent writers pay one BEGIN/COMMIT instead of N. Embedded PGlite runs one
- * transaction at a time, and a pipe create's own two inserts cost less than the transaction around
- * them (bench/api.ts), so concurrent creates were queued behind each other's commits.
+ * transaction at a time, and a pipe create's own insert (one statement, PipesRepo.insert) costs
+ * less than the transaction around it (bench/api.ts), so concurrent creates were queued behind each
+ * other's commits.
  *
  * Each caller still gets its own outcome. A member's work runs inside the shared transaction; when
  * one fails, the whole transaction is rolled back (nothing of anyone's is written) and each member
