@@ -10,7 +10,7 @@ import { createLogger } from '../src/log.js';
 import { ensureHistory } from '../src/pipes/index.js';
 import { launchBrowser } from '../test/support/browser.js';
 import { objectStoragePipe } from '../test/support/pipes.js';
-import { printTable, serviceEngine, timed } from './support.js';
+import { cpuUsage, printTable, serviceEngine, timed } from './support.js';
 
 const RUNS = Number(process.env.BENCH_CONSOLE_RUNS ?? 5);
 const PIPES = Number(process.env.BENCH_CONSOLE_PIPES ?? 1000);
@@ -110,6 +110,7 @@ export async function benchConsole(): Promise<void> {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.locator('.who').waitFor();
     };
+    const usage = cpuUsage();
     const firstLoad = await coldRuns(browser, base, async (page) => {
       await page.goto('/');
       await page.getByLabel('API key id').waitFor();
@@ -157,6 +158,7 @@ export async function benchConsole(): Promise<void> {
     const sizes = JSON.parse(
       readFileSync(new URL('../dist/console/sizes.json', import.meta.url), 'utf8'),
     ) as Record<string, { gzip: number; brotli: number }>;
+    const cpu = usage();
     const ms = (n: number) => Math.round(n);
     printTable(
       `Console in Chromium (${RUNS} cold loads each, median; ${PIPES} pipes made in ${ms(made)} ms; a year of one pipe's minutes; script ${Math.round((sizes['app.js']?.brotli ?? 0) / 1024)} KB brotli, ${Math.round((sizes['app.js']?.gzip ?? 0) / 1024)} KB gzip)`,
@@ -175,6 +177,9 @@ export async function benchConsole(): Promise<void> {
         },
         { what: "a pipe's page, Last day drawn from a year of minutes", ms: ms(dayChart), ratio: '' },
       ],
+    );
+    console.log(
+      `during the loads: the machine's cores ${cpu.machineBusy} busy; this process (Sluice and the bare route) ${cpu.processCores} cores, its event loop ${cpu.eventLoop} busy (Chromium and the engine are processes of their own)`,
     );
   } finally {
     await browser.close();

@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { EmbeddedEngine, literal } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
 import { benchIdleFootprint } from './footprint.js';
-import { printTable } from './support.js';
+import { printTable, ticks } from './support.js';
 
 const TARGET_BYTES = Number(process.env.BENCH_MEMORY_BYTES ?? 1024 ** 3);
 const ROW_BYTES = 110;
@@ -53,6 +53,13 @@ export async function benchMemory(): Promise<void> {
       reader: await rssOfPid(reader.processId()),
     };
     const peak = { ...baseline };
+    // CPU seconds of each process while the file ingests (its source reader and engine in theirs).
+    const cpuOf = () => ({
+      sluice: ticks(process.pid, false) / 100,
+      engine: ticks(engine.processId() ?? -1, false) / 100,
+      reader: ticks(reader.processId() ?? -1, false) / 100,
+    });
+    const cpuBefore = cpuOf();
     const sampler = setInterval(async () => {
       peak.sluice = Math.max(peak.sluice, rssOf(process.pid));
       peak.engine = Math.max(peak.engine, await rssOfPid(engine.processId()));
@@ -81,6 +88,8 @@ export async function benchMemory(): Promise<void> {
     }
     const seconds = (performance.now() - start) / 1000;
     clearInterval(sampler);
+    const cpuAfter = cpuOf();
+    const cpu = (which: keyof typeof cpuAfter) => (cpuAfter[which] - cpuBefore[which]).toFixed(2);
     const mb = (value: number) => Math.round(value / 1024 / 1024);
     printTable(
       `Memory while a ${(bytes / 1e9).toFixed(2)} GB NDJSON file (${rows.toLocaleString('en')} rows) ingests in ${seconds.toFixed(1)} s`,
@@ -90,18 +99,21 @@ export async function benchMemory(): Promise<void> {
           'RSS before MB': mb(baseline.sluice),
           'peak MB': mb(peak.sluice),
           'growth MB': mb(peak.sluice - baseline.sluice),
+          'CPU s': cpu('sluice'),
         },
         {
           process: "the service's engine (chDB)",
           'RSS before MB': mb(baseline.engine),
           'peak MB': mb(peak.engine),
           'growth MB': mb(peak.engine - baseline.engine),
+          'CPU s': cpu('engine'),
         },
         {
           process: 'the source reader (chDB)',
           'RSS before MB': mb(baseline.reader),
           'peak MB': mb(peak.reader),
           'growth MB': mb(peak.reader - baseline.reader),
+          'CPU s': cpu('reader'),
         },
       ],
     );
