@@ -22,7 +22,13 @@ const TICKS = 100;
 export async function benchIdlePipes(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-idle-pipes-'));
   const dataDir = join(dir, 'data');
-  const child = startedByNpm(dataDir, { SLUICE_RATE_LIMIT: '0' });
+  // BENCH_IDLE_NODE_OPTIONS reaches the Sluice process only (e.g. `--cpu-prof --cpu-prof-dir=...`,
+  // written when it stops): where inside Sluice the CPU goes.
+  const nodeOptions = process.env.BENCH_IDLE_NODE_OPTIONS;
+  const child = startedByNpm(dataDir, {
+    SLUICE_RATE_LIMIT: '0',
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+  });
   try {
     const started = await start(child);
     const pid = await serverPid(dataDir);
@@ -77,6 +83,9 @@ export async function benchIdlePipes(): Promise<void> {
       'PSS MB': mb(m.pss),
       'x no pipe (PSS)': (m.pss / none.pss).toFixed(2),
       'core share': m.core.toFixed(3),
+      Sluice: m.byRole.Sluice.toFixed(3),
+      engines: m.byRole.engines.toFixed(3),
+      'source reader': m.byRole['source reader'].toFixed(3),
       goal,
     });
     printTable(
@@ -96,11 +105,15 @@ export async function benchIdlePipes(): Promise<void> {
   }
 }
 
+type Role = 'Sluice' | 'engines' | 'source reader';
+
 interface Watched {
   processes: number;
   pss: number;
   /** CPU seconds the process tree used per second watched. */
   core: number;
+  /** The same, by what the processes are: Sluice, the services' engines, the source readers. */
+  byRole: Record<Role, number>;
 }
 
 /** The tree's memory at the end of WATCH_MS, and the CPU it used over it. */
@@ -112,10 +125,26 @@ async function watch(root: number): Promise<Watched> {
   const after = await treeRss(root);
   // A process that started during the watch counts from zero; one that ended is lost (none should).
   const cpuAfter = await cpuTicks(after.pids);
-  let used = 0;
-  for (const [pid, ticks] of cpuAfter) used += ticks - (cpuBefore.get(pid) ?? 0);
   const seconds = (performance.now() - from) / 1000;
-  return { processes: after.processes, pss: after.pss, core: used / TICKS / seconds };
+  const byRole: Record<Role, number> = { Sluice: 0, engines: 0, 'source reader': 0 };
+  let used = 0;
+  for (const [pid, ticks] of cpuAfter) {
+    const share = (ticks - (cpuBefore.get(pid) ?? 0)) / TICKS / seconds;
+    used += share;
+    byRole[await roleOf(pid, root)] += share;
+  }
+  return { processes: after.processes, pss: after.pss, core: used, byRole };
+}
+
+/**
+ * What a process of the tree is: a source reader's engine runs on `<data dir>/readers/<service>`
+ * (src/engine/registry.ts, sourceReaderFor); every other process under Sluice is a service's engine
+ * or the sandbox that launches it.
+ */
+async function roleOf(pid: number, root: number): Promise<Role> {
+  if (pid === root) return 'Sluice';
+  const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return command.includes('/readers/') ? 'source reader' : 'engines';
 }
 
 /** utime + stime of each process, in clock ticks. */
