@@ -7,11 +7,20 @@ import type { RunProgress } from '../sources/index.js';
  */
 export function runProgressOf(store: Store, pipeId: string): RunProgress {
   const progress = store.repos.progress;
+  // What this run wrote last of files_pending, which nothing else writes (progress-repo.ts): an idle
+  // pipe's every poll finds the same count, and 1,000 idle pipes would write it 33 times a second
+  // (bench/idle-pipes.ts). Each run writes it once before trusting this, so a count another run left
+  // is put right.
+  let pendingWritten: number | undefined;
   return {
     cursor: async () => (await progress.get(pipeId))?.cursor ?? null,
     openBatches: () => progress.openBatches(pipeId),
     reset: (cursor, forget) => store.transaction((repos) => repos.progress.reset(pipeId, cursor, forget)),
-    setFilesPending: (count) => progress.setFilesPending(pipeId, count),
+    setFilesPending: async (count) => {
+      if (count === pendingWritten) return;
+      await progress.setFilesPending(pipeId, count);
+      pendingWritten = count;
+    },
     report: (problem) =>
       problem === null
         ? progress.recordError(pipeId, null)

@@ -22,6 +22,20 @@ export type Credentials = AwsKeys;
  * `logs/2026/11/01/x.ndjson`), and `**` followed by `/` may also match no directory at all.
  */
 export function globMatcher(pattern: string): (key: string) => boolean {
+  let matcher = matchers.get(pattern);
+  if (!matcher) {
+    // Each poll of each pipe lists with its pattern: compiled once, not once a poll.
+    if (matchers.size >= MAX_MATCHERS) matchers.clear();
+    matcher = compiledGlob(pattern);
+    matchers.set(pattern, matcher);
+  }
+  return matcher;
+}
+
+const MAX_MATCHERS = 10_000;
+const matchers = new Map<string, (key: string) => boolean>();
+
+function compiledGlob(pattern: string): (key: string) => boolean {
   if (!/[*?]/.test(pattern)) return (key) => key === pattern;
   const source = pattern
     .split(/(\*\*\/|\*\*|\*|\?)/)
@@ -178,9 +192,28 @@ async function listS3(
   return files;
 }
 
+/**
+ * Where each local files directory really is. The directory is the server's own (its
+ * configuration, the same for the whole process), so it is resolved once: a realpath is most of
+ * what an idle `file://` pipe's poll costs (bench/idle-pipes.ts). What lies under it is resolved
+ * at every listing, as a user may make links there at any time.
+ */
+const realRoots = new Map<string, string>();
+
+async function realRootOf(root: string): Promise<string> {
+  const known = realRoots.get(root);
+  if (known !== undefined) return known;
+  const resolved = await realpath(root);
+  realRoots.set(root, resolved);
+  return resolved;
+}
+
 async function staysInside(root: string, relativeDir: string): Promise<boolean> {
+  // The root itself: nothing of the pattern to resolve.
+  if (relativeDir === '') return true;
   try {
-    const [realRoot, realDir] = await Promise.all([realpath(root), realpath(join(root, relativeDir))]);
+    const realRoot = await realRootOf(root);
+    const realDir = await realpath(join(root, relativeDir));
     return realDir === realRoot || realDir.startsWith(`${realRoot}/`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true; // nothing there to list
