@@ -13,6 +13,7 @@ import {
 } from '../engine.js';
 import { writeConfinement } from './confinement.js';
 import {
+  chdbSaysDataHeld,
   childrenOf,
   endProcess,
   engineEnvironment,
@@ -31,15 +32,6 @@ const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}
  * seconds while it finishes a statement, and holds the directory until then.
  */
 const OPEN_PATIENCE_MS = 30_000;
-/**
- * chDB could not open the data because another process holds the directory. chDB reports it with
- * no code, only in words ("Failed to create connection"), so its message is the only signal; it
- * is read here alone.
- */
-function chdbSaysDataHeld(message: string): boolean {
-  return /Failed to create connection/.test(message);
-}
-
 /**
  * A statement still running this long after its time limit ended with its engine process: a
  * statement may lift its own `max_execution_time` (an admin's `SETTINGS max_execution_time = 0`),

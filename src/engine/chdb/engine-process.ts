@@ -74,3 +74,12 @@ export function childrenOf(pid: number): number[] {
     return [];
   }
 }
+
+/**
+ * chDB could not open the data because another process holds the directory. chDB reports it with
+ * no code, only in words ("Failed to create connection"), so its message is the only signal; it
+ * is read here alone.
+ */
+export function chdbSaysDataHeld(message: string): boolean {
+  return /Failed to create connection/.test(message);
+}
