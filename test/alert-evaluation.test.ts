@@ -256,7 +256,7 @@ describe('alert evaluation against a real embedded service', () => {
     await sql("INSERT INTO app.shared VALUES ('2026-11-22 12:05:01', 503, 'c')");
     await tickAt('2026-11-22T12:10:01Z');
     expect(await metric('scan')).toBeGreaterThan(scans);
-    expect(await history(extra, second)).toEqual([[null, null, null, 'SLUICE_ERR_DESTINATION_MISMATCH']]);
+    expect(await history(extra, second)).toEqual([[null, null, null, 'SLUICE_ERR_ENGINE_DEFINITION']]);
     expect(await history(errors, second)).toEqual([['c', 'OK', 1, null]]);
     expect(await stateOf(average)).toBe('ALERT');
   });

@@ -1,4 +1,4 @@
-import type { EngineRegistry } from '../../engine/index.js';
+import { EngineError, type EngineRegistry } from '../../engine/index.js';
 import { CodedError } from '../../errors.js';
 import type { IdentityService } from '../../identity/index.js';
 import type { TeamScope } from '../context.js';
@@ -83,15 +83,23 @@ async function query(
   maxRows?: number,
 ) {
   const service = await deps.identity.getService(scope.organizationId, source.serviceId);
-  const result = await deps.engines.engineFor(service).query(sql, {
-    readonly: true,
-    timeoutMs: deps.queryTimeoutMs,
-    settings: {
-      ...TILE_QUERY_SETTINGS,
-      ...(maxRows === undefined ? {} : { max_result_rows: maxRows, result_overflow_mode: 'throw' }),
-    },
-  });
-  return result.rows;
+  try {
+    const result = await deps.engines.engineFor(service).query(sql, {
+      readonly: true,
+      timeoutMs: deps.queryTimeoutMs,
+      settings: {
+        ...TILE_QUERY_SETTINGS,
+        ...(maxRows === undefined ? {} : { max_result_rows: maxRows, result_overflow_mode: 'throw' }),
+      },
+    });
+    return result.rows;
+  } catch (error) {
+    // A column the tile names is gone or changed: for a pipe the engine's condition says its
+    // destination no longer fits; for a tile it is its definition that no longer fits the table.
+    if (error instanceof EngineError && error.condition === 'SLUICE_ERR_DESTINATION_MISMATCH')
+      throw new EngineError(error.message, error.code, 'SLUICE_ERR_ENGINE_DEFINITION');
+    throw error;
+  }
 }
 
 /** A row's value in its bucket and group; a NULL value (no row met the select's filter) is none. */
