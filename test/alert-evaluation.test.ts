@@ -39,6 +39,15 @@ describe('alert evaluation against a real embedded service', () => {
     await beforeAlert?.();
     return (await v2('POST', '/alerts', tileAlert(dashboard, webhookId, alert))).data.id as string;
   };
+  /** A source over the table `app.<table>`, named after it. */
+  const sourceOver = async (table: string): Promise<string> =>
+    (
+      await v2(
+        'POST',
+        '/sources',
+        requestsSource(s.serviceId, { name: table, from: { databaseName: 'app', tableName: table } }),
+      )
+    ).data.id;
   const stateOf = async (id: string) => (await v2('GET', `/alerts/${id}`)).data.state;
   const tickAt = async (time: string) => {
     now = new Date(time);
@@ -120,13 +129,7 @@ describe('alert evaluation against a real embedded service', () => {
 
   it('a tile query that fails changes no state, records the error, and is retried on the next tick', async () => {
     await sql("CREATE TABLE app.doomed (ts DateTime('UTC'), status UInt16) ENGINE = MergeTree ORDER BY ts");
-    const doomedSource = (
-      await v2(
-        'POST',
-        '/sources',
-        requestsSource(s.serviceId, { name: 'doomed', from: { databaseName: 'app', tableName: 'doomed' } }),
-      )
-    ).data.id;
+    const doomedSource = await sourceOver('doomed');
     const saved = sourceId;
     sourceId = doomedSource;
     // The alert timer ticks every second with the test's clock: the table is dropped before the
@@ -166,13 +169,7 @@ describe('alert evaluation against a real embedded service', () => {
     await sql(
       "CREATE TABLE app.shared (ts DateTime('UTC'), status UInt16, host String, extra UInt8) ENGINE = MergeTree ORDER BY ts",
     );
-    const sharedSource = (
-      await v2(
-        'POST',
-        '/sources',
-        requestsSource(s.serviceId, { name: 'shared', from: { databaseName: 'app', tableName: 'shared' } }),
-      )
-    ).data.id;
+    const sharedSource = await sourceOver('shared');
     await sql(`INSERT INTO app.shared VALUES
       ('2026-11-22 12:00:01', 500, 'b', 1), ('2026-11-22 12:00:02', 500, 'b', 1), ('2026-11-22 12:00:03', 200, 'c', 1),
       ('2026-11-22 12:00:04', 200, 'c', 1)`);
