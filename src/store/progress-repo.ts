@@ -83,6 +83,15 @@ export class ProgressRepo {
     );
   }
 
+  /** The Failed pipes with their last error's code ('' when none), in one statement for the history's minute rows. */
+  async failedWithCodes(): Promise<{ pipeId: string; errorCode: string }[]> {
+    return this.db.query(
+      `select p.id as "pipeId", coalesce(g.last_error_code, '') as "errorCode"
+         from pipes p left join pipe_progress g on g.pipe_id = p.id
+        where p.state = 'Failed' order by p.created_at`,
+    );
+  }
+
   async get(pipeId: string): Promise<PipeProgress | undefined> {
     const rows = await this.db.query<PipeProgress>(
       `select ${PROGRESS} from pipe_progress where pipe_id = $1`,

@@ -90,7 +90,7 @@ export class PipeSupervisor implements PipeRuntime {
       view: (pipeId) => deps.pipes.runtimeView(pipeId),
       running: () => this.workers.keys(),
       notRunning: () => deps.pipes.pipesInStates(RUNNING_STATES.filter((state) => state !== 'Running')),
-      failed: () => this.failedPipes(),
+      failed: () => deps.store.repos.progress.failedWithCodes(),
       sample: (pipeId) => {
         const source = this.sources.get(pipeId);
         if (!source) return undefined;
@@ -230,17 +230,6 @@ export class PipeSupervisor implements PipeRuntime {
     // A deleted pipe's staging tables go, and what it held at its source (a slot, a publication)
     // is given back, or kept for another attempt (source-cleanups.ts).
     if (options.deleting) await this.cleanups.attempt(pipeId, { atDelete: true });
-  }
-
-  /** The Failed pipes and their last error's code, for their minute rows in the history. */
-  private async failedPipes(): Promise<{ pipeId: string; errorCode: string }[]> {
-    const ids = await this.deps.pipes.pipesInStates(['Failed']);
-    const failed = [];
-    for (const pipeId of ids) {
-      const progress = await this.deps.store.repos.progress.get(pipeId);
-      failed.push({ pipeId, errorCode: progress?.lastErrorCode ?? '' });
-    }
-    return failed;
   }
 
   async close(): Promise<void> {
