@@ -19,6 +19,8 @@ import {
 const BACKLOG_MB = Number(process.env.BENCH_KAFKA_MB ?? 300);
 const MESSAGE_BYTES = 1600;
 const PARTITIONS = 4;
+/** Produce to visible at a steady rate: the p99 wanted with this wait (issue 39). */
+const LATENCY_GOAL = { waitMs: 1000, p99Ms: 1000 };
 /** A new pipe's first rows are visible this long after the create's response (issue 39). */
 const FIRST_ROWS_GOAL_SECONDS = 1;
 const STEADY = { perSecond: 10_000, seconds: Number(process.env.BENCH_KAFKA_STEADY_SECONDS ?? 20) };
@@ -92,7 +94,7 @@ export async function benchKafka(): Promise<void> {
       `where the first rows' time went: the create's checks ${pipe.createSeconds.toFixed(2)} s, then the run's start (group join, start offsets, destinations) until Running ${pipe.runningAfterCreateSeconds.toFixed(2)} s, then the first batch (fetch, flush, stages, load, move, commit) ${(pipe.firstRowsAfterResponseSeconds - pipe.runningAfterCreateSeconds).toFixed(2)} s`,
     );
     const latencies = [];
-    for (const waitMs of [5000, 500]) latencies.push(await steadyLatency(sluice, scope, kafka, waitMs));
+    for (const waitMs of [5000, 1000, 500]) latencies.push(await steadyLatency(sluice, scope, kafka, waitMs));
     printTable(
       `Kafka: produce to visible rows at a steady ${STEADY.perSecond} messages/s for ${STEADY.seconds} s`,
       latencies,
@@ -268,5 +270,10 @@ async function steadyLatency(sluice: Sluice, scope: Scope, kafka: RunningKafka, 
     'p50 ms': at(0.5),
     'p99 ms': at(0.99),
     'max ms': at(1),
+    // Issue 39: the default wait stays 5000 ms; with 1000 ms, 99% of messages visible within 1 s.
+    goal:
+      waitMs === LATENCY_GOAL.waitMs
+        ? `p99 < ${LATENCY_GOAL.p99Ms}: ${at(0.99) < LATENCY_GOAL.p99Ms ? 'met' : 'NOT met'}`
+        : '',
   };
 }

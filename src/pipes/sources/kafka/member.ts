@@ -32,6 +32,14 @@ export class PartitionState {
     return partitionKey(this.topic, this.partition);
   }
 
+  /**
+   * The log holds more messages not fetched yet than are held: a backlog, whose batches take the
+   * whole wait (flush.ts). A few appended while a fetch was answered are not one.
+   */
+  get behind(): boolean {
+    return this.highWatermark - this.position > BigInt(this.messages.length);
+  }
+
   /** Goes on from `offset`: what was fetched and not claimed is dropped. */
   moveTo(offset: bigint): void {
     this.messages = [];

@@ -10,7 +10,14 @@ import type {
   SourceRun,
   TracksCommits,
 } from '../contract.js';
-import { batchLimits, ClaimedMessages, flushDue, type StreamFlush, streamFlush } from '../messages/index.js';
+import {
+  batchLimits,
+  ClaimedMessages,
+  flushDue,
+  RecentWrites,
+  type StreamFlush,
+  streamFlush,
+} from '../messages/index.js';
 import type { BatchSink } from '../ports.js';
 import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } from './connection.js';
 import { coordinatorReady } from './coordinator.js';
@@ -30,6 +37,10 @@ export interface KafkaRange {
 type KafkaCursor = Record<string, string>;
 
 const POLL_MS = 100;
+
+/** A batch's name for RecentWrites: where its partitions start (no two batches of a run share one). */
+const writeKey = (range: KafkaRange) =>
+  range.partitions.map((p) => `${p.topic}:${p.partition}:${p.from}`).join(' ');
 /** How often a run looks for partitions added to its topics. */
 const PARTITION_CHECK_MS = 10_000;
 
@@ -73,6 +84,8 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   private turn = 0;
   /** Whether this run claimed a batch yet: the first flushes sooner (flushDue). */
   private claimedAny = false;
+  /** Claim-to-commit times, so a batch is visible within the pipe's wait (flushDue). */
+  private readonly writes = new RecentWrites();
   private watching: Promise<void> | undefined;
   /** Each topic's partition count when the run started. */
   private firstCounts = new Map<string, number>();
@@ -230,11 +243,14 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
     for (let tried = 0; tried < this.members.length; tried += 1) {
       const member = this.members[(this.turn + tried) % this.members.length] as Member;
       const owned = [...this.partitions.values()].filter((p) => p.owner === member && p.messages.length > 0);
-      if (!flushDue(owned, this.flush, !this.claimedAny)) continue;
+      const timing = { recentWriteMs: this.writes.longestMs, pollMs: this.pollMs };
+      if (!flushDue(owned, this.flush, timing, !this.claimedAny)) continue;
       this.turn = (this.turn + tried + 1) % this.members.length;
       const limits = batchLimits(this.flush, !this.claimedAny);
       this.claimedAny = true;
-      return this.claim(owned, (cursor ?? {}) as KafkaCursor, limits);
+      const claim = this.claim(owned, (cursor ?? {}) as KafkaCursor, limits);
+      this.writes.claimed(writeKey(claim.range as unknown as KafkaRange));
+      return claim;
     }
     return 'idle';
   }
@@ -310,6 +326,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   /** After the store committed a batch: its offsets go to the group too, for lag tools. */
   async committed(batch: { range: Json }): Promise<void> {
     const range = batch.range as unknown as KafkaRange;
+    this.writes.committed(writeKey(range));
     const member = this.members[0];
     if (!member || range.partitions.length === 0) return;
     await member.consumer

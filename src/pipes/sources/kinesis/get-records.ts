@@ -62,7 +62,10 @@ export async function readPage(host: ShardHost, shard: string, iterator: string)
     }),
   );
   const where = { stream: host.streamName, shard };
-  return pageOf(answer.Records, where, answer.NextShardIterator, answer.MillisBehindLatest);
+  const page = pageOf(answer.Records, where, answer.NextShardIterator, answer.MillisBehindLatest);
+  // A page as long as asked for says more waits, whatever MillisBehindLatest says (kinesalite
+  // says 0 until a shard closes).
+  return { ...page, full: page.messages.length >= PAGE };
 }
 
 /**

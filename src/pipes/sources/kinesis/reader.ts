@@ -18,6 +18,7 @@ import {
   flushDue,
   type MessagePlan,
   messagePlan,
+  RecentWrites,
   type StreamFlush,
   streamFlush,
 } from '../messages/index.js';
@@ -37,6 +38,9 @@ import type { KinesisStatus } from './status-shape.js';
 
 /** How often the shard list is read for splits and merges (and at once when a shard ends). */
 const SHARD_CHECK_MS = 10_000;
+
+/** A batch's name for RecentWrites: where its shards' parts start (no two batches of a run share one). */
+const writeKey = (range: KinesisRange) => range.parts.map((p) => `${p.shard}:${p.first}`).join(' ');
 
 /**
  * Kinesis as a source (README, "How a Kinesis pipe runs"): one reader per open shard, each
@@ -90,6 +94,8 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
   private turn = 0;
   /** Whether this run claimed a batch yet: the first flushes sooner (flushDue). */
   private claimedAny = false;
+  /** Claim-to-commit times, so a batch is visible within the pipe's wait (flushDue). */
+  private readonly writes = new RecentWrites();
   private watching: Promise<void> | undefined;
   private wakeWatch: () => void = () => {};
 
@@ -230,11 +236,14 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
       const ready = [...this.readers.values()].filter(
         (r) => r.replica === replica && r.inFlight === 0 && r.messages.length > 0,
       );
-      if (!flushDue(ready, this.flush, !this.claimedAny)) continue;
+      const timing = { recentWriteMs: this.writes.longestMs, pollMs: this.pollMs };
+      if (!flushDue(ready, this.flush, timing, !this.claimedAny)) continue;
       this.turn = (replica + 1) % this.replicas;
       const limits = batchLimits(this.flush, !this.claimedAny);
       this.claimedAny = true;
-      return this.claim(ready, cursor, limits);
+      const claim = this.claim(ready, cursor, limits);
+      this.writes.claimed(writeKey(claim.range as unknown as KinesisRange));
+      return claim;
     }
     return 'idle';
   }
@@ -287,6 +296,7 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
   }
 
   async committed(batch: Batch): Promise<void> {
+    this.writes.committed(writeKey(batch.range as unknown as KinesisRange));
     for (const part of (batch.range as unknown as KinesisRange).parts) {
       this.holdFor(part.shard, -1);
       const reader = this.readers.get(part.shard);

@@ -106,6 +106,8 @@ export interface Page {
   /** Null at the end of a closed shard. */
   next: string | null;
   millisBehindLatest: number | null;
+  /** As many records as a read may give: more wait in the shard. */
+  full?: boolean;
 }
 
 /** A page of a shard's records, as GetRecords and a SubscribeToShard event both give them. */

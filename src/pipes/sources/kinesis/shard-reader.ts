@@ -29,6 +29,14 @@ export class ShardReader {
   /** The last sequence number the store committed, as this run saw it. */
   committedTo: string | undefined;
   millisBehindLatest: number | null = null;
+
+  /** The last page read was as long as a page may be. */
+  private lastPageFull = false;
+
+  /** The shard holds records not read yet: a backlog, whose batches take the whole wait (flush.ts). */
+  get behind(): boolean {
+    return this.lastPageFull || (this.millisBehindLatest ?? 0) > 0;
+  }
   private loop: Promise<void> | undefined;
   private markPositioned: () => void = () => {};
   /** Settles once the reader holds its first iterator (or failed to get one). */
@@ -95,6 +103,7 @@ export class ShardReader {
       this.readTo = (page.messages.at(-1) as KinesisMessage).sequence;
     }
     this.millisBehindLatest = page.millisBehindLatest;
+    this.lastPageFull = page.full ?? false;
   }
 
   private async read(): Promise<void> {

@@ -13,3 +13,4 @@ export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './
 export type { Reading } from './reading.js';
 export { RegistryError, type SchemaAnswer, SchemaRegistryClient } from './schema-registry.js';
 export type { MessageSource, VirtualType, VirtualValue } from './source.js';
+export { RecentWrites, takeAfterMs, type WriteTiming } from './visible-within.js';

@@ -1,4 +1,5 @@
 import type { Claim, Json } from '../../contract.js';
+import { takeAfterMs, type WriteTiming } from '../../messages/index.js';
 import type { ChangeStream, Transaction } from '../changes/index.js';
 import { cursorPosition, positionAfter, stored } from '../changes/index.js';
 import type { PostgresSource } from '../session/index.js';
@@ -40,16 +41,14 @@ export function claimRange(
 /**
  * The next batch of changes, once `pullBatchSize` changes wait or the oldest has waited long
  * enough; 'idle' before. `syncIntervalSeconds` bounds how long a change waits to be visible, so
- * the batch is taken that much earlier than the interval as recent batches took to write
- * (`recentWriteMs`, the longest of the last few), plus one poll, plus a tenth of the interval (at
- * most a second) for a write slower than those: taken at the interval less the write time alone,
- * the slowest hundredth of bench/postgres.ts's changes came at 0.94-0.96 of it, a few after it.
+ * the batch is taken as much earlier as recent batches took to write (takeAfterMs in
+ * src/pipes/sources/messages/visible-within.ts, which Kafka and Kinesis flushes share).
  */
 export function claimChanges(
   stream: ChangeStream,
   cursor: Cursor,
   settings: Settings,
-  timing: { recentWriteMs: number; pollMs: number },
+  timing: WriteTiming,
 ): Claim | 'idle' {
   // What the store committed before the slot heard of it comes again after a restart: it is done.
   const done = cursorPosition(cursor);
@@ -57,8 +56,7 @@ export function claimChanges(
   if (stream.ready.length === 0) return 'idle';
   const limit = settings.pullBatchSize ?? 100_000;
   const intervalMs = (settings.syncIntervalSeconds ?? 60) * 1000;
-  const slowerWriteMs = Math.min(1000, intervalMs / 10);
-  const waitMs = Math.max(0, intervalMs - timing.recentWriteMs - timing.pollMs - slowerWriteMs);
+  const waitMs = takeAfterMs(intervalMs, timing);
   const pending = stream.ready.reduce((n, t) => n + t.changes.length, 0);
   const oldest = (stream.ready[0] as Transaction).receivedAt;
   // A piece of a large transaction is as many changes as it is worth waiting for.

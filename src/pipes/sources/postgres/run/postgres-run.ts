@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { PermanentError, type RangeRead } from '../../../records/index.js';
 import type { Batch, Claim, Json, RunContext, SourceStatus, WrittenTable } from '../../contract.js';
+import { RecentWrites } from '../../messages/index.js';
 import type { BatchSink } from '../../ports.js';
 import {
   alignOwnedPublication,
@@ -26,6 +27,8 @@ import { replicationStatus, tableStatuses } from './run-status.js';
 import { SourceWatch } from './source-watch.js';
 
 /** The states a run moves on from into Snapshot or Running (a retry may find it in either). */
+/** The one batch of changes a run has in flight at a time, as RecentWrites names it. */
+const CHANGES = 'changes';
 const MOVES_ON_FROM = ['Provisioning', 'Setup', 'Snapshot', 'Degraded', 'Running', 'Resync'];
 
 /** A pipe's run: setup, the snapshot's ranges, then changes (README, "How a PostgreSQL pipe runs"). */
@@ -40,9 +43,8 @@ export class PostgresRun implements PostgresRunCapabilities {
   private stream: ChangeStream | undefined;
   private readonly inFlightByTable = new Map<string, number>();
   private changesInFlight = 0;
-  private changesClaimedAt = 0;
-  /** How long the last batches of changes took from claim to commit (ms). */
-  private recentWrites: number[] = [];
+  /** How long the last batches of changes took from claim to commit. */
+  private readonly recentWrites = new RecentWrites();
   private readonly rowsDone = new Map<string, number>();
   private readonly watch: SourceWatch;
   private changesCommitted: { at: number; count: number }[] = [];
@@ -292,14 +294,13 @@ export class PostgresRun implements PostgresRunCapabilities {
     const stream = this.stream as ChangeStream;
     stream.throwIfFailed();
     if (this.changesInFlight > 0) return 'idle';
-    const recentWriteMs = Math.max(0, ...this.recentWrites);
     const claim = claimChanges(stream, this.cursor, this.source.settings ?? {}, {
-      recentWriteMs,
+      recentWriteMs: this.recentWrites.longestMs,
       pollMs: this.pollMs,
     });
     if (claim === 'idle') return claim;
     this.changesInFlight += 1;
-    this.changesClaimedAt = Date.now();
+    this.recentWrites.claimed(CHANGES);
     return claim;
   }
 
@@ -315,10 +316,7 @@ export class PostgresRun implements PostgresRunCapabilities {
       return;
     }
     this.changesInFlight = 0;
-    // A batch read again after a restart was claimed by an earlier process: its time says nothing.
-    if (this.changesClaimedAt > 0)
-      this.recentWrites = [...this.recentWrites.slice(-19), Date.now() - this.changesClaimedAt];
-    this.changesClaimedAt = 0;
+    this.recentWrites.committed(CHANGES);
     this.stream?.confirm(parseLsn(range.to));
     this.changesCommitted.push({ at: Date.now(), count: range.changes });
   }
