@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Member, type MemberHost } from './member.js';
+import { Member, type MemberHost, PartitionState } from './member.js';
 
 // The consumer is the real @platformatic/kafka client (it connects only when asked to); the host
 // is a stand-in that records what the member tells it.
@@ -38,5 +38,35 @@ describe('a Kafka member (real client, stand-in host)', () => {
     expect(() => member.consumer.emit('error', new Error('late'))).not.toThrow();
     expect(failures).toEqual([]);
     await member.consumer.close();
+  });
+});
+
+describe("a partition's state", () => {
+  const message = (offset: bigint) => ({
+    offset,
+    timestamp: 0n,
+    key: null,
+    value: Buffer.from('{}'),
+    headers: [],
+  });
+
+  it('is behind while the log holds more messages not fetched than it holds, so its batches take the whole wait', () => {
+    const state = new PartitionState('t', 0, 0n);
+    // A backlog: 10 fetched of 1,000.
+    state.add(
+      [...Array(10).keys()].map((i) => message(BigInt(i))),
+      10n,
+      1_000n,
+    );
+    expect(state.behind).toBe(true);
+    // Caught up but for a few appended while the fetch was answered.
+    state.add(
+      [...Array(985).keys()].map((i) => message(BigInt(i + 10))),
+      995n,
+      1_000n,
+    );
+    expect(state.behind).toBe(false);
+    state.moveTo(1_000n);
+    expect(state.behind).toBe(false);
   });
 });
