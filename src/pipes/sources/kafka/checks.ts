@@ -1,4 +1,3 @@
-import { Consumer } from '@platformatic/kafka';
 import type { Problem } from '../../../errors.js';
 import { privateHostProblem } from '../../../net/index.js';
 import type { PipeConfig } from '../../model.js';
@@ -8,8 +7,10 @@ import { connectionOptions, parseBrokers, topicNames, unsupportedKafka } from '.
 import { codesOf, messagesOf, messageWithCode, saslStateRefused, tlsFailureOf } from './errors.js';
 import { fetchOnce } from './fetch.js';
 import type { KafkaConsumer } from './member.js';
-import { kafkaMessagePlan, kafkaMessages, type SourcedMessage } from './messages.js';
+import { kafkaMessagePlan, kafkaMessages } from './messages.js';
 import { ROLE_REFUSED } from './msk-iam.js';
+import { RawFetchConsumer } from './raw-fetch.js';
+import type { KafkaRecord } from './record-batches.js';
 import { EARLIEST, requireTopics } from './start.js';
 
 const CHECK_TIMEOUT_MS = 15_000;
@@ -38,14 +39,14 @@ export async function kafkaProblems(config: PipeConfig, context: CheckContext): 
   } catch (error) {
     return [{ path: `${PATH}.brokers`, message: (error as Error).message }];
   }
-  const consumer = new Consumer({
+  const consumer = new RawFetchConsumer({
     ...connection,
     clientId: 'sluice-check',
     groupId: source.consumerGroup ?? 'sluice-check',
     retries: 1,
     timeout: CHECK_TIMEOUT_MS,
     connectTimeout: CHECK_TIMEOUT_MS,
-  }) as KafkaConsumer;
+  });
   try {
     const topics = topicNames(source);
     let existing: Set<string>;
@@ -111,7 +112,7 @@ function connectionProblem(error: unknown): Problem {
 
 /** validateSamples: the first messages of the topics parse and map as the pipe will. */
 async function samplesProblem(
-  how: MessagePlan<SourcedMessage>,
+  how: MessagePlan<KafkaRecord>,
   context: CheckContext,
   consumer: KafkaConsumer,
   topics: string[],
@@ -132,17 +133,15 @@ export async function firstMessages(
   consumer: KafkaConsumer,
   topics: string[],
   limit: number,
-): Promise<SourcedMessage[]> {
+): Promise<KafkaRecord[]> {
   await requireTopics(consumer, topics);
   const starts = await consumer.listOffsets({ topics, timestamp: EARLIEST });
   const wants = [...starts].flatMap(([topic, offsets]) =>
     offsets.map((offset, partition) => ({ topic, partition, offset })),
   );
-  const samples: SourcedMessage[] = [];
+  const samples: KafkaRecord[] = [];
   for (const answer of await fetchOnce(consumer, topics, wants)) {
-    for (const message of answer.messages.slice(0, limit - samples.length)) {
-      samples.push({ topic: answer.topic, partition: answer.partition, message });
-    }
+    samples.push(...answer.messages.slice(0, limit - samples.length));
   }
   return samples;
 }

@@ -1,11 +1,10 @@
-import { Consumer } from '@platformatic/kafka';
 import type { DiscoveryContext, DiscoverySource, SchemaDiscovery } from '../discovery.js';
 import { DiscoveryProblem, discoveryConfig, throwIfProblems } from '../discovery.js';
 import { inferMessages, RegistryError } from '../messages/index.js';
 import { firstMessages, kafkaProblems } from './checks.js';
 import { connectionOptions, type KafkaConfig, topicNames } from './connection.js';
-import type { KafkaConsumer } from './member.js';
 import { KAFKA_VIRTUAL_COLUMNS, kafkaMessagePlan } from './messages.js';
+import { RawFetchConsumer } from './raw-fetch.js';
 
 const PATH = 'source.kafka';
 /** The first messages of the topics, as many as one fetch from their start brings, up to this. */
@@ -25,14 +24,14 @@ export async function discoverKafka(
   throwIfProblems(await kafkaProblems(config, { ...context, validateSamples: false }));
   const kafka = source.kafka as KafkaConfig;
   const topics = topicNames(kafka);
-  const consumer = new Consumer({
+  const consumer = new RawFetchConsumer({
     ...connectionOptions(kafka, context),
     clientId: 'sluice-discovery',
     groupId: 'sluice-discovery',
     retries: 1,
     timeout: TIMEOUT_MS,
     connectTimeout: TIMEOUT_MS,
-  }) as KafkaConsumer;
+  });
   try {
     const samples = await firstMessages(consumer, topics, SAMPLE_MESSAGES);
     if (samples.length === 0) {

@@ -1,15 +1,7 @@
-import type { Consumer } from '@platformatic/kafka';
 import { CodedError } from '../../../errors.js';
 import { brokerSaid } from './errors.js';
-
-/** One message as a batch keeps it: the bytes as they came, never parsed here. */
-export interface KafkaMessage {
-  offset: bigint;
-  timestamp: bigint;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: [Buffer, Buffer][];
-}
+import type { RawFetchConsumer, RawFetchResponse } from './raw-fetch.js';
+import { type KafkaRecord, walkRecords } from './record-batches.js';
 
 export interface FetchWant {
   topic: string;
@@ -21,27 +13,20 @@ export interface Fetched {
   topic: string;
   partition: number;
   /** Offsets from the wanted one, in order; control records (transaction markers) left out. */
-  messages: KafkaMessage[];
+  messages: KafkaRecord[];
   /** Where the next fetch starts: after the last batch, control batches included. */
   next: bigint;
   highWatermark: bigint;
 }
 
-/** Record batch attributes: bit 4 transactional, bit 5 control (commit and abort markers). */
-const TRANSACTIONAL_BATCH = 0x10;
-const CONTROL_BATCH = 0x20;
-/** A control record's key: int16 version, int16 type (0 abort, 1 commit). */
-const ABORT_MARKER = 0;
 const FETCH = { maxWaitMs: 500, partitionMaxBytes: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
-
-type AnyConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
 
 /**
  * One round of Fetch requests, one per partition leader, for the wanted offsets. Whole record
  * batches come back as the broker sent them (no object per message beyond the client's own), which
  * is what lets a pipe read at the broker's speed (test/support/kafka/CLIENT-CHOICE.md).
  */
-export async function fetchOnce(consumer: AnyConsumer, topics: string[], wants: FetchWant[]) {
+export async function fetchOnce(consumer: RawFetchConsumer, topics: string[], wants: FetchWant[]) {
   const metadata = await consumer.metadata({ topics });
   const byLeader = new Map<number, FetchWant[]>();
   for (const want of wants) {
@@ -56,8 +41,8 @@ export async function fetchOnce(consumer: AnyConsumer, topics: string[], wants: 
 }
 
 async function fetchFrom(
-  consumer: AnyConsumer,
-  metadata: Awaited<ReturnType<AnyConsumer['metadata']>>,
+  consumer: RawFetchConsumer,
+  metadata: Awaited<ReturnType<RawFetchConsumer['metadata']>>,
   node: number,
   wants: FetchWant[],
 ): Promise<Fetched[]> {
@@ -68,7 +53,8 @@ async function fetchFrom(
     topicNames.set(id, want.topic);
     requests.set(id, [...(requests.get(id) ?? []), { partition: want.partition, fetchOffset: want.offset }]);
   }
-  const response = await consumer.fetch({
+  // RawFetchConsumer answers Fetch with the records as bytes (raw-fetch.ts).
+  const response = (await consumer.fetch({
     node,
     maxWaitTime: FETCH.maxWaitMs,
     minBytes: 1,
@@ -82,38 +68,22 @@ async function fetchFrom(
         lastFetchedEpoch: -1,
       })),
     })),
-  });
+  })) as unknown as RawFetchResponse;
   const fetched: Fetched[] = [];
   for (const topicResponse of response.responses) {
     const topic = topicNames.get(topicResponse.topicId) ?? '';
     for (const answer of topicResponse.partitions) {
       const from =
         wants.find((w) => w.topic === topic && w.partition === answer.partitionIndex)?.offset ?? 0n;
-      const messages: KafkaMessage[] = [];
-      let next = from;
-      const aborted = new AbortedTransactions(answer.abortedTransactions ?? []);
-      for (const batch of answer.records ?? []) {
-        const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
-        if (last >= next) next = last + 1n;
-        if (aborted.skips(batch, last)) continue;
-        for (const record of batch.records) {
-          const offset = batch.firstOffset + BigInt(record.offsetDelta);
-          // A batch may start before the offset asked for: the broker sends whole batches.
-          if (offset < from) continue;
-          messages.push({
-            offset,
-            timestamp: batch.firstTimestamp + record.timestampDelta,
-            key: record.key ?? null,
-            value: record.value ?? null,
-            headers: record.headers,
-          });
-        }
-      }
+      const where = { topic, partition: answer.partitionIndex, from };
+      const walked = answer.records
+        ? walkRecords(answer.records, where, answer.abortedTransactions)
+        : { records: [], next: from };
       fetched.push({
         topic,
         partition: answer.partitionIndex,
-        messages,
-        next,
+        messages: walked.records,
+        next: walked.next,
         highWatermark: answer.highWatermark,
       });
     }
@@ -121,49 +91,17 @@ async function fetchFrom(
   return fetched;
 }
 
-type RecordBatch = NonNullable<
-  Awaited<ReturnType<AnyConsumer['fetch']>>['responses'][number]['partitions'][number]['records']
->[number];
-
-/**
- * Read-committed reading, as Kafka's Java consumer does it: the broker sends aborted records too,
- * with the list of aborted transactions (producer, first offset) in the fetched range; a
- * transactional batch of a producer whose transaction was aborted is skipped until that
- * producer's abort marker. Control batches (the markers) are never messages.
- */
-class AbortedTransactions {
-  private readonly pending: { producerId: bigint; firstOffset: bigint }[];
-  private readonly producers = new Set<bigint>();
-
-  constructor(list: { producerId: bigint; firstOffset: bigint }[]) {
-    this.pending = [...list].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
-  }
-
-  skips(batch: RecordBatch, last: bigint): boolean {
-    while (this.pending.length > 0 && (this.pending[0]?.firstOffset ?? last + 1n) <= last) {
-      this.producers.add((this.pending.shift() as { producerId: bigint }).producerId);
-    }
-    if ((batch.attributes & CONTROL_BATCH) !== 0) {
-      const key = batch.records[0]?.key;
-      if (key && key.length >= 4 && key.readInt16BE(2) === ABORT_MARKER)
-        this.producers.delete(batch.producerId);
-      return true;
-    }
-    return (batch.attributes & TRANSACTIONAL_BATCH) !== 0 && this.producers.has(batch.producerId);
-  }
-}
-
 /**
  * Exactly the messages of [from, to) of one partition, read again by offset (a batch claimed
  * before a crash, whose messages are no longer in memory).
  */
 export async function readRange(
-  consumer: AnyConsumer,
+  consumer: RawFetchConsumer,
   topics: string[],
   range: { topic: string; partition: number; from: bigint; to: bigint },
   signal: AbortSignal,
-): Promise<KafkaMessage[]> {
-  const messages: KafkaMessage[] = [];
+): Promise<KafkaRecord[]> {
+  const messages: KafkaRecord[] = [];
   let offset = range.from;
   while (offset < range.to) {
     signal.throwIfAborted();

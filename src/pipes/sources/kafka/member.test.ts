@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Member, type MemberHost, PartitionState } from './member.js';
+import { KafkaRecord } from './record-batches.js';
 
 // The consumer is the real @platformatic/kafka client (it connects only when asked to); the host
 // is a stand-in that records what the member tells it.
@@ -42,13 +43,8 @@ describe('a Kafka member (real client, stand-in host)', () => {
 });
 
 describe("a partition's state", () => {
-  const message = (offset: bigint) => ({
-    offset,
-    timestamp: 0n,
-    key: null,
-    value: Buffer.from('{}'),
-    headers: [],
-  });
+  const value = Buffer.from('{}');
+  const message = (offset: bigint) => new KafkaRecord('t', 0, offset, 0, value, -1, 0, 0, value.length, 0, 0);
 
   it('is behind while the log holds more messages not fetched than it holds, so its batches take the whole wait', () => {
     const state = new PartitionState('t', 0, 0n);

@@ -1,11 +1,12 @@
-import { Consumer } from '@platformatic/kafka';
 import type { Logger } from 'pino';
 import { sleep } from '../../../concurrency.js';
 import type { ConnectionOptions } from './connection.js';
 import { brokerSaid } from './errors.js';
-import { type FetchWant, fetchOnce, type KafkaMessage } from './fetch.js';
+import { type FetchWant, fetchOnce } from './fetch.js';
+import { RawFetchConsumer } from './raw-fetch.js';
+import type { KafkaRecord } from './record-batches.js';
 
-export type KafkaConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
+export type KafkaConsumer = RawFetchConsumer;
 
 /** What a pipe knows of one partition while it runs; it outlives a rebalance between members. */
 export class PartitionState {
@@ -13,7 +14,7 @@ export class PartitionState {
   /** The next offset to fetch. */
   position: bigint;
   /** Fetched and not yet claimed, in offset order. */
-  messages: KafkaMessage[] = [];
+  messages: KafkaRecord[] = [];
   bytes = 0;
   /** When the oldest unclaimed message arrived (ms), for the flush by time. */
   since: number | undefined;
@@ -49,8 +50,8 @@ export class PartitionState {
     this.claimedTo = offset;
   }
 
-  add(messages: KafkaMessage[], next: bigint, highWatermark: bigint): void {
-    for (const message of messages) this.bytes += message.value?.length ?? 0;
+  add(messages: KafkaRecord[], next: bigint, highWatermark: bigint): void {
+    for (const message of messages) this.bytes += message.valueLength;
     if (messages.length > 0) {
       this.messages.push(...messages);
       this.since ??= Date.now();
@@ -97,7 +98,7 @@ export class Member {
     groupId: string,
     connection: ConnectionOptions,
   ) {
-    this.consumer = new Consumer({
+    this.consumer = new RawFetchConsumer({
       ...connection,
       clientId: `sluice-${groupId}-${index}`,
       groupId,
@@ -107,7 +108,7 @@ export class Member {
       rebalanceTimeout: 6_000,
       heartbeatInterval: 1_000,
       autocommit: false,
-    }) as KafkaConsumer;
+    });
     // The client emits 'error' when it gives up rejoining its group after a failed heartbeat, also
     // while the run closes (its connection pool closed under a rejoin in flight). An 'error' event
     // nobody listens to would end the whole process: the run stops with it instead.

@@ -6,14 +6,7 @@ import {
   SchemaRegistryClient,
 } from '../messages/index.js';
 import type { KafkaConfig } from './connection.js';
-import type { KafkaMessage } from './fetch.js';
-
-/** A message with where it came from. */
-export interface SourcedMessage {
-  topic: string;
-  partition: number;
-  message: KafkaMessage;
-}
+import type { KafkaRecord } from './record-batches.js';
 
 /** Kafka's virtual columns and the types the engine reads them with (README, "How a Kafka pipe runs"). */
 const KAFKA_VIRTUAL_TYPES = {
@@ -29,21 +22,24 @@ const KAFKA_VIRTUAL_TYPES = {
 
 export const KAFKA_VIRTUAL_COLUMNS = Object.keys(KAFKA_VIRTUAL_TYPES);
 
-export const kafkaMessages: MessageSource<SourcedMessage> = {
+export const kafkaMessages: MessageSource<KafkaRecord> = {
   virtualTypes: KAFKA_VIRTUAL_TYPES,
-  value: (sourced) => sourced.message.value,
-  virtualValue(column, { topic, partition, message }) {
+  value: (message) => message.value,
+  valueAt: (message) => message.valueStart,
+  valueBytes: (message) => message.bytes,
+  valueLength: (message) => message.valueLength,
+  virtualValue(column, message) {
     switch (column) {
       case '_key':
         return message.key;
       case '_timestamp':
         return message.timestamp;
       case '_partition':
-        return partition;
+        return message.partition;
       case '_offset':
         return message.offset;
       case '_topic':
-        return topic;
+        return message.topic;
       case '_header_keys':
         return message.headers.map(([key]) => key);
       case '_header_values':
@@ -52,18 +48,15 @@ export const kafkaMessages: MessageSource<SourcedMessage> = {
         return message.value;
     }
   },
-  position: ({ topic, partition, message }) => `${topic}:${partition}:${message.offset}`,
-  row: ({ message }) => Number(message.offset),
-  describe: ({ topic, partition, message }) => `${topic} partition ${partition} offset ${message.offset}`,
+  position: ({ topic, partition, offset }) => `${topic}:${partition}:${offset}`,
+  row: ({ offset }) => Number(offset),
+  describe: ({ topic, partition, offset }) => `${topic} partition ${partition} offset ${offset}`,
   // A record without a timestamp of its own says -1.
-  producedAt: ({ message }) => (message.timestamp >= 0n ? Number(message.timestamp) : undefined),
+  producedAt: ({ timestamp }) => (timestamp >= 0 ? timestamp : undefined),
 };
 
 /** How a Kafka pipe's messages become rows, with its schema registry when it names one. */
-export function kafkaMessagePlan(
-  config: PipeConfig,
-  allowPrivateSources: boolean,
-): MessagePlan<SourcedMessage> {
+export function kafkaMessagePlan(config: PipeConfig, allowPrivateSources: boolean): MessagePlan<KafkaRecord> {
   const source = config.source.kafka as KafkaConfig;
   const registry = source.schemaRegistry
     ? new SchemaRegistryClient(source.schemaRegistry, allowPrivateSources)

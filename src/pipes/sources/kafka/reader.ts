@@ -24,7 +24,8 @@ import { coordinatorReady } from './coordinator.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
-import { kafkaMessagePlan, type SourcedMessage } from './messages.js';
+import { kafkaMessagePlan } from './messages.js';
+import type { KafkaRecord } from './record-batches.js';
 import { EARLIEST, LATEST, requireTopics, startOffsets } from './start.js';
 import type { KafkaStatus } from './status-shape.js';
 
@@ -75,9 +76,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   private readonly partitions = new Map<string, PartitionState>();
   private readonly members: Member[] = [];
   /** Messages of claimed batches not yet written, by range. */
-  private readonly claimed = new ClaimedMessages<SourcedMessage, KafkaRange>((range) =>
-    this.readAgain(range),
-  );
+  private readonly claimed = new ClaimedMessages<KafkaRecord, KafkaRange>((range) => this.readAgain(range));
   private readonly flush: StreamFlush;
   private readonly how;
   private failure: { error: unknown } | undefined;
@@ -262,15 +261,15 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
     limits: { rows: number; bytes: number },
   ): Claim {
     const range: KafkaRange = { partitions: [] };
-    const payload: SourcedMessage[] = [];
+    const payload: KafkaRecord[] = [];
     const next: KafkaCursor = { ...cursor };
     let [rows, bytes] = [0, 0];
     for (const state of owned) {
       let [taken, takenBytes] = [0, 0];
       while (taken < state.messages.length && rows < limits.rows && bytes + takenBytes < limits.bytes) {
-        const message = state.messages[taken] as (typeof state.messages)[number];
-        payload.push({ topic: state.topic, partition: state.partition, message });
-        takenBytes += message.value?.length ?? 0;
+        const message = state.messages[taken] as KafkaRecord;
+        payload.push(message);
+        takenBytes += message.valueLength;
         rows += 1;
         taken += 1;
       }
@@ -306,10 +305,10 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   }
 
   /** A range claimed by an earlier run: its messages, read again by offset. */
-  private async readAgain(range: KafkaRange): Promise<SourcedMessage[]> {
+  private async readAgain(range: KafkaRange): Promise<KafkaRecord[]> {
     const consumer = (this.members[0] as Member).consumer;
     this.logger.info({ range: range.partitions }, 'reading a range claimed before a restart again');
-    const messages: SourcedMessage[] = [];
+    const messages: KafkaRecord[] = [];
     for (const part of range.partitions) {
       const read = await readRange(
         consumer,
@@ -317,7 +316,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
         { topic: part.topic, partition: part.partition, from: BigInt(part.from), to: BigInt(part.to) },
         this.signal,
       );
-      for (const message of read) messages.push({ topic: part.topic, partition: part.partition, message });
+      messages.push(...read);
       this.logger.debug({ ...part, messages: read.length }, 'read a claimed range again');
     }
     return messages;

@@ -28,6 +28,9 @@ export const KINESIS_VIRTUAL_COLUMNS = Object.keys(KINESIS_VIRTUAL_TYPES);
 export const kinesisMessages: MessageSource<KinesisMessage> = {
   virtualTypes: KINESIS_VIRTUAL_TYPES,
   value: (message) => message.value,
+  valueBytes: (message) => message.value,
+  valueAt: () => 0,
+  valueLength: (message) => message.value.length,
   virtualValue(column, message) {
     switch (column) {
       case '_key':

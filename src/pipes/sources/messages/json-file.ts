@@ -1,5 +1,5 @@
 import type { MessagePlan } from './plan.js';
-import { jsonVirtual } from './source.js';
+import { jsonVirtual, type MessageSource } from './source.js';
 
 const [OPEN, CLOSE, NEWLINE, RETURN, SPACE, TAB] = [0x7b, 0x7d, 0x0a, 0x0d, 0x20, 0x09];
 const CHUNK_BYTES = 1024 * 1024;
@@ -9,56 +9,110 @@ const CHUNK_BYTES = 1024 * 1024;
  * with the virtual columns the mappings use appended as fields, so the engine reads message and
  * position in one pass and a record that does not parse or fit costs only its own line. A message
  * that is not one JSON object is refused here, with its reason (`refused`); `lines` says which
- * message each line of the text is.
+ * message each line of the text is. Each value's bytes are copied from where the source holds
+ * them (a Kafka record batch, a Kinesis record) into the text, without a view or a string made
+ * for the message.
  */
 export function recordsText<M>(
   how: MessagePlan<M>,
   messages: readonly M[],
   indices: readonly number[] = messages.map((_, index) => index),
 ) {
-  const chunks: Buffer[] = [];
+  const text = new BatchText();
   const lines: number[] = [];
   const refused: { index: number; error: string }[] = [];
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const push = (piece: Buffer) => {
-    pending.push(piece);
-    pendingBytes += piece.length;
-    if (pendingBytes >= CHUNK_BYTES) {
-      chunks.push(Buffer.concat(pending));
-      pending = [];
-      pendingBytes = 0;
-    }
-  };
+  const { source } = how;
   for (const index of indices) {
     const message = messages[index] as M;
-    const value = how.source.value(message);
-    const object = objectBounds(value);
+    const object = objectBounds(source, message);
     if (!object) {
       refused.push({ index, error: 'a JSONEachRow message must be one JSON object' });
       continue;
     }
-    // Newlines between tokens are whitespace; within strings JSON allows none: one line per message.
-    const body = oneLine((value as Buffer).subarray(object.start, object.end));
+    // The object without its closing brace; the virtual columns go before it.
+    text.copy(source.valueBytes(message), object.start, object.end);
     const fields = virtualFields(how, message);
-    push(body);
-    push(Buffer.from(`${fields && !object.empty ? ',' : ''}${fields}}\n`));
+    if (fields) text.write(object.empty ? fields : `,${fields}`);
+    text.endLine();
     lines.push(index);
   }
-  if (pending.length > 0) chunks.push(Buffer.concat(pending));
-  return { chunks, lines, refused };
+  return { chunks: text.end(), lines, refused };
 }
 
-/** Where the object's text starts and where its closing brace is; undefined when not an object. */
-function objectBounds(value: Buffer | null): { start: number; end: number; empty: boolean } | undefined {
-  if (!value || value.length < 2) return undefined;
-  let start = 0;
-  let end = value.length - 1;
-  while (start < end && isSpace(value[start] as number)) start += 1;
-  while (end > start && isSpace(value[end] as number)) end -= 1;
-  if (value[start] !== OPEN || value[end] !== CLOSE) return undefined;
+/**
+ * Chunks of text of a batch, one message a line. Newlines inside a message (JSON allows them only
+ * between tokens, where they are whitespace) become spaces when a chunk ends, found by the native
+ * search rather than byte by byte: every newline of a chunk that is not a line's end is one.
+ */
+class BatchText {
+  private readonly chunks: Buffer[] = [];
+  private current = Buffer.allocUnsafe(CHUNK_BYTES);
+  private at = 0;
+  private lineEnds: number[] = [];
+
+  copy(from: Buffer, start: number, end: number): void {
+    this.room(end - start);
+    this.at += from.copy(this.current, this.at, start, end);
+  }
+
+  write(text: string): void {
+    this.room(Buffer.byteLength(text));
+    this.at += this.current.write(text, this.at);
+  }
+
+  endLine(): void {
+    this.room(2);
+    this.current[this.at++] = CLOSE;
+    this.lineEnds.push(this.at);
+    this.current[this.at++] = NEWLINE;
+  }
+
+  end(): Buffer[] {
+    this.close();
+    return this.chunks;
+  }
+
+  /** Makes room for `bytes` more; a line may span chunks (the engine reads the file whole). */
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.current.length) return;
+    this.close();
+    this.current = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+  }
+
+  private close(): void {
+    if (this.at === 0) return;
+    const chunk = this.current.subarray(0, this.at);
+    let line = 0;
+    for (let at = chunk.indexOf(NEWLINE); at >= 0; at = chunk.indexOf(NEWLINE, at + 1)) {
+      if (at === this.lineEnds[line]) line += 1;
+      else chunk[at] = SPACE;
+    }
+    for (let at = chunk.indexOf(RETURN); at >= 0; at = chunk.indexOf(RETURN, at + 1)) chunk[at] = SPACE;
+    this.chunks.push(chunk);
+    this.lineEnds = [];
+    this.at = 0;
+  }
+}
+
+/**
+ * Where the message's object starts and where its closing brace is, in its source's bytes;
+ * undefined when the value is not an object.
+ */
+function objectBounds<M>(
+  source: MessageSource<M>,
+  message: M,
+): { start: number; end: number; empty: boolean } | undefined {
+  const at = source.valueAt(message);
+  const length = source.valueLength(message);
+  if (at < 0 || length < 2) return undefined;
+  const bytes = source.valueBytes(message);
+  let start = at;
+  let end = at + length - 1;
+  while (start < end && isSpace(bytes[start] as number)) start += 1;
+  while (end > start && isSpace(bytes[end] as number)) end -= 1;
+  if (bytes[start] !== OPEN || bytes[end] !== CLOSE) return undefined;
   let inner = end - 1;
-  while (inner > start && isSpace(value[inner] as number)) inner -= 1;
+  while (inner > start && isSpace(bytes[inner] as number)) inner -= 1;
   return { start, end, empty: inner === start };
 }
 
@@ -66,15 +120,9 @@ function isSpace(byte: number): boolean {
   return byte === SPACE || byte === NEWLINE || byte === RETURN || byte === TAB;
 }
 
-function oneLine(text: Buffer): Buffer {
-  if (text.indexOf(NEWLINE) < 0 && text.indexOf(RETURN) < 0) return text;
-  const copy = Buffer.from(text);
-  for (let i = 0; i < copy.length; i += 1) if (copy[i] === NEWLINE || copy[i] === RETURN) copy[i] = SPACE;
-  return copy;
-}
-
 function virtualFields<M>(how: MessagePlan<M>, message: M): string {
   const { source, virtual } = how;
+  if (virtual.length === 0) return '';
   return virtual
     .map((column) => {
       const type = source.virtualTypes[column];

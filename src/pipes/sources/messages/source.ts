@@ -16,6 +16,14 @@ export type VirtualValue = string | number | bigint | Buffer | null | readonly B
 export interface MessageSource<M> {
   virtualTypes: Readonly<Record<string, VirtualType>>;
   value(message: M): Buffer | null;
+  /**
+   * Where the value's bytes are without a view made for each message (json-file.ts copies them
+   * straight into the batch's text): the bytes holding it, where it starts (-1 for a null value),
+   * its length.
+   */
+  valueBytes(message: M): Buffer;
+  valueAt(message: M): number;
+  valueLength(message: M): number;
   virtualValue(column: string, message: M): VirtualValue;
   /** The error table's `source`: the message's place in its stream. */
   position(message: M): string;
