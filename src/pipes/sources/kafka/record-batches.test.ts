@@ -96,6 +96,16 @@ describe('walking a fetched records section', () => {
     expect(walkRecords(section, where, []).records.map((r) => r.offset)).toEqual([0n, 1n, 3n, 4n, 6n]);
   });
 
+  it('refuses a batch whose records run past its end rather than reading past it (a broker is not trusted)', () => {
+    const section = batch(0n, [{ value: json(1) }, { value: json(2) }]);
+    section.writeInt32BE(2_000_000_000, 57);
+    expect(() => walkRecords(section, where, [])).toThrow(/malformed/);
+    const short = batch(0n, [{ value: json(1) }]);
+    // The value's length says more bytes than the batch holds.
+    short.writeUInt8(0x7e, short.indexOf('{"id":1}') - 1);
+    expect(() => walkRecords(short, where, [])).toThrow(/malformed/);
+  });
+
   it('refuses messages of the formats before record batches, saying which', () => {
     const section = batch(0n, [{ value: json(1) }]);
     section.writeInt8(1, 16);

@@ -47,6 +47,12 @@ export class KafkaRecord {
   }
 }
 
+const malformed = () =>
+  new CodedError(
+    'SLUICE_ERR_SOURCE_PROTOCOL',
+    'a Kafka record batch is malformed: a record runs past its batch',
+  );
+
 /** Reads a record's varints from a buffer, moving along it. */
 class Cursor {
   constructor(
@@ -59,7 +65,7 @@ class Cursor {
     let value = 0;
     let shift = 0;
     for (;;) {
-      const byte = this.buffer[this.at++] as number;
+      const byte = this.byte();
       value |= (byte & 0x7f) << shift;
       if ((byte & 0x80) === 0) break;
       shift += 7;
@@ -74,7 +80,7 @@ class Cursor {
     let value = 0;
     let scale = 1;
     for (let read = 0; ; read += 1) {
-      const byte = this.buffer[this.at++] as number;
+      const byte = this.byte();
       value += (byte & 0x7f) * scale;
       if ((byte & 0x80) === 0) break;
       scale *= 128;
@@ -90,7 +96,14 @@ class Cursor {
     if (length < 0) return [-1, 0];
     const start = this.at;
     this.at += length;
+    if (this.at > this.buffer.length) throw malformed();
     return [start, length];
+  }
+
+  /** A broker's bytes are not trusted: a length or count past the end is an error, not a read of nothing. */
+  private byte(): number {
+    if (this.at >= this.buffer.length) throw malformed();
+    return this.buffer[this.at++] as number;
   }
 
   bytes(): Buffer | null {
@@ -192,6 +205,7 @@ function readBatch(
   for (let i = 0; i < count; i += 1) {
     const length = at.varint();
     const end = at.at + length;
+    if (length < 0 || end > bytes.length) throw malformed();
     at.at += 1; // attributes: unused
     const timestampDelta = at.varlong();
     const offsetDelta = at.varint();
@@ -199,6 +213,7 @@ function readBatch(
     const [valueStart, valueLength] = at.skipBytes();
     const headerCount = at.varint();
     const headersStart = at.at;
+    if (headersStart > end) throw malformed();
     at.at = end;
     const offset = baseOffset + BigInt(offsetDelta);
     if (offset < where.from) continue;
