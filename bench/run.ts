@@ -6,6 +6,7 @@ import { benchKafka } from './kafka.js';
 import { benchKinesis } from './kinesis.js';
 import { benchMemory } from './memory.js';
 import { benchObjectStorage } from './object-storage.js';
+import { benchObjectStorageFixed } from './object-storage-fixed.js';
 import { benchPostgres } from './postgres.js';
 
 /** `npm run bench`: every benchmark, each printing its figures and its ratio to a baseline. */
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   api: benchApi,
   console: benchConsole,
   'object-storage': benchObjectStorage,
+  'object-storage-fixed': benchObjectStorageFixed,
   memory: benchMemory,
   'idle-pipes': benchIdlePipes,
   alerts: benchAlerts,

@@ -4,7 +4,7 @@
  * land in the emptied stage and be moved twice.
  */
 export async function mapLimited<T, R>(
-  items: T[],
+  items: readonly T[],
   limit: number,
   work: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
@@ -37,4 +37,18 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/**
+ * Promise.all that waits for every promise before it throws the first failure: once a caller sees
+ * the error, none of the work still runs (a stage still being made after its run ended).
+ */
+export async function allDone<T extends readonly unknown[]>(
+  promises: {
+    readonly [K in keyof T]: Promise<T[K]>;
+  },
+): Promise<T> {
+  const settled = await Promise.allSettled(promises as readonly Promise<unknown>[]);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }

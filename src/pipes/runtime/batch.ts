@@ -1,3 +1,4 @@
+import { allDone, mapLimited } from '../../concurrency.js';
 import { countRows, type Engine, literal, tableName } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
@@ -15,6 +16,7 @@ import {
   emptyHistoryStage,
   ensureHistoryStage,
   HISTORY_TABLES,
+  historyStage,
   moveHistory,
   stageHistory,
 } from './history-stage.js';
@@ -25,6 +27,7 @@ import {
   movePartitions,
   STAGING_DATABASE,
   stageNames,
+  stagePartitions,
   stageTable,
 } from './stages.js';
 
@@ -48,13 +51,14 @@ export class StagedCountError extends PermanentError {
 /**
  * The columns and definitions (indexes, projections, keys, settings) of the destinations and their
  * error tables, and of the history's table and view when the batch writes one, as one string: two queries,
- * whatever the number of tables. A table dropped since (the history, by an admin) changes it.
+ * whatever the number of tables. A table dropped since (the history, by an admin) changes it;
+ * `whole` says whether every table was there.
  */
 async function shapeOf(
   engine: Engine,
   destinations: readonly Destination[],
   history: boolean,
-): Promise<string> {
+): Promise<{ shape: string; whole: boolean }> {
   const tables = [
     ...destinations.flatMap((d) => [
       `(${literal(d.database)}, ${literal(d.table)})`,
@@ -73,8 +77,18 @@ async function shapeOf(
         WHERE (database, name) IN (${tables.join(', ')}) ORDER BY database, name`,
     ),
   ]);
-  return JSON.stringify([columns.rows, definitions.rows]);
+  // A table missing (the history's, before a service's first batch) is made by readyStages.
+  return {
+    shape: JSON.stringify([columns.rows, definitions.rows]),
+    whole: definitions.rows.length === tables.length,
+  };
 }
+
+/**
+ * Statements a batch's stage work runs at once: the engine runs up to four of Sluice's own (README,
+ * "How a pipe runs"), and a pipe's other slots and the loads share them.
+ */
+const STAGE_STATEMENTS = 3;
 
 export interface BatchContext {
   engine: Engine;
@@ -86,6 +100,11 @@ export interface BatchContext {
    * run: a stream's small batches check the stages again only after a destination changed.
    */
   stagesChecked?: Map<number, string>;
+  /**
+   * The slots whose stages readyStages made anew, empty, in this run and no batch has read into
+   * since: the next batch of the slot reads into them without emptying them first.
+   */
+  freshStages?: Set<number>;
   /** A test's failpoint (src/failpoints.ts): told of each step the batch passes. */
   failpoint?: Failpoint;
   /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
@@ -98,21 +117,39 @@ export interface BatchContext {
  * staged, was kept for its moves (ensureStages).
  */
 export async function readyStages(
-  { engine, stagesChecked, history }: Pick<BatchContext, 'engine' | 'stagesChecked' | 'history'>,
+  {
+    engine,
+    stagesChecked,
+    freshStages,
+    history,
+  }: Pick<BatchContext, 'engine' | 'stagesChecked' | 'freshStages' | 'history'>,
   destinations: readonly Destination[],
   batch: Pick<Batch, 'pipeId' | 'slot' | 'staged'>,
 ): Promise<boolean> {
   const staged = destinations.filter((d) => d.staged);
   if (staged.length === 0 && !history) return false;
-  const shape = await shapeOf(engine, staged, history !== undefined);
+  const { shape, whole } = await shapeOf(engine, staged, history !== undefined);
   if (stagesChecked?.get(batch.slot) === shape) return false;
-  let kept = false;
-  for (const destination of staged) {
-    if (await ensureStages(engine, destination, batch.pipeId, batch.slot, batch.staged)) kept = true;
-  }
-  if (history && (await ensureHistoryStage(engine, history, batch.pipeId, batch.slot, batch.staged)))
-    kept = true;
-  stagesChecked?.set(batch.slot, shape);
+  // Each stage is a table of its own: they are made side by side (the engine runs up to four
+  // statements at once, README "How a pipe runs"), not one after another before the first read.
+  // Every one is settled before this returns (mapLimited): no stage is still being made once a
+  // failure ends the run.
+  const made = await mapLimited(
+    [
+      ...staged.map((d) => () => ensureStages(engine, d, batch.pipeId, batch.slot, batch.staged)),
+      ...(history ? [() => ensureHistoryStage(engine, history, batch.pipeId, batch.slot, batch.staged)] : []),
+    ],
+    STAGE_STATEMENTS,
+    (make) => make(),
+  );
+  const kept = made.some(Boolean);
+  // Tables made just now are recorded as made, or the next batch would make its stages again.
+  stagesChecked?.set(
+    batch.slot,
+    whole ? shape : (await shapeOf(engine, staged, history !== undefined)).shape,
+  );
+  // Made anew, the stages are empty: the batch's first read needs no TRUNCATE (completeBatch).
+  if (!kept) freshStages?.add(batch.slot);
   return kept;
 }
 
@@ -130,19 +167,19 @@ export async function completeBatch(
   claimed: Batch,
   read: RangeReader,
 ): Promise<Batch> {
-  const { engine, store, stagesChecked, history } = context;
+  const { engine, store, stagesChecked, freshStages, history } = context;
   const failpoint = context.failpoint ?? (() => {});
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
   const kept = await readyStages(context, destinations, batch);
   const targets = targetsOf(destinations, stages);
+  // Stages made anew for this batch (or just before its claim) are empty; stages a batch of this
+  // run read into before, or a read of this batch that set a part aside, are emptied first.
+  let empty = freshStages?.delete(batch.slot) === true;
   while (!batch.staged) {
-    for (const destination of staged) {
-      await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).data)}`);
-      await engine.execute(`TRUNCATE TABLE ${stageTable(stages(destination).errors)}`);
-    }
-    if (history) await emptyHistoryStage(engine, batch.pipeId, batch.slot);
+    if (!empty) await emptyStages(engine, staged, stages, history ? batch : undefined);
+    empty = false;
     try {
       const counted = await readInto(context, targets, batch, read);
       const landed = await stagedCounts(engine, staged, stages);
@@ -170,17 +207,25 @@ export async function completeBatch(
   const beforeMove = () => {
     if (moves++ > 0) failpoint('between-moves', batch);
   };
+  const partitions = await stagePartitions(engine, [
+    ...staged.flatMap((d) => [stages(d).data, stages(d).errors]),
+    ...(history ? [historyStage(batch.pipeId, batch.slot)] : []),
+  ]);
+  const partitionsOf = (stage: string) => partitions.get(stage) ?? [];
   for (const destination of staged) {
-    const names = stages(destination);
-    await movePartitions(engine, names.data, tableName(destination.database, destination.table), beforeMove);
+    const { data, errors } = stages(destination);
+    const { database } = destination;
     await movePartitions(
       engine,
-      names.errors,
-      tableName(destination.database, destination.errorTable),
+      data,
+      tableName(database, destination.table),
       beforeMove,
+      partitionsOf(data),
     );
+    const errorsTo = tableName(database, destination.errorTable);
+    await movePartitions(engine, errors, errorsTo, beforeMove, partitionsOf(errors));
   }
-  if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove);
+  if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove, partitions);
   failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
@@ -238,15 +283,34 @@ async function readInto(
   return { rows: result.rows, badRecords: bad.length, oldestAt: result.oldestAt };
 }
 
-/** What the stages hold, counted by the engine. */
+/** Empties a slot's stages (its history stage too, given the batch), side by side. */
+async function emptyStages(
+  engine: Engine,
+  staged: readonly Destination[],
+  stages: Stages,
+  history: Pick<Batch, 'pipeId' | 'slot'> | undefined,
+): Promise<void> {
+  const tables = staged.flatMap((d) => [stages(d).data, stages(d).errors]);
+  await mapLimited(
+    [
+      ...tables.map((t) => () => engine.execute(`TRUNCATE TABLE ${stageTable(t)}`)),
+      ...(history ? [() => emptyHistoryStage(engine, history.pipeId, history.slot)] : []),
+    ],
+    STAGE_STATEMENTS,
+    (empty) => empty(),
+  );
+}
+
+/** What the stages hold, counted by the engine (the counts side by side). */
 async function stagedCounts(engine: Engine, staged: readonly Destination[], stages: Stages) {
-  let rows = 0;
-  let badRecords = 0;
-  for (const destination of staged) {
-    rows += await countRows(engine, STAGING_DATABASE, stages(destination).data);
-    badRecords += await countRows(engine, STAGING_DATABASE, stages(destination).errors);
-  }
-  return { rows, badRecords };
+  const count = (table: string) => countRows(engine, STAGING_DATABASE, table);
+  const counts = await mapLimited(staged, STAGE_STATEMENTS, (d) =>
+    allDone([count(stages(d).data), count(stages(d).errors)]),
+  );
+  return {
+    rows: counts.reduce((sum, [rows]) => sum + rows, 0),
+    badRecords: counts.reduce((sum, [, bad]) => sum + bad, 0),
+  };
 }
 
 /**

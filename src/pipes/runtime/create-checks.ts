@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { allDone, mapLimited } from '../../concurrency.js';
 import {
   countRows,
   createTableSql,
@@ -31,12 +32,21 @@ export async function createProblems(
   const problems = await definitionProblems(config.destination, engine);
   if (problems.length > 0) return problems;
   // A source that names its own tables (writesItsOwnTables) checks them itself.
-  if (!connector || !writesItsOwnTables(connector))
-    problems.push(...(await destinationProblems(config, engine)));
-  if (!connector) return problems;
-  // Samples are read only into a destination that passed its own checks.
-  const validateSamples = context.validateSamples && problems.length === 0;
-  return [...problems, ...(await connector.createProblems(config, { ...context, validateSamples }))];
+  const destination =
+    !connector || !writesItsOwnTables(connector) ? destinationProblems(config, engine) : Promise.resolve([]);
+  if (!connector) return destination;
+  // Samples are read only into a destination that passed its own checks; without them, the
+  // source is checked (listed, reached) beside the destination.
+  if (context.validateSamples) {
+    problems.push(...(await destination));
+    const validateSamples = problems.length === 0;
+    return [...problems, ...(await connector.createProblems(config, { ...context, validateSamples }))];
+  }
+  const [inDestination, inSource] = await allDone([
+    destination,
+    connector.createProblems(config, { ...context, validateSamples: false }),
+  ]);
+  return [...inDestination, ...inSource];
 }
 
 /**
@@ -48,21 +58,33 @@ export async function definitionProblems(
   destination: Partial<PipeConfig['destination']>,
   engine: Queryable,
 ): Promise<Problem[]> {
-  const problems: Problem[] = [];
-  for (const [index, column] of (destination.columns ?? []).entries()) {
-    const problem = await typeProblem(engine, column.type);
-    if (problem) problems.push({ path: `destination.columns[${index}].type`, message: problem });
-  }
   const definition = destination.tableDefinition;
-  for (const field of ['partitionBy', 'primaryKey'] as const) {
-    const text = definition?.[field];
-    const problem = text ? await expressionProblem(engine, text) : undefined;
-    if (problem) problems.push({ path: `destination.tableDefinition.${field}`, message: problem });
-  }
+  // Each a read-only statement of its own: asked side by side (a create waits for them all, and
+  // the engine runs up to four of Sluice's statements at once, README "How a pipe runs").
+  const checks = [
+    ...(destination.columns ?? []).map((column, index) => ({
+      path: `destination.columns[${index}].type`,
+      problem: () => typeProblem(engine, column.type),
+    })),
+    ...(['partitionBy', 'primaryKey'] as const).flatMap((field) => {
+      const text = definition?.[field];
+      return text
+        ? [{ path: `destination.tableDefinition.${field}`, problem: () => expressionProblem(engine, text) }]
+        : [];
+    }),
+  ];
+  const found = await mapLimited(checks, CHECKS_AT_ONCE, async ({ path, problem }) => {
+    const message = await problem();
+    return message === undefined ? undefined : { path, message };
+  });
+  const problems = found.filter((p): p is Problem => p !== undefined);
   if (problems.length > 0) return problems;
   const table = tableProblem(destination, engine);
   return table ? [await table].filter((p): p is Problem => p !== undefined) : [];
 }
+
+/** Definition checks asked at once: the engine runs up to four of Sluice's statements at once. */
+const CHECKS_AT_ONCE = 4;
 
 /** Where a table is made to be checked, apart from the users' databases. */
 const CHECK_DATABASE = '_sluice_check';

@@ -1,3 +1,4 @@
+import { allDone } from '../../concurrency.js';
 import {
   createTableSql,
   describeTable,
@@ -36,8 +37,15 @@ export async function prepareDestinations(
   config: PipeConfig,
   tables: readonly WrittenTable[] | undefined,
 ): Promise<Destination[]> {
+  if (!tables) {
+    // Apart, side by side: the first batch's stages wait for both.
+    const [, destination] = await allDone([
+      ensureDatabase(engine, STAGING_DATABASE),
+      prepareDestination(engine, config),
+    ]);
+    return [destination];
+  }
   await ensureDatabase(engine, STAGING_DATABASE);
-  if (!tables) return [await prepareDestination(engine, config)];
   const destinations: Destination[] = [];
   for (const spec of tables) {
     await ensureDatabase(engine, spec.database);
@@ -74,7 +82,10 @@ async function besideErrors(
   stageSuffix: string,
   errorsOf = table,
 ) {
-  await ensureErrorTable(engine, database, errorsOf);
-  const staged = (await tableEngine(engine, database, table)) !== 'Null';
+  const [, engineName] = await allDone([
+    ensureErrorTable(engine, database, errorsOf),
+    tableEngine(engine, database, table),
+  ]);
+  const staged = engineName !== 'Null';
   return { database, table, errorTable: errorTableName(errorsOf), staged, stageSuffix };
 }

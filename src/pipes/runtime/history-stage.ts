@@ -58,7 +58,7 @@ export function batchEvent(
 }
 
 /** The history stage of a slot: the data stage's name with `_history` (a table's suffix is `_<hex>`). */
-function historyStage(pipeId: string, slot: number): string {
+export function historyStage(pipeId: string, slot: number): string {
   return stageNames(pipeId, slot, '_history').data;
 }
 
@@ -79,7 +79,6 @@ export async function ensureHistoryStage(
   );
 }
 
-/** The history table, as the batch's shape check lists the tables it stages for. */
 /** The history's table and its per-minute view: a batch's shape check sees either dropped (batch.ts). */
 export const HISTORY_TABLES = [
   { database: HISTORY_DATABASE, table: EVENTS_TABLE },
@@ -104,6 +103,8 @@ export async function moveHistory(
   pipeId: string,
   slot: number,
   beforeMove: () => void,
+  partitions?: ReadonlyMap<string, readonly string[]>,
 ): Promise<void> {
-  await movePartitions(engine, historyStage(pipeId, slot), EVENTS, beforeMove);
+  const stage = historyStage(pipeId, slot);
+  await movePartitions(engine, stage, EVENTS, beforeMove, partitions && (partitions.get(stage) ?? []));
 }

@@ -93,6 +93,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       sourceReader: context.sourceReader,
       store,
       stagesChecked: new Map<number, string>(),
+      freshStages: new Set<number>(),
       failpoint: context.failpoint,
       ...(context.history && {
         history: {

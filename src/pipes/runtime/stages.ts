@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { allDone } from '../../concurrency.js';
 import {
   countRows,
   describeTable,
@@ -67,15 +68,13 @@ export async function ensureStages(
   batchStaged: boolean,
 ): Promise<boolean> {
   const names = stageNames(pipeId, slot, destination.stageSuffix);
-  let kept = false;
-  for (const [stage, target] of [
-    [names.data, destination.table],
-    [names.errors, destination.errorTable],
-  ] as const) {
-    if (await ensureStage(engine, stage, { database: destination.database, table: target }, batchStaged))
-      kept = true;
-  }
-  return kept;
+  const { database } = destination;
+  // Two tables of their own, made side by side; both settle before an answer or a failure.
+  const [data, errors] = await allDone([
+    ensureStage(engine, names.data, { database, table: destination.table }, batchStaged),
+    ensureStage(engine, names.errors, { database, table: destination.errorTable }, batchStaged),
+  ]);
+  return data || errors;
 }
 
 /**
@@ -185,22 +184,37 @@ async function restage(engine: Engine, stage: string, into: string, storage: Tab
 }
 
 /**
+ * The active partitions of staging tables, each table's in order, in one statement: a staged
+ * batch's stages no longer change, so its moves need not ask again per stage.
+ */
+export async function stagePartitions(
+  engine: Engine,
+  stages: readonly string[],
+): Promise<Map<string, string[]>> {
+  const parts = await engine.query(
+    `SELECT table, arraySort(groupUniqArray(partition_id)) AS partitions FROM system.parts
+      WHERE database = ${literal(STAGING_DATABASE)} AND table IN (${stages.map(literal).join(', ')}) AND active
+      GROUP BY table`,
+  );
+  return new Map(parts.rows.map((row) => [String(row.table), (row.partitions as unknown[]).map(String)]));
+}
+
+/**
  * Moves every partition of a staging table into `to`, each atomically; what moved is gone from the
- * stage. `beforeMove` runs before each move (a test's failpoint between two moves).
+ * stage. `beforeMove` runs before each move (a test's failpoint between two moves). `partitions`,
+ * when given, are the stage's as stagePartitions listed them.
  */
 export async function movePartitions(
   engine: Engine,
   stage: string,
   to: string,
   beforeMove: () => void,
+  partitions?: readonly string[],
 ): Promise<void> {
-  const parts = await engine.query(
-    `SELECT DISTINCT partition_id FROM system.parts WHERE database = ${literal(STAGING_DATABASE)} AND table = ${literal(stage)} AND active ORDER BY partition_id`,
-  );
-  for (const row of parts.rows) {
+  for (const partition of partitions ?? (await stagePartitions(engine, [stage])).get(stage) ?? []) {
     beforeMove();
     await engine.execute(
-      `ALTER TABLE ${stageTable(stage)} MOVE PARTITION ID ${literal(String(row.partition_id))} TO TABLE ${to}`,
+      `ALTER TABLE ${stageTable(stage)} MOVE PARTITION ID ${literal(partition)} TO TABLE ${to}`,
     );
   }
 }

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../src/engine/index.js';
+import type { PipeConfig } from '../src/pipes/model.js';
+import { type BatchContext, completeBatch, readyStages } from '../src/pipes/runtime/batch.js';
+import { prepareDestinations } from '../src/pipes/runtime/destination.js';
+import { batchEvent } from '../src/pipes/runtime/history-stage.js';
+import { stageNames, stageTable } from '../src/pipes/runtime/stages.js';
+import { createPipe, sql } from './support/runtime.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+
+// What a batch costs before its load (issue 39: at 1M rows a one-off pipe's fixed steps weighed as
+// much as its load): stages made once, and not emptied when they were just made. Each batch reads
+// two rows through the service's real engine; the destination must hold every one, once.
+
+describe("a batch's stages: made once, emptied only when a batch may have left rows in them", () => {
+  let s: TestSluice;
+  let pipeId: string;
+  beforeAll(async () => {
+    // No runtime: nothing but these batches makes the service's history tables.
+    s = await startSluice({ runtime: false });
+    pipeId = await createPipe(s, {
+      name: 'stages-once',
+      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///none/*.ndjson' } },
+      destination: {
+        database: 'once',
+        table: 'rows',
+        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  const service = () => ({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' as const });
+
+  /** The service's engine, every statement sent through it written down. */
+  function recording(engine: Engine, seen: string[]): Engine {
+    return new Proxy(engine, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'execute' && property !== 'query')
+          return typeof value === 'function' ? value.bind(target) : value;
+        return (text: string, options?: unknown) => {
+          seen.push(text);
+          return value.call(target, text, options);
+        };
+      },
+    });
+  }
+
+  const stagesMade = (seen: string[]) =>
+    seen.filter((t) => t.startsWith('CREATE TABLE `_sluice_staging`')).length;
+  const stagesEmptied = (seen: string[]) =>
+    seen.filter((t) => t.startsWith('TRUNCATE TABLE `_sluice_staging`')).length;
+
+  it("makes a service's first batch's stages once (its history table made with them), reads into them unemptied, then empties them for the next batch", async () => {
+    const { store } = s.sluice;
+    const seen: string[] = [];
+    const engine = recording(s.sluice.engines.engineFor(service()), seen);
+    const view = await s.sluice.pipes.runtimeView(pipeId);
+    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    await store.repos.progress.ensure(pipeId, null);
+    const context: BatchContext = {
+      engine,
+      sourceReader: s.sluice.engines.sourceReaderFor(service()),
+      store,
+      stagesChecked: new Map(),
+      freshStages: new Set(),
+      history: {
+        days: 30,
+        event: (b, staged) =>
+          batchEvent({ pipeId, pipeName: 'stages-once', state: 'Running' }, undefined, b, staged),
+      },
+    };
+    const batch = async (n: number) => {
+      const claimed = await store.transaction((repos) =>
+        repos.progress.claim(pipeId, 0, { range: { n }, files: 1, bytes: 1, skipped: [], cursor: `k${n}` }),
+      );
+      return completeBatch(context, destinations, claimed, async (_b, sink) => {
+        await engine.execute(`INSERT INTO ${sink.into()} (id) VALUES (${n}), (${n})`);
+        return { rows: 2, badRecords: [] };
+      });
+    };
+
+    // As the runner does for slot 0 beside the first claim: the history's tables do not exist yet.
+    expect(await sql(s, "SELECT count() AS n FROM system.tables WHERE database = '_sluice_history'")).toEqual(
+      [{ n: 0 }],
+    );
+    await readyStages(context, destinations, { pipeId, slot: 0, staged: false });
+    expect(await batch(1)).toMatchObject({ rows: 2, staged: true });
+    // Data, errors and history: each made once, and none emptied (they were made empty).
+    expect(stagesMade(seen)).toBe(3);
+    expect(stagesEmptied(seen)).toBe(0);
+
+    // Rows in a stage that a batch of this run used are not taken as its own: emptied first.
+    const stage = stageTable(stageNames(pipeId, 0).data);
+    await engine.execute(`INSERT INTO ${stage} (id) VALUES (99)`);
+    seen.length = 0;
+    expect(await batch(2)).toMatchObject({ rows: 2, staged: true });
+    expect(stagesMade(seen)).toBe(0);
+    expect(stagesEmptied(seen)).toBe(3);
+    expect(await sql(s, 'SELECT id, count() AS n FROM once.rows GROUP BY id ORDER BY id')).toEqual([
+      { id: 1, n: 2 },
+      { id: 2, n: 2 },
+    ]);
+    expect(await sql(s, 'SELECT sum(rows) AS n FROM _sluice_history.pipe_events')).toEqual([{ n: 4 }]);
+  });
+});
