@@ -294,6 +294,78 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
       .sort();
     expect(read).toEqual(['1d-due', '1m-due', '5m-due', 'new']);
   });
+
+  it("reads an alert to evaluate with its columns' types: dates as Dates, numbers, json, nulls", async () => {
+    const { teamId, suffix, q } = await teamWithDashboard();
+    const created = new Date('2026-11-22T09:00:00.123Z');
+    await q(
+      `insert into alerts (id, team_id, name, message, threshold, threshold_max, interval, threshold_type, source, state,
+         dashboard_id, tile_id, webhook_id, silenced, created_at, updated_at, evaluated_until, last_notified_at)
+       values ($1, $2, 'n "q"', null, 1.5, 2.25, '5m', 'between', 'tile', 'ALERT', $3, 'tile', $4, $5, $6, $6, $7, null)`,
+      [`typed-${suffix}`, teamId, `d-${suffix}`, `w-${suffix}`, { until: 'x', by: 'u' }, created, created],
+    );
+    const alert = (await store.repos.evaluation.alertsToEvaluate(new Date('2026-11-22T10:00:00Z'))).find(
+      (a) => a.id === `typed-${suffix}`,
+    );
+    expect(alert).toMatchObject({
+      teamId,
+      name: 'n "q"',
+      message: null,
+      threshold: 1.5,
+      thresholdMax: 2.25,
+      interval: '5m',
+      thresholdType: 'between',
+      state: 'ALERT',
+      silenced: { until: 'x', by: 'u' },
+      createdAt: created,
+      updatedAt: created,
+      evaluatedUntil: created,
+      lastNotifiedAt: null,
+    });
+    expect(alert?.createdAt).toBeInstanceOf(Date);
+    expect(typeof alert?.organizationId).toBe('string');
+  });
+
+  it("writes an updated alert's history rows as given, whatever their text holds (COPY on PGlite)", async () => {
+    const { teamId, suffix, q } = await teamWithDashboard();
+    for (const name of ['copied', 'inserted'])
+      await q(
+        `insert into alerts (id, team_id, threshold, interval, threshold_type, source, state, dashboard_id, tile_id,
+           webhook_id, created_at, updated_at) values ($1, $2, 1, '5m', 'above', 'tile', 'OK', $3, 'tile', $4, now(), now())`,
+        [`${name}-${suffix}`, teamId, `d-${suffix}`, `w-${suffix}`],
+      );
+    const windowStart = new Date('2026-11-22T09:55:00Z');
+    const rows = (alertId: string) =>
+      ['tab\there', 'line\nbreak\r', 'back\\slash \\N', '\\N', '', null, 'é 😀'].map((groupKey, i) => ({
+        alertId,
+        windowStart,
+        windowEnd: new Date('2026-11-22T10:00:00Z'),
+        groupKey,
+        state: i % 2 ? 'ALERT' : 'OK',
+        value: [0.1, -3, 1e300, null, 5e-324, 42, 7][i] as number | null,
+        threshold: 0.30000000000000004,
+        error: i === 3 ? 'an\terror' : null,
+        errorCode: i === 3 ? 'SLUICE_ERR_INTERNAL' : null,
+        createdAt: new Date('2026-11-22T10:00:30.5Z'),
+      }));
+    await store.transaction((repos) => repos.evaluation.addHistoryOfUpdated(rows(`copied-${suffix}`)));
+    await store.repos.evaluation.addHistory(rows(`inserted-${suffix}`));
+    const read = async (alertId: string) =>
+      (await store.repos.evaluation.history(alertId, 100, 0)).map(({ alertId: _, ...row }) => row);
+    const copied = await read(`copied-${suffix}`);
+    expect(copied).toHaveLength(7);
+    // The same rows as the arrays' insert writes; in the order given (newest id first in a window).
+    const byGroup = (list: typeof copied) =>
+      [...list].sort((a, b) => `${a.groupKey}`.localeCompare(`${b.groupKey}`));
+    expect(byGroup(copied)).toEqual(byGroup(await read(`inserted-${suffix}`)));
+    expect(copied.map((row) => row.groupKey)).toEqual(
+      rows('')
+        .map((row) => row.groupKey)
+        .reverse(),
+    );
+    expect(copied.find((row) => row.groupKey === null)?.value).toBe(42);
+    expect(copied.find((row) => row.groupKey === '\\N')).toMatchObject({ value: null, error: 'an\terror' });
+  });
 });
 
 describe('metadata store on PostgreSQL, when the server drops a connection', () => {

@@ -9,6 +9,12 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * `copy <table> (<columns>) from '/dev/blob'` with `text` (PostgreSQL's COPY text format) as the
+   * data: PGlite only, where COPY skips planning and executing a statement's arrays row by row.
+   * Undefined on PostgreSQL, whose `pg` client takes COPY only through a stream of its own.
+   */
+  copyFrom?(sql: string, text: string): Promise<void>;
 }
 
 /**
@@ -35,12 +41,18 @@ export async function openPglite(dir: string): Promise<Db> {
     async exec(sql: string) {
       await db.exec(sql);
     },
+    async copyFrom(sql: string, text: string) {
+      await db.query(sql, [], { blob: new Blob([text]) });
+    },
     transaction<T>(work: (tx: Queryable) => Promise<T>) {
       return db.transaction((tx) =>
         work({
           query: async <R>(sql: string, params: unknown[] = []) => (await tx.query<R>(sql, params)).rows,
           exec: async (sql: string) => {
             await tx.exec(sql);
+          },
+          copyFrom: async (sql: string, text: string) => {
+            await tx.query(sql, [], { blob: new Blob([text]) });
           },
         }),
       );

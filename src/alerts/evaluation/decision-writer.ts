@@ -78,7 +78,8 @@ export class DecisionWriter {
         })),
       );
       const still = decisions.filter((d) => present.has(d.alertId));
-      await repos.evaluation.addHistory(still.flatMap((d) => d.history));
+      // Their rows are locked by the update until this commits: no existence check (evaluation-repo.ts).
+      await repos.evaluation.addHistoryOfUpdated(still.flatMap((d) => d.history));
       await repos.outbox.add(
         still.flatMap((d) => d.notices),
         this.now,

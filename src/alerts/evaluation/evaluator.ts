@@ -110,7 +110,10 @@ export class AlertEvaluator {
       const windows = windowsToEvaluate(now, alert.interval, alert.evaluatedUntil);
       if (windows.length === 0) continue;
       const key = `${alert.dashboardId}/${alert.tileId}/${alert.interval}`;
-      groups.set(key, [...(groups.get(key) ?? []), { alert, windows }]);
+      // Pushed, not copied: 100 alerts on a tile copied one by one are 5,050 entries copied.
+      const group = groups.get(key);
+      if (group) group.push({ alert, windows });
+      else groups.set(key, [{ alert, windows }]);
     }
     const tiles = await store.repos.evaluation.tilesOf([
       ...new Set(alerts.map((alert) => alert.dashboardId)),
