@@ -142,9 +142,19 @@ export class EvaluationRepo {
       );
       return;
     }
+    // A tick's rows share a few instants (its windows' bounds, its time): each printed once.
+    const printed = new Map<number, string>();
+    const iso = (date: Date) => {
+      const ms = date.getTime();
+      const known = printed.get(ms);
+      if (known !== undefined) return known;
+      const text = date.toISOString();
+      printed.set(ms, text);
+      return text;
+    };
     let text = '';
     for (const row of rows) {
-      text += `${copyText(row.alertId)}\t${row.windowStart.toISOString()}\t${row.windowEnd.toISOString()}\t${copyText(row.groupKey)}\t${copyText(row.state)}\t${copyNumber(row.value)}\t${copyNumber(row.threshold)}\t${copyText(row.error)}\t${copyText(row.errorCode ?? null)}\t${row.createdAt.toISOString()}\n`;
+      text += `${copyText(row.alertId)}\t${iso(row.windowStart)}\t${iso(row.windowEnd)}\t${copyText(row.groupKey)}\t${copyText(row.state)}\t${copyNumber(row.value)}\t${copyNumber(row.threshold)}\t${copyText(row.error)}\t${copyText(row.errorCode ?? null)}\t${iso(row.createdAt)}\n`;
     }
     await this.db.copyFrom(`copy alert_history (${HISTORY_COLUMNS}) from '/dev/blob'`, text);
   }
