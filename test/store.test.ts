@@ -366,6 +366,33 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     expect(copied.find((row) => row.groupKey === null)?.value).toBe(42);
     expect(copied.find((row) => row.groupKey === '\\N')).toMatchObject({ value: null, error: 'an\terror' });
   });
+
+  it("prunes alert history older than 30 days' cutoff along its ids, never a row written since", async () => {
+    const { q } = await teamWithDashboard();
+    // Run last in this store: the prune reads the whole table's order of ids.
+    await q('delete from alert_history');
+    const write = (name: string, createdAt: string) =>
+      q(
+        `insert into alert_history (alert_id, window_start, window_end, state, value, threshold, created_at)
+         values ($1, $2, $2, 'OK', 1, 1, $2)`,
+        [name, new Date(createdAt)],
+      );
+    await write('old-1', '2026-10-01T00:00:00Z');
+    await write('old-2', '2026-10-02T00:00:00Z');
+    await write('recent-1', '2026-11-20T00:00:00Z');
+    await write('old-after-recent', '2026-10-03T00:00:00Z'); // written after a recent row (a retried failure's)
+    await write('recent-2', '2026-11-26T00:00:00Z');
+    const left = async () =>
+      (await q('select alert_id from alert_history order by id')).map((row) => row.alert_id);
+
+    await store.repos.evaluation.pruneHistory(new Date('2026-10-25T00:00:00Z'));
+    // Nothing written since the cutoff goes; an old row behind a recent one waits for it.
+    expect(await left()).toEqual(['recent-1', 'old-after-recent', 'recent-2']);
+    await store.repos.evaluation.pruneHistory(new Date('2026-11-25T00:00:00Z'));
+    expect(await left()).toEqual(['recent-2']);
+    await store.repos.evaluation.pruneHistory(new Date('2027-01-01T00:00:00Z'));
+    expect(await left()).toEqual([]);
+  });
 });
 
 describe('metadata store on PostgreSQL, when the server drops a connection', () => {

@@ -200,19 +200,30 @@ export class EvaluationRepo {
     rows: { id: string; state: string; until: Date; notifiedAt?: Date | null }[],
   ): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
-    const updated = await this.db.query<{ id: string }>(
-      `update alerts a set state = v.state, evaluated_until = v.until,
-              last_notified_at = coalesce(v.notified_at, a.last_notified_at)
-         from unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[]) as v(id, state, until, notified_at)
-        where a.id = v.id returning a.id`,
+    // One JSON text rather than four arrays, and a count rather than the ids back: PGlite (on the
+    // event loop's thread) updated 100,000 alerts in 1.0 s this way, 1.5 s with arrays and ids
+    // returned (issue 39; JSON.stringify prints the dates as ISO text, which timestamptz reads).
+    const [{ updated } = { updated: 0 }] = await this.db.query<{ updated: number }>(
+      `with updated as (
+         update alerts a set state = v.state, evaluated_until = v.until,
+                last_notified_at = coalesce(v.notified_at, a.last_notified_at)
+           from json_to_recordset($1::json) as v(id text, state text, until timestamptz, notified_at timestamptz)
+          where a.id = v.id returning 1)
+       select count(*)::int as updated from updated`,
       [
-        rows.map((r) => r.id),
-        rows.map((r) => r.state),
-        rows.map((r) => r.until),
-        rows.map((r) => r.notifiedAt ?? null),
+        JSON.stringify(
+          rows.map((r) => ({ id: r.id, state: r.state, until: r.until, notified_at: r.notifiedAt ?? null })),
+        ),
       ],
     );
-    return new Set(updated.map((row) => row.id));
+    const ids = rows.map((r) => r.id);
+    if (updated === rows.length) return new Set(ids);
+    // Some were deleted meanwhile: those updated are locked until this transaction ends, and an
+    // alert missing then cannot come back under its id, so those present now are those updated.
+    const present = await this.db.query<{ id: string }>('select id from alerts where id = any($1::text[])', [
+      ids,
+    ]);
+    return new Set(present.map((row) => row.id));
   }
 
   /** The state after the windows evaluated up to `until`; false when the alert is gone. */
@@ -241,9 +252,21 @@ export class EvaluationRepo {
     return rows[0]?.n ?? 0;
   }
 
-  /** History is kept 30 days (README, "Alerts area"). */
+  /**
+   * History is kept 30 days (README, "Alerts area"): the rows before the oldest one written since
+   * `before`, in the order of their ids, go. Rows are written in the order of their ticks, so the
+   * primary key is walked from the oldest row only as far as the rows to delete, with no index on
+   * created_at to keep up on every write (migration 16). A row never goes early: an old row with a
+   * higher id than a recent one goes once the rows before it have (a failing window's row, whose
+   * created_at each retry brings up to date for at most a day, windows.ts, holds the rows after it).
+   */
   async pruneHistory(before: Date): Promise<void> {
-    await this.db.query('delete from alert_history where created_at < $1', [before]);
+    await this.db.query(
+      `delete from alert_history
+        where id < coalesce((select id from alert_history where created_at >= $1 order by id limit 1),
+                            9223372036854775807)`,
+      [before],
+    );
   }
 }
 

@@ -203,7 +203,7 @@ export class AlertEvaluator {
     let notifiedAt = alert.lastNotifiedAt?.getTime() ?? null;
     for (const window of windows) {
       // An empty bucket counts as 0, so a `below` alert fires on silence.
-      const values = buckets.get(window.start.getTime()) ?? new Map<string | null, number>([[null, 0]]);
+      const values = buckets.get(window.start.getTime()) ?? SILENCE;
       let breach: number | undefined;
       let shown: number | undefined;
       for (const [group, value] of values) {
@@ -212,7 +212,18 @@ export class AlertEvaluator {
           : 'OK';
         if (groupState === 'ALERT') breach ??= value;
         shown ??= value;
-        history.push({ ...base(alert, window, now), groupKey: group, state: groupState, value, error: null });
+        // A literal, not base()'s spread: a tick of 100,000 alerts writes 200,000 of these.
+        history.push({
+          alertId: alert.id,
+          windowStart: window.start,
+          windowEnd: window.end,
+          groupKey: group,
+          state: groupState,
+          value,
+          threshold: alert.threshold,
+          error: null,
+          createdAt: now,
+        });
       }
       const next = breach === undefined ? 'OK' : 'ALERT';
       const value = breach ?? shown ?? 0;
@@ -277,6 +288,9 @@ export class AlertEvaluator {
     }
   }
 }
+
+/** An empty bucket: one value, 0, of no group. */
+const SILENCE: ReadonlyMap<string | null, number> = new Map([[null, 0]]);
 
 function base(alert: EvaluatedAlert, window: Window, now: Date) {
   return {
