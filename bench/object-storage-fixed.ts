@@ -5,7 +5,7 @@ import { createSluice } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { EmbeddedEngine } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
-import { printTable } from './support.js';
+import { defaultService, printTable } from './support.js';
 
 const PIPES = Number(process.env.BENCH_PIPES ?? 15);
 
@@ -30,10 +30,7 @@ export async function benchObjectStorageFixed(): Promise<void> {
     { logger: createLogger('warn') },
   );
   try {
-    const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
-    const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
-    if (!organization || !service) throw new Error('no default service');
-    const scope = { organizationId: organization.id, serviceId: service.id };
+    const { service, scope } = await defaultService(sluice);
     const engine = sluice.engines.engineFor(service) as EmbeddedEngine;
     const reader = sluice.engines.sourceReaderFor(service) as EmbeddedEngine;
     await Promise.all([reader.query('SELECT 1'), engine.query('SELECT 1')]);

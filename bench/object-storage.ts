@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { EmbeddedEngine, literal } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
 import { S3_KEY, startS3 } from '../test/support/s3.js';
-import { machineTicks, printTable, ticks } from './support.js';
+import { defaultService, machineTicks, printTable, ticks } from './support.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const STRUCTURE = 'id UInt64, name String, amount Float64, ts DateTime, category String';
@@ -50,10 +50,7 @@ export async function benchObjectStorage(): Promise<void> {
     { logger: createLogger('warn') },
   );
   try {
-    const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
-    const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
-    if (!organization || !service) throw new Error('no default service');
-    const scope = { organizationId: organization.id, serviceId: service.id };
+    const { service, scope } = await defaultService(sluice);
     // The baselines call the engine's own table functions, which a service's engine is not granted
     // (README, "Security"): they run on an engine process of their own, as the source reader does.
     const run = (sql: string) => writer.execute(sql);

@@ -40,12 +40,17 @@ export function printTable(title: string, rows: Record<string, string | number>[
 
 export type Scope = { organizationId: string; serviceId: string };
 
-/** The organization and service a fresh Sluice makes for its bootstrap key. */
-export async function defaultScope(sluice: Sluice): Promise<Scope> {
+/** The service a fresh Sluice makes for its bootstrap key, with the scope its pipes are made in. */
+export async function defaultService(sluice: Sluice): Promise<{ service: Service; scope: Scope }> {
   const organization = (await sluice.identity.listOrganizations({ organizationId: '', operator: true }))[0];
   const service = (await sluice.identity.listServices(organization?.id ?? ''))[0];
   if (!organization || !service) throw new Error('no default service');
-  return { organizationId: organization.id, serviceId: service.id };
+  return { service, scope: { organizationId: organization.id, serviceId: service.id } };
+}
+
+/** The organization and service a fresh Sluice makes for its bootstrap key. */
+export async function defaultScope(sluice: Sluice): Promise<Scope> {
+  return (await defaultService(sluice)).scope;
 }
 
 /** Creates a pipe on a backlog and follows it: when it was created, first showed rows, and had all. */

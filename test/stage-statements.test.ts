@@ -5,7 +5,7 @@ import { type BatchContext, completeBatch, readyStages } from '../src/pipes/runt
 import { prepareDestinations } from '../src/pipes/runtime/destination.js';
 import { batchEvent } from '../src/pipes/runtime/history-stage.js';
 import { stageNames, stageTable } from '../src/pipes/runtime/stages.js';
-import { createPipe, sql } from './support/runtime.js';
+import { createPipeWithoutFiles, sql } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 // What a batch costs before its load (issue 39: at 1M rows a one-off pipe's fixed steps weighed as
@@ -18,16 +18,7 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
   beforeAll(async () => {
     // No runtime: nothing but these batches makes the service's history tables.
     s = await startSluice({ runtime: false });
-    pipeId = await createPipe(s, {
-      name: 'stages-once',
-      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///none/*.ndjson' } },
-      destination: {
-        database: 'once',
-        table: 'rows',
-        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
-        columns: [{ name: 'id', type: 'UInt64' }],
-      },
-    });
+    pipeId = await createPipeWithoutFiles(s, 'once');
   });
   afterAll(async () => {
     await s?.close();
@@ -71,7 +62,7 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
       history: {
         days: 30,
         event: (b, staged) =>
-          batchEvent({ pipeId, pipeName: 'stages-once', state: 'Running' }, undefined, b, staged),
+          batchEvent({ pipeId, pipeName: 'once', state: 'Running' }, undefined, b, staged),
       },
     };
     const batch = async (n: number) => {

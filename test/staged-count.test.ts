@@ -3,7 +3,7 @@ import { tableName } from '../src/engine/index.js';
 import type { PipeConfig } from '../src/pipes/model.js';
 import { completeBatch, StagedCountError } from '../src/pipes/runtime/batch.js';
 import { prepareDestinations } from '../src/pipes/runtime/destination.js';
-import { createPipe, sql } from './support/runtime.js';
+import { createPipeWithoutFiles, sql } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 // The runtime holds what its stages hold against what the source says it read, before anything
@@ -15,16 +15,7 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
   let pipeId: string;
   beforeAll(async () => {
     s = await startSluice({ runtime: false });
-    pipeId = await createPipe(s, {
-      name: 'counted',
-      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///none/*.ndjson' } },
-      destination: {
-        database: 'counted',
-        table: 'rows',
-        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
-        columns: [{ name: 'id', type: 'UInt64' }],
-      },
-    });
+    pipeId = await createPipeWithoutFiles(s, 'counted');
   });
   afterAll(async () => {
     await s?.close();

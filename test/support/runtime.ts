@@ -48,6 +48,23 @@ export async function createPipe(s: TestSluice, body: unknown): Promise<string> 
 }
 
 /**
+ * A continuous `file://` pipe into `<database>.rows (id UInt64)` whose files never come: its
+ * batches are the test's own, claimed and read by hand on a Sluice started without its runtime.
+ */
+export function createPipeWithoutFiles(s: TestSluice, database: string): Promise<string> {
+  return createPipe(s, {
+    name: database,
+    source: { objectStorage: { format: 'JSONEachRow', url: 'file:///none/*.ndjson' } },
+    destination: {
+      database,
+      table: 'rows',
+      tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+      columns: [{ name: 'id', type: 'UInt64' }],
+    },
+  });
+}
+
+/**
  * Waits until a pipe has committed everything up to the end of its source: the store's cursor
  * (where its next claim starts; it moves with each claim, in the same transaction that records the
  * batch) is where `atEnd` says the source ends, and, read after it, no batch is claimed and not yet
