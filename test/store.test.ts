@@ -336,35 +336,42 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
       );
     const windowStart = new Date('2026-11-22T09:55:00Z');
     const rows = (alertId: string) =>
-      ['tab\there', 'line\nbreak\r', 'back\\slash \\N', '\\N', '', null, 'é 😀'].map((groupKey, i) => ({
-        alertId,
-        windowStart,
-        windowEnd: new Date('2026-11-22T10:00:00Z'),
-        groupKey,
-        state: i % 2 ? 'ALERT' : 'OK',
-        value: [0.1, -3, 1e300, null, 5e-324, 42, 7][i] as number | null,
-        threshold: 0.30000000000000004,
-        error: i === 3 ? 'an\terror' : null,
-        errorCode: i === 3 ? 'SLUICE_ERR_INTERNAL' : null,
-        createdAt: new Date('2026-11-22T10:00:30.5Z'),
-      }));
+      ['tab\there', 'line\nbreak\r', 'back\\slash \\N', '\\N', '', null, 'é 😀', 'nul\u0000byte'].map(
+        (groupKey, i) => ({
+          alertId,
+          windowStart,
+          windowEnd: new Date('2026-11-22T10:00:00Z'),
+          groupKey,
+          state: i % 2 ? 'ALERT' : 'OK',
+          value: [0.1, -3, 1e300, null, 5e-324, 42, 7, 8][i] as number | null,
+          threshold: 0.30000000000000004,
+          error: i === 3 ? 'an\terror\u0000' : null,
+          errorCode: i === 3 ? 'SLUICE_ERR_INTERNAL' : null,
+          createdAt: new Date('2026-11-22T10:00:30.5Z'),
+        }),
+      );
     await store.transaction((repos) => repos.evaluation.addHistoryOfUpdated(rows(`copied-${suffix}`)));
     await store.repos.evaluation.addHistory(rows(`inserted-${suffix}`));
     const read = async (alertId: string) =>
       (await store.repos.evaluation.history(alertId, 100, 0)).map(({ alertId: _, ...row }) => row);
     const copied = await read(`copied-${suffix}`);
-    expect(copied).toHaveLength(7);
+    expect(copied).toHaveLength(8);
     // The same rows as the arrays' insert writes; in the order given (newest id first in a window).
     const byGroup = (list: typeof copied) =>
       [...list].sort((a, b) => `${a.groupKey}`.localeCompare(`${b.groupKey}`));
     expect(byGroup(copied)).toEqual(byGroup(await read(`inserted-${suffix}`)));
-    expect(copied.map((row) => row.groupKey)).toEqual(
+    expect(copied.map((row) => row.value)).toEqual(
       rows('')
-        .map((row) => row.groupKey)
+        .map((row) => row.value)
         .reverse(),
     );
     expect(copied.find((row) => row.groupKey === null)?.value).toBe(42);
-    expect(copied.find((row) => row.groupKey === '\\N')).toMatchObject({ value: null, error: 'an\terror' });
+    expect(copied.find((row) => row.groupKey === '\\N')).toMatchObject({
+      value: null,
+      error: 'an\terror\uFFFD',
+    });
+    // PostgreSQL's text holds no NUL: a tenant's group value with one would fail every team's write.
+    expect(copied.find((row) => row.value === 8)?.groupKey).toBe('nul\uFFFDbyte');
   });
 
   it("prunes alert history older than 30 days' cutoff along its ids, never a row written since", async () => {

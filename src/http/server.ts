@@ -18,6 +18,7 @@ import type { QueryService } from '../query/index.js';
 import type { Store } from '../store/index.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { BodyTooDeepError, nestsDeeperThan } from './body-depth.js';
+import { refuseNul } from './body-text.js';
 import { consolePages } from './console-pages.js';
 import { consoleSessionRoutes } from './console-session.js';
 import { installErrorHandling } from './errors.js';
@@ -90,7 +91,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (request.method === 'DELETE' && body === '') return done(null, undefined);
     if (nestsDeeperThan(body as string)) return done(new BodyTooDeepError(), undefined);
-    json(request, body as string, done);
+    json(request, body as string, (error: Error | null, parsed?: unknown) => {
+      if (error) return done(error, undefined);
+      const refused = refuseNul(body as string, parsed);
+      return refused ? done(refused, undefined) : done(null, parsed);
+    });
   });
   // Set when the request arrives (a callback hook: no promise per request on the hot path).
   app.addHook('onRequest', (request, reply, done) => {

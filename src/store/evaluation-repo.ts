@@ -24,23 +24,32 @@ const HISTORY_COLUMNS =
 const HISTORY_ARRAYS = `select * from unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::text[], $5::text[],
     $6::float8[], $7::float8[], $8::text[], $9::text[], $10::timestamptz[]) as h(${HISTORY_COLUMNS})`;
 
+/**
+ * Text a PostgreSQL column can hold: it refuses NUL, and a group's value (the tenant's data) or an
+ * engine's message holding one would fail the write of every team's decisions beside it.
+ */
+function storable(value: string | null): string | null {
+  return value?.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+}
+
 function historyArrays(rows: HistoryRow[]): unknown[][] {
   return [
     rows.map((row) => row.alertId),
     rows.map((row) => row.windowStart),
     rows.map((row) => row.windowEnd),
-    rows.map((row) => row.groupKey),
+    rows.map((row) => storable(row.groupKey)),
     rows.map((row) => row.state),
     rows.map((row) => row.value),
     rows.map((row) => row.threshold),
-    rows.map((row) => row.error),
+    rows.map((row) => storable(row.error)),
     rows.map((row) => row.errorCode ?? null),
     rows.map((row) => row.createdAt),
   ];
 }
 
 /** A text value in COPY's text format: \\N is null; backslash, tab, newline and return are escaped. */
-function copyText(value: string | null): string {
+function copyText(text: string | null): string {
+  const value = storable(text);
   if (value === null) return '\\N';
   return /[\\\t\n\r]/.test(value)
     ? value.replace(/[\\\t\n\r]/g, (c) =>
@@ -181,7 +190,7 @@ export class EvaluationRepo {
       [
         rows.map((row) => row.alertId),
         rows.map((row) => row.windowStart),
-        rows.map((row) => row.error),
+        rows.map((row) => storable(row.error)),
         rows.map((row) => row.errorCode ?? null),
         rows.map((row) => row.createdAt),
       ],

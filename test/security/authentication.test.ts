@@ -93,4 +93,38 @@ describe('security: authentication failures and metrics', () => {
     const brackets = await s.request({ method: 'POST', url: s.pipesUrl, body: { name: '['.repeat(10_000) } });
     expect(brackets.body).not.toContain('deeper than');
   });
+
+  it('a body holding NUL (U+0000) anywhere is a 400 naming where, in both areas, with nothing stored, never a 500', async () => {
+    // The metadata store's text refuses NUL: before, a pipe or dashboard named with one was a 500.
+    const bearer = `Bearer ${BOOTSTRAP_TOKEN}`;
+    const listed = async (url: string, authorization: string) => {
+      const { json } = await s.request({ method: 'GET', url, auth: authorization });
+      return JSON.stringify(json.result ?? json.data);
+    };
+    const pipesBefore = await listed(s.pipesUrl, s.admin);
+    const dashboardsBefore = await listed('/api/v2/dashboards', bearer);
+    expect([pipesBefore?.[0], dashboardsBefore?.[0]]).toEqual(['[', '[']);
+    for (const [url, authorization, body, where] of [
+      [s.pipesUrl, s.admin, { name: 'p\u0000' }, 'name:'],
+      ['/api/v2/dashboards', bearer, { name: 'd\u0000', tiles: [] }, 'name:'],
+      ['/api/v2/dashboards', bearer, { name: 'd', tiles: [], tags: ['ok', 't\u0000'] }, 'tags[1]:'],
+      ['/api/v2/dashboards', bearer, { name: 'd', 'k\u0000': 1 }, 'its name holds'],
+    ] as const) {
+      const answer = await s.request({ method: 'POST', url, body, auth: authorization });
+      expect(answer.statusCode, answer.body).toBe(400);
+      expect(answer.json.code).toBe('SLUICE_ERR_VALIDATION');
+      expect(answer.body).toContain(where);
+      expect(answer.body).toContain('U+0000 (NUL)');
+    }
+    expect(await listed(s.pipesUrl, s.admin)).toEqual(pipesBefore);
+    expect(await listed('/api/v2/dashboards', bearer)).toEqual(dashboardsBefore);
+    // The six characters `\u0000` as text are not NUL.
+    const text = await s.request({
+      method: 'POST',
+      url: '/api/v2/dashboards',
+      body: { name: 'd \\u0000', tiles: [] },
+      auth: bearer,
+    });
+    expect(text.statusCode, text.body).toBe(200);
+  });
 });
