@@ -22,7 +22,7 @@ function walk(value: unknown, path: string, problems: Problem[]): void {
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, index) => walk(item, `${path}[${index}]`, problems));
+    for (const [index, item] of value.entries()) walk(item, `${path}[${index}]`, problems);
     return;
   }
   if (value === null || typeof value !== 'object') return;
