@@ -5,7 +5,7 @@ import { createSluice } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { EmbeddedEngine } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
-import { defaultService, printTable } from './support.js';
+import { defaultService, printTable, waitForCompleted } from './support.js';
 
 const PIPES = Number(process.env.BENCH_PIPES ?? 15);
 
@@ -61,13 +61,7 @@ export async function benchObjectStorageFixed(): Promise<void> {
         },
       });
       const created = performance.now() - start;
-      for (;;) {
-        const { state } = await sluice.pipes.get(scope, pipe.id);
-        if (state === 'Completed') break;
-        if (state === 'Failed')
-          throw new Error(`bench pipe failed: ${(await sluice.pipes.status(scope, pipe.id)).reason}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await waitForCompleted(sluice, scope, pipe.id, 5);
       runs.push({ created, completed: performance.now() - start, statements: statements - before });
     }
     const [first, ...later] = runs;

@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { EmbeddedEngine, literal } from '../src/engine/index.js';
 import { createLogger } from '../src/log.js';
 import { S3_KEY, startS3 } from '../test/support/s3.js';
-import { defaultService, machineTicks, printTable, ticks } from './support.js';
+import { defaultService, machineTicks, printTable, ticks, waitForCompleted } from './support.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const STRUCTURE = 'id UInt64, name String, amount Float64, ts DateTime, category String';
@@ -110,15 +110,7 @@ export async function benchObjectStorage(): Promise<void> {
           },
         });
         created = performance.now();
-        // The pipe's state from the store (get), not its status: a status also reads the last
-        // hour's history from the service's engine, which would load the engine being measured.
-        for (;;) {
-          const { state } = await sluice.pipes.get(scope, pipe.id);
-          if (state === 'Completed') break;
-          if (state === 'Failed')
-            throw new Error(`bench pipe failed: ${(await sluice.pipes.status(scope, pipe.id)).reason}`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await waitForCompleted(sluice, scope, pipe.id, 20);
       });
       const after = cpuOf();
       engine.execute = execute;

@@ -217,3 +217,18 @@ export function machineTicks(): { idle: number; total: number } | undefined {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
   return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
 }
+
+/**
+ * Waits for a one-off pipe to be Completed, reading its state from the store (get), not its status:
+ * a status also reads the last hour's history from the service's engine, which would load the
+ * engine being measured.
+ */
+export async function waitForCompleted(sluice: Sluice, scope: Scope, pipeId: string, pollMs: number) {
+  for (;;) {
+    const { state } = await sluice.pipes.get(scope, pipeId);
+    if (state === 'Completed') return;
+    if (state === 'Failed')
+      throw new Error(`bench pipe failed: ${(await sluice.pipes.status(scope, pipeId)).reason}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}

@@ -1,16 +1,16 @@
 import { type Problem, ValidationError } from '../errors.js';
 
 /**
- * Where a parsed body holds the character U+0000 (NUL), as `ValidationError` problems. The metadata
- * store's text refuses it, so a name or a definition holding one would fail its write: a 500 after
- * part of the request had run. No field of the API takes it.
+ * Refuses a body holding the character U+0000 (NUL) with a 400 naming each place, before any route
+ * reads it. The metadata store's text refuses NUL, so a name or a definition holding one would fail
+ * its write: a 500 after part of the request had run. No field of the API takes it.
  */
-function nulProblems(text: string, body: unknown): Problem[] {
+export function refuseNul(text: string, body: unknown): ValidationError | undefined {
   // A body without the escape holds no NUL: JSON.parse refuses the raw character in a string.
-  if (!/\\u0000/i.test(text)) return [];
+  if (!/\\u0000/i.test(text)) return undefined;
   const problems: Problem[] = [];
   walk(body, '', problems);
-  return problems;
+  return problems.length > 0 ? new ValidationError(problems) : undefined;
 }
 
 const MESSAGE = 'holds the character U+0000 (NUL), which no text of this API takes: remove it';
@@ -31,10 +31,4 @@ function walk(value: unknown, path: string, problems: Problem[]): void {
     if (key.includes('\u0000')) problems.push({ path: at, message: `its name ${MESSAGE}` });
     walk(item, at, problems);
   }
-}
-
-/** Refuses a body holding NUL with a 400 naming each place, before any route reads it. */
-export function refuseNul(text: string, body: unknown): ValidationError | undefined {
-  const problems = nulProblems(text, body);
-  return problems.length > 0 ? new ValidationError(problems) : undefined;
 }

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteInterface } from '@electric-sql/pglite';
 import type { Pool } from 'pg';
 import { ConfigError } from '../config.js';
 import { initPgliteDirectory, keepPgliteOnBaselineCompiler, PGLITE_START_PARAMS } from './pglite-memory.js';
@@ -27,6 +27,13 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/** COPY ... FROM '/dev/blob' on PGlite or one of its transactions: the text is the blob. */
+function copyThrough(q: Pick<PGliteInterface, 'query'>) {
+  return async (sql: string, text: string): Promise<void> => {
+    await q.query(sql, [], { blob: new Blob([text]) });
+  };
+}
+
 export async function openPglite(dir: string): Promise<Db> {
   await mkdir(dir, { recursive: true });
   await initPgliteDirectory(dir);
@@ -41,9 +48,7 @@ export async function openPglite(dir: string): Promise<Db> {
     async exec(sql: string) {
       await db.exec(sql);
     },
-    async copyFrom(sql: string, text: string) {
-      await db.query(sql, [], { blob: new Blob([text]) });
-    },
+    copyFrom: copyThrough(db),
     transaction<T>(work: (tx: Queryable) => Promise<T>) {
       return db.transaction((tx) =>
         work({
@@ -51,9 +56,7 @@ export async function openPglite(dir: string): Promise<Db> {
           exec: async (sql: string) => {
             await tx.exec(sql);
           },
-          copyFrom: async (sql: string, text: string) => {
-            await tx.query(sql, [], { blob: new Blob([text]) });
-          },
+          copyFrom: copyThrough(tx),
         }),
       );
     },
