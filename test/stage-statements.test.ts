@@ -98,4 +98,72 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     ]);
     expect(await sql(s, 'SELECT sum(rows) AS n FROM _sluice_history.pipe_events')).toEqual([{ n: 4 }]);
   });
+  it("ensures the history's table and view once while they are as this process left them, and again once an admin changed them", async () => {
+    const seen: string[] = [];
+    const engine = recording(s.sluice.engines.engineFor(service()), seen);
+    const view = await s.sluice.pipes.runtimeView(pipeId);
+    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    // A new run of the pipe each time (its own context), as a one-off pipe's every run is.
+    const ready = (slot: number) =>
+      readyStages(
+        {
+          engine,
+          stagesChecked: new Map(),
+          freshStages: new Set(),
+          history: { days: 30, event: () => ({}) as never },
+        },
+        destinations,
+        { pipeId, slot, staged: false },
+      );
+    const historyEnsured = () => seen.filter((t) => t.includes('VIEW `_sluice_history`')).length;
+    await ready(1);
+    await ready(2);
+    // The first run of this engine object ensures them; the second finds them as they were left.
+    expect(historyEnsured()).toBe(1);
+    await sql(s, 'CREATE OR REPLACE VIEW _sluice_history.pipe_minutes AS SELECT 1 AS minute');
+    seen.length = 0;
+    await ready(3);
+    expect(historyEnsured()).toBe(1);
+    expect(
+      await sql(
+        s,
+        "SELECT count() AS n FROM system.columns WHERE database = '_sluice_history' AND table = 'pipe_minutes' AND name = 'lag_parts'",
+      ),
+    ).toEqual([{ n: 1 }]);
+    seen.length = 0;
+    await ready(4);
+    expect(historyEnsured()).toBe(0);
+  });
+  it("checks a slot's stages again for its first batch unless the run checked them a moment before", async () => {
+    const { store } = s.sluice;
+    const seen: string[] = [];
+    const engine = recording(s.sluice.engines.engineFor(service()), seen);
+    const view = await s.sluice.pipes.runtimeView(pipeId);
+    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    const shapeChecks = () => seen.filter((t) => t.includes('FROM system.columns')).length;
+    const run = async (n: number, checkedAgo: number) => {
+      const context: BatchContext = {
+        engine,
+        sourceReader: s.sluice.engines.sourceReaderFor(service()),
+        store,
+        stagesChecked: new Map(),
+        freshStages: new Set(),
+        stagesCheckedAt: new Map(),
+      };
+      await readyStages(context, destinations, { pipeId, slot: 5, staged: false });
+      context.stagesCheckedAt?.set(5, performance.now() - checkedAgo);
+      seen.length = 0;
+      const claimed = await store.transaction((repos) =>
+        repos.progress.claim(pipeId, 5, { range: { n }, files: 1, bytes: 1, skipped: [], cursor: `j${n}` }),
+      );
+      await completeBatch(context, destinations, claimed, async (_b, sink) => {
+        await engine.execute(`INSERT INTO ${sink.into()} (id) VALUES (${n})`);
+        return { rows: 1, badRecords: [] };
+      });
+      return shapeChecks();
+    };
+    expect(await run(10, 0)).toBe(0);
+    expect(await run(11, 5000)).toBe(1);
+    expect(await sql(s, 'SELECT count() AS n FROM once.rows WHERE id IN (10, 11)')).toEqual([{ n: 2 }]);
+  });
 });

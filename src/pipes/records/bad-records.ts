@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { ENGINE_CODES, EngineError, literal, type Queryable, tableName } from '../../engine/index.js';
 
 /** A record the pipe could not write: where it was, why, and the record as it came. */
@@ -57,6 +58,9 @@ export async function readSkippedRows(
   engine: Queryable,
   path: string,
 ): Promise<{ row: number; error: string; raw: string }[]> {
+  // The file is in the service's scratch directory, on this host (engine.ts, scratchPath): most
+  // loads skip nothing, and a look at the directory spares the engine a round trip.
+  if (!(await exists(path))) return [];
   try {
     const result = await engine.query(
       `SELECT row, error, raw FROM file(${literal(path)}, 'CSV', 'time String, database String, table String, row UInt64, error String, raw String')`,
@@ -117,4 +121,12 @@ export async function whyRecordFails(engine: Queryable, sql: string): Promise<st
       ? error.message.replace(/\s*:\s*While executing[\s\S]*$/, '')
       : String(error);
   }
+}
+
+/** Whether a file of the host is there (a scratch file the engine writes only when it has to). */
+export async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -1,6 +1,5 @@
-import { stat } from 'node:fs/promises';
 import { EngineError, literal, type Queryable } from '../../engine/index.js';
-import { readSkippedRows } from './bad-records.js';
+import { exists, readSkippedRows } from './bad-records.js';
 import { loadFile } from './load-file.js';
 import { type ReaderAndEngine, type ReaderLoad, streamThroughReader } from './stream-load.js';
 
@@ -110,11 +109,4 @@ function insertSettingsOf(load: { settings: Settings; insertSettings?: Settings 
 async function nativeRows(engine: Queryable, path: string): Promise<number> {
   const result = await engine.query(`SELECT count() AS n FROM file(${literal(path)}, 'Native')`);
   return Number(result.rows[0]?.n ?? 0);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }

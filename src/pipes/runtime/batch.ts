@@ -15,16 +15,18 @@ import {
   type BatchHistory,
   emptyHistoryStage,
   ensureHistoryStage,
+  HISTORY_DATABASE,
+  HISTORY_EVENTS,
   HISTORY_TABLES,
   historyStage,
-  moveHistory,
   stageHistory,
 } from './history-stage.js';
 import { batchSink } from './source-ports.js';
 import {
   type Destination,
   ensureStages,
-  movePartitions,
+  type Move,
+  moveBatch,
   STAGING_DATABASE,
   stageNames,
   stagePartitions,
@@ -52,13 +54,13 @@ export class StagedCountError extends PermanentError {
  * The columns and definitions (indexes, projections, keys, settings) of the destinations and their
  * error tables, and of the history's table and view when the batch writes one, as one string: two queries,
  * whatever the number of tables. A table dropped since (the history, by an admin) changes it;
- * `whole` says whether every table was there.
+ * `whole` says whether every table was there; `history` is the history tables' part alone.
  */
 async function shapeOf(
   engine: Engine,
   destinations: readonly Destination[],
   history: boolean,
-): Promise<{ shape: string; whole: boolean }> {
+): Promise<{ shape: string; whole: boolean; history: string }> {
   const tables = [
     ...destinations.flatMap((d) => [
       `(${literal(d.database)}, ${literal(d.table)})`,
@@ -77,12 +79,22 @@ async function shapeOf(
         WHERE (database, name) IN (${tables.join(', ')}) ORDER BY database, name`,
     ),
   ]);
+  const ofHistory = (rows: Record<string, unknown>[]) =>
+    rows.filter((row) => row.database === HISTORY_DATABASE);
   // A table missing (the history's, before a service's first batch) is made by readyStages.
   return {
     shape: JSON.stringify([columns.rows, definitions.rows]),
     whole: definitions.rows.length === tables.length,
+    history: JSON.stringify([ofHistory(columns.rows), ofHistory(definitions.rows)]),
   };
 }
+
+/**
+ * Per engine, the history tables' shape (shapeOf) as this process last ensured them: while every
+ * table is there as it was left, a pipe's stages need not ensure them again (four statements
+ * before a one-off pipe's first read). A table dropped or changed since (by an admin) is ensured.
+ */
+const historyEnsured = new WeakMap<Engine, string>();
 
 /**
  * Statements a batch's stage work runs at once: the engine runs up to four of Sluice's own (README,
@@ -105,6 +117,11 @@ export interface BatchContext {
    * since: the next batch of the slot reads into them without emptying them first.
    */
   freshStages?: Set<number>;
+  /**
+   * Per slot, when its stages were checked ahead of its first claim (the run's early check of slot
+   * 0, runner.ts): a batch starting within STAGES_CHECK_FRESH_MS of it is not checked again.
+   */
+  stagesCheckedAt?: Map<number, number>;
   /** A test's failpoint (src/failpoints.ts): told of each step the batch passes. */
   failpoint?: Failpoint;
   /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
@@ -128,8 +145,11 @@ export async function readyStages(
 ): Promise<boolean> {
   const staged = destinations.filter((d) => d.staged);
   if (staged.length === 0 && !history) return false;
-  const { shape, whole } = await shapeOf(engine, staged, history !== undefined);
-  if (stagesChecked?.get(batch.slot) === shape) return false;
+  const checked = await shapeOf(engine, staged, history !== undefined);
+  if (stagesChecked?.get(batch.slot) === checked.shape) return false;
+  const historyKey = (shape: { history: string }) => `${history?.days}\n${shape.history}`;
+  const ensureHistory =
+    history !== undefined && !(checked.whole && historyEnsured.get(engine) === historyKey(checked));
   // Each stage is a table of its own: they are made side by side (the engine runs up to four
   // statements at once, README "How a pipe runs"), not one after another before the first read.
   // Every one is settled before this returns (mapLimited): no stage is still being made once a
@@ -137,17 +157,29 @@ export async function readyStages(
   const made = await mapLimited(
     [
       ...staged.map((d) => () => ensureStages(engine, d, batch.pipeId, batch.slot, batch.staged)),
-      ...(history ? [() => ensureHistoryStage(engine, history, batch.pipeId, batch.slot, batch.staged)] : []),
+      ...(history
+        ? [
+            () =>
+              ensureHistoryStage(
+                engine,
+                { ...history, ensure: ensureHistory },
+                batch.pipeId,
+                batch.slot,
+                batch.staged,
+              ),
+          ]
+        : []),
     ],
     STAGE_STATEMENTS,
     (make) => make(),
   );
   const kept = made.some(Boolean);
-  // Tables made just now are recorded as made, or the next batch would make its stages again.
-  stagesChecked?.set(
-    batch.slot,
-    whole ? shape : (await shapeOf(engine, staged, history !== undefined)).shape,
-  );
+  // Tables made or changed just now are recorded as they are now, or the next batch would make
+  // its stages (or the history) again.
+  const now =
+    checked.whole && !ensureHistory ? checked : await shapeOf(engine, staged, history !== undefined);
+  stagesChecked?.set(batch.slot, now.shape);
+  if (ensureHistory) historyEnsured.set(engine, historyKey(now));
   // Made anew, the stages are empty: the batch's first read needs no TRUNCATE (completeBatch).
   if (!kept) freshStages?.add(batch.slot);
   return kept;
@@ -172,7 +204,7 @@ export async function completeBatch(
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
-  const kept = await readyStages(context, destinations, batch);
+  const kept = checkedJustNow(context, batch.slot) ? false : await readyStages(context, destinations, batch);
   const targets = targetsOf(destinations, stages);
   // Stages made anew for this batch (or just before its claim) are empty; stages a batch of this
   // run read into before, or a read of this batch that set a part aside, are emptied first.
@@ -203,34 +235,58 @@ export async function completeBatch(
     }
   }
   failpoint('staged', batch);
-  let moves = 0;
+  let sent = 0;
   const beforeMove = () => {
-    if (moves++ > 0) failpoint('between-moves', batch);
+    if (sent++ > 0) failpoint('between-moves', batch);
   };
   const partitions = await stagePartitions(engine, [
     ...staged.flatMap((d) => [stages(d).data, stages(d).errors]),
     ...(history ? [historyStage(batch.pipeId, batch.slot)] : []),
   ]);
   const partitionsOf = (stage: string) => partitions.get(stage) ?? [];
-  for (const destination of staged) {
+  const moves: Move[] = staged.flatMap((destination) => {
     const { data, errors } = stages(destination);
     const { database } = destination;
-    await movePartitions(
-      engine,
-      data,
-      tableName(database, destination.table),
-      beforeMove,
-      partitionsOf(data),
-    );
-    const errorsTo = tableName(database, destination.errorTable);
-    await movePartitions(engine, errors, errorsTo, beforeMove, partitionsOf(errors));
-  }
-  if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove, partitions);
+    return [
+      ...partitionsOf(data).map((partition) => ({
+        stage: data,
+        to: tableName(database, destination.table),
+        partition,
+      })),
+      ...partitionsOf(errors).map((partition) => ({
+        stage: errors,
+        to: tableName(database, destination.errorTable),
+        partition,
+      })),
+    ];
+  });
+  const historyMoves: Move[] = history
+    ? partitionsOf(historyStage(batch.pipeId, batch.slot)).map((partition) => ({
+        stage: historyStage(batch.pipeId, batch.slot),
+        to: HISTORY_EVENTS,
+        partition,
+      }))
+    : [];
+  await moveBatch(engine, moves, historyMoves, beforeMove);
   failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
   if (kept) stagesChecked?.delete(batch.slot);
   return batch;
+}
+
+/**
+ * How long a check of a slot's stages made ahead of its first claim stands for that batch: a
+ * destination changed after any check is met by the batch's moves, which fail and are staged again
+ * on the retry (stages.ts); a check a moment old only spares the first batch two statements.
+ */
+const STAGES_CHECK_FRESH_MS = 1000;
+
+/** Whether the slot's stages were checked ahead of this batch a moment ago (the mark is used once). */
+function checkedJustNow({ stagesCheckedAt }: Pick<BatchContext, 'stagesCheckedAt'>, slot: number): boolean {
+  const at = stagesCheckedAt?.get(slot);
+  stagesCheckedAt?.delete(slot);
+  return at !== undefined && performance.now() - at < STAGES_CHECK_FRESH_MS;
 }
 
 type Stages = (d: Destination) => { data: string; errors: string };

@@ -10,7 +10,7 @@ import {
   MINUTES_VIEW,
   type PipeLag,
 } from '../history/index.js';
-import { ensureStage, movePartitions, stageNames, stageTable } from './stages.js';
+import { ensureStage, stageNames, stageTable } from './stages.js';
 
 /**
  * A batch's row of its pipe's history (src/pipes/history) travels with the batch: it is written
@@ -62,15 +62,19 @@ export function historyStage(pipeId: string, slot: number): string {
   return stageNames(pipeId, slot, '_history').data;
 }
 
-/** The history table and view where they are missing, and the slot's stage of it (kept when it holds a staged batch's row). */
+/**
+ * The history table and view where they are missing or changed (`ensure`, which the caller leaves
+ * off while they are as this process left them), and the slot's stage of it (kept when it holds a
+ * staged batch's row).
+ */
 export async function ensureHistoryStage(
   engine: Engine,
-  history: BatchHistory,
+  history: Pick<BatchHistory, 'days'> & { ensure: boolean },
   pipeId: string,
   slot: number,
   batchStaged: boolean,
 ): Promise<boolean> {
-  await ensureHistory(engine, history.days);
+  if (history.ensure) await ensureHistory(engine, history.days);
   return ensureStage(
     engine,
     historyStage(pipeId, slot),
@@ -80,6 +84,8 @@ export async function ensureHistoryStage(
 }
 
 /** The history's table and its per-minute view: a batch's shape check sees either dropped (batch.ts). */
+export { EVENTS as HISTORY_EVENTS, HISTORY_DATABASE };
+
 export const HISTORY_TABLES = [
   { database: HISTORY_DATABASE, table: EVENTS_TABLE },
   { database: HISTORY_DATABASE, table: MINUTES_VIEW },
@@ -96,15 +102,4 @@ export async function stageHistory(
   event: HistoryEvent,
 ): Promise<void> {
   await engine.execute(insertEventsSql(stageTable(historyStage(pipeId, slot)), [event]));
-}
-
-export async function moveHistory(
-  engine: Engine,
-  pipeId: string,
-  slot: number,
-  beforeMove: () => void,
-  partitions?: ReadonlyMap<string, readonly string[]>,
-): Promise<void> {
-  const stage = historyStage(pipeId, slot);
-  await movePartitions(engine, stage, EVENTS, beforeMove, partitions && (partitions.get(stage) ?? []));
 }

@@ -94,6 +94,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       store,
       stagesChecked: new Map<number, string>(),
       freshStages: new Set<number>(),
+      stagesCheckedAt: new Map<number, number>(),
       failpoint: context.failpoint,
       ...(context.history && {
         history: {
@@ -114,11 +115,13 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     // stages are its own); a failure here leaves them to the batch, which makes them and reports it.
     let early: Promise<unknown> | undefined = unfinished.some((b) => b.slot === 0)
       ? undefined
-      : readyStages(batchContext, destinations, { pipeId, slot: 0, staged: false }).catch((error: unknown) =>
-          context.logger.warn(
-            { err: error, pipeId },
-            "making slot 0's stages ahead of its first batch failed",
-          ),
+      : readyStages(batchContext, destinations, { pipeId, slot: 0, staged: false }).then(
+          () => batchContext.stagesCheckedAt?.set(0, performance.now()),
+          (error: unknown) =>
+            context.logger.warn(
+              { err: error, pipeId },
+              "making slot 0's stages ahead of its first batch failed",
+            ),
         );
     const run = (batch: Batch, release?: () => void) =>
       slots.run(batch.slot, async () => {
