@@ -276,9 +276,11 @@ export async function completeBatch(
 }
 
 /**
- * How long a check of a slot's stages made ahead of its first claim stands for that batch: a
- * destination changed after any check is met by the batch's moves, which fail and are staged again
- * on the retry (stages.ts); a check a moment old only spares the first batch two statements.
+ * How long a check of a slot's stages made ahead of its first claim stands for that batch. A
+ * destination changed after any check meets the batch at its moves (stages.ts, ensureStage: the
+ * staged rows are staged again as the destination is now, or the pipe fails saying its columns
+ * changed); standing a second widens that window by at most a second and spares the first batch
+ * two statements.
  */
 const STAGES_CHECK_FRESH_MS = 1000;
 
