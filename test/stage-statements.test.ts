@@ -41,6 +41,24 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     });
   }
 
+  /** The pipe's engine, recording, and its destinations as a run prepares them. */
+  async function recordedPipe() {
+    const seen: string[] = [];
+    const engine = recording(s.sluice.engines.engineFor(service()), seen);
+    const view = await s.sluice.pipes.runtimeView(pipeId);
+    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    return { seen, engine, destinations };
+  }
+
+  /** A run's batch context, as runner.ts makes it: nothing checked or made yet. */
+  const runContext = (engine: Engine): BatchContext => ({
+    engine,
+    sourceReader: s.sluice.engines.sourceReaderFor(service()),
+    store: s.sluice.store,
+    stagesChecked: new Map(),
+    freshStages: new Set(),
+  });
+
   const stagesMade = (seen: string[]) =>
     seen.filter((t) => t.startsWith('CREATE TABLE `_sluice_staging`')).length;
   const stagesEmptied = (seen: string[]) =>
@@ -48,17 +66,10 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
 
   it("makes a service's first batch's stages once (its history table made with them), reads into them unemptied, then empties them for the next batch", async () => {
     const { store } = s.sluice;
-    const seen: string[] = [];
-    const engine = recording(s.sluice.engines.engineFor(service()), seen);
-    const view = await s.sluice.pipes.runtimeView(pipeId);
-    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    const { seen, engine, destinations } = await recordedPipe();
     await store.repos.progress.ensure(pipeId, null);
     const context: BatchContext = {
-      engine,
-      sourceReader: s.sluice.engines.sourceReaderFor(service()),
-      store,
-      stagesChecked: new Map(),
-      freshStages: new Set(),
+      ...runContext(engine),
       history: {
         days: 30,
         event: (b, staged) =>
@@ -99,10 +110,7 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     expect(await sql(s, 'SELECT sum(rows) AS n FROM _sluice_history.pipe_events')).toEqual([{ n: 4 }]);
   });
   it("ensures the history's table and view once while they are as this process left them, and again once an admin changed them", async () => {
-    const seen: string[] = [];
-    const engine = recording(s.sluice.engines.engineFor(service()), seen);
-    const view = await s.sluice.pipes.runtimeView(pipeId);
-    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    const { seen, engine, destinations } = await recordedPipe();
     // A new run of the pipe each time (its own context), as a one-off pipe's every run is.
     const ready = (slot: number) =>
       readyStages(
@@ -136,20 +144,10 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
   });
   it("checks a slot's stages again for its first batch unless the run checked them a moment before", async () => {
     const { store } = s.sluice;
-    const seen: string[] = [];
-    const engine = recording(s.sluice.engines.engineFor(service()), seen);
-    const view = await s.sluice.pipes.runtimeView(pipeId);
-    const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
+    const { seen, engine, destinations } = await recordedPipe();
     const shapeChecks = () => seen.filter((t) => t.includes('FROM system.columns')).length;
     const run = async (n: number, checkedAgo: number) => {
-      const context: BatchContext = {
-        engine,
-        sourceReader: s.sluice.engines.sourceReaderFor(service()),
-        store,
-        stagesChecked: new Map(),
-        freshStages: new Set(),
-        stagesCheckedAt: new Map(),
-      };
+      const context: BatchContext = { ...runContext(engine), stagesCheckedAt: new Map() };
       await readyStages(context, destinations, { pipeId, slot: 5, staged: false });
       context.stagesCheckedAt?.set(5, performance.now() - checkedAgo);
       seen.length = 0;
