@@ -1,14 +1,27 @@
 // Builds the console (console/src, Preact) into dist/console: one minified script and one style
 // sheet, each beside its gzip and brotli forms, which the server sends as they are
 // (src/http/console-pages.ts). The sizes go to dist/console/sizes.json, which a test holds to the
-// budget the README states.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// budget the README states. It builds beside dist/console and then takes its place, so a server
+// starting meanwhile (a test beside a rebuild) finds the old console or the new, never none.
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
-const out = join(root, 'dist', 'console');
+const built = join(root, 'dist', 'console');
+const out = `${built}.building-${process.pid}`;
+const old = `${built}.old-${process.pid}`;
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
@@ -37,3 +50,8 @@ for (const name of readdirSync(out)) {
   sizes[name] = { bytes: statSync(path).size, gzip: gzip.length, brotli: brotli.length };
 }
 writeFileSync(join(out, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
+
+// Two renames: the old console is out of the way only between them.
+if (existsSync(built)) renameSync(built, old);
+renameSync(out, built);
+rmSync(old, { recursive: true, force: true });

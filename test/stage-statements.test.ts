@@ -146,10 +146,10 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     const { store } = s.sluice;
     const { seen, engine, destinations } = await recordedPipe();
     const shapeChecks = () => seen.filter((t) => t.includes('FROM system.columns')).length;
-    const run = async (n: number, checkedAgo: number) => {
+    const run = async (n: number, checkedAgo: number, checkedFor = destinations) => {
       const context: BatchContext = { ...runContext(engine), stagesCheckedAt: new Map() };
       await readyStages(context, destinations, { pipeId, slot: 5, staged: false });
-      context.stagesCheckedAt?.set(5, performance.now() - checkedAgo);
+      context.stagesCheckedAt?.set(5, { at: performance.now() - checkedAgo, destinations: checkedFor });
       seen.length = 0;
       const claimed = await store.transaction((repos) =>
         repos.progress.claim(pipeId, 5, { range: { n }, files: 1, bytes: 1, skipped: [], cursor: `j${n}` }),
@@ -162,6 +162,8 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     };
     expect(await run(10, 0)).toBe(0);
     expect(await run(11, 5000)).toBe(1);
-    expect(await sql(s, 'SELECT count() AS n FROM once.rows WHERE id IN (10, 11)')).toEqual([{ n: 2 }]);
+    // Destinations the source changed since the check (a database pipe's): checked again.
+    expect(await run(12, 0, [...destinations])).toBe(1);
+    expect(await sql(s, 'SELECT count() AS n FROM once.rows WHERE id IN (10, 11, 12)')).toEqual([{ n: 3 }]);
   });
 });

@@ -121,7 +121,7 @@ export interface BatchContext {
    * Per slot, when its stages were checked ahead of its first claim (the run's early check of slot
    * 0, runner.ts): a batch starting within STAGES_CHECK_FRESH_MS of it is not checked again.
    */
-  stagesCheckedAt?: Map<number, number>;
+  stagesCheckedAt?: Map<number, { at: number; destinations: readonly Destination[] }>;
   /** A test's failpoint (src/failpoints.ts): told of each step the batch passes. */
   failpoint?: Failpoint;
   /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
@@ -204,7 +204,9 @@ export async function completeBatch(
   const batch = { ...claimed };
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
-  const kept = checkedJustNow(context, batch.slot) ? false : await readyStages(context, destinations, batch);
+  const kept = checkedJustNow(context, destinations, batch.slot)
+    ? false
+    : await readyStages(context, destinations, batch);
   const targets = targetsOf(destinations, stages);
   // Stages made anew for this batch (or just before its claim) are empty; stages a batch of this
   // run read into before, or a read of this batch that set a part aside, are emptied first.
@@ -284,11 +286,22 @@ export async function completeBatch(
  */
 const STAGES_CHECK_FRESH_MS = 1000;
 
-/** Whether the slot's stages were checked ahead of this batch a moment ago (the mark is used once). */
-function checkedJustNow({ stagesCheckedAt }: Pick<BatchContext, 'stagesCheckedAt'>, slot: number): boolean {
-  const at = stagesCheckedAt?.get(slot);
+/**
+ * Whether the slot's stages were checked, for these very destinations (a database pipe may change
+ * them between claims), ahead of this batch a moment ago; the mark is used once.
+ */
+function checkedJustNow(
+  { stagesCheckedAt }: Pick<BatchContext, 'stagesCheckedAt'>,
+  destinations: readonly Destination[],
+  slot: number,
+): boolean {
+  const checked = stagesCheckedAt?.get(slot);
   stagesCheckedAt?.delete(slot);
-  return at !== undefined && performance.now() - at < STAGES_CHECK_FRESH_MS;
+  return (
+    checked !== undefined &&
+    checked.destinations === destinations &&
+    performance.now() - checked.at < STAGES_CHECK_FRESH_MS
+  );
 }
 
 type Stages = (d: Destination) => { data: string; errors: string };

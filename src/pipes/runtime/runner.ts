@@ -94,7 +94,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       store,
       stagesChecked: new Map<number, string>(),
       freshStages: new Set<number>(),
-      stagesCheckedAt: new Map<number, number>(),
+      stagesCheckedAt: new Map(),
       failpoint: context.failpoint,
       ...(context.history && {
         history: {
@@ -113,10 +113,11 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     // A run's first claim goes to slot 0: its stages are made now, beside the source's first fetch
     // and flush, rather than after the claim. Only a slot no unfinished batch holds (that batch's
     // stages are its own); a failure here leaves them to the batch, which makes them and reports it.
+    const checkedFor = destinations;
     let early: Promise<unknown> | undefined = unfinished.some((b) => b.slot === 0)
       ? undefined
-      : readyStages(batchContext, destinations, { pipeId, slot: 0, staged: false }).then(
-          () => batchContext.stagesCheckedAt?.set(0, performance.now()),
+      : readyStages(batchContext, checkedFor, { pipeId, slot: 0, staged: false }).then(
+          () => batchContext.stagesCheckedAt?.set(0, { at: performance.now(), destinations: checkedFor }),
           (error: unknown) =>
             context.logger.warn(
               { err: error, pipeId },

@@ -227,11 +227,9 @@ export interface Move {
 }
 
 /**
- * Moves a staged batch, each partition atomically: the rows' and bad records' partitions one after
- * another, and the history's row beside the last of them rather than after it (one engine round
- * trip less per batch). Order matters to nothing else: what moved is gone from its stage, and a
- * crash anywhere only leaves the rest to move (README, "How a pipe runs"). `beforeMove` runs before
- * each move is sent, so a test's failpoint between two moves stops the second before it starts.
+ * Moves a staged batch, each partition atomically and one after another: the rows' and bad
+ * records' partitions, then the history's row. `beforeMove` runs before each move is sent (a
+ * test's failpoint between two moves).
  */
 export async function moveBatch(
   engine: Engine,
@@ -239,13 +237,9 @@ export async function moveBatch(
   historyMoves: readonly Move[],
   beforeMove: () => void,
 ): Promise<void> {
-  const send = ({ stage, to, partition }: Move) => {
-    beforeMove();
-    return movePartitions(engine, stage, to, () => {}, [partition]);
-  };
-  const alone = moves.slice(0, -1);
-  for (const move of alone) await send(move);
-  await allDone([...moves.slice(alone.length), ...historyMoves].map(send));
+  for (const { stage, to, partition } of [...moves, ...historyMoves]) {
+    await movePartitions(engine, stage, to, beforeMove, [partition]);
+  }
 }
 
 /** The staging tables of a pipe (all its slots), as a condition on system.tables or system.parts. */
