@@ -16,17 +16,16 @@ import {
   emptyHistoryStage,
   ensureHistoryStage,
   HISTORY_DATABASE,
-  HISTORY_EVENTS,
   HISTORY_TABLES,
   historyStage,
+  moveHistory,
   stageHistory,
 } from './history-stage.js';
 import { batchSink } from './source-ports.js';
 import {
   type Destination,
   ensureStages,
-  type Move,
-  moveBatch,
+  movePartitions,
   STAGING_DATABASE,
   stageNames,
   stagePartitions,
@@ -237,39 +236,29 @@ export async function completeBatch(
     }
   }
   failpoint('staged', batch);
-  let sent = 0;
+  let moves = 0;
   const beforeMove = () => {
-    if (sent++ > 0) failpoint('between-moves', batch);
+    if (moves++ > 0) failpoint('between-moves', batch);
   };
   const partitions = await stagePartitions(engine, [
     ...staged.flatMap((d) => [stages(d).data, stages(d).errors]),
     ...(history ? [historyStage(batch.pipeId, batch.slot)] : []),
   ]);
   const partitionsOf = (stage: string) => partitions.get(stage) ?? [];
-  const moves: Move[] = staged.flatMap((destination) => {
+  for (const destination of staged) {
     const { data, errors } = stages(destination);
     const { database } = destination;
-    return [
-      ...partitionsOf(data).map((partition) => ({
-        stage: data,
-        to: tableName(database, destination.table),
-        partition,
-      })),
-      ...partitionsOf(errors).map((partition) => ({
-        stage: errors,
-        to: tableName(database, destination.errorTable),
-        partition,
-      })),
-    ];
-  });
-  const historyMoves: Move[] = history
-    ? partitionsOf(historyStage(batch.pipeId, batch.slot)).map((partition) => ({
-        stage: historyStage(batch.pipeId, batch.slot),
-        to: HISTORY_EVENTS,
-        partition,
-      }))
-    : [];
-  await moveBatch(engine, moves, historyMoves, beforeMove);
+    await movePartitions(
+      engine,
+      data,
+      tableName(database, destination.table),
+      beforeMove,
+      partitionsOf(data),
+    );
+    const errorsTo = tableName(database, destination.errorTable);
+    await movePartitions(engine, errors, errorsTo, beforeMove, partitionsOf(errors));
+  }
+  if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove, partitions);
   failpoint('moved', batch);
   await store.transaction((repos) => repos.progress.commit(batch, new Date()));
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.

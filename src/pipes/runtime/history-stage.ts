@@ -10,7 +10,7 @@ import {
   MINUTES_VIEW,
   type PipeLag,
 } from '../history/index.js';
-import { ensureStage, stageNames, stageTable } from './stages.js';
+import { ensureStage, movePartitions, stageNames, stageTable } from './stages.js';
 
 /**
  * A batch's row of its pipe's history (src/pipes/history) travels with the batch: it is written
@@ -84,7 +84,7 @@ export async function ensureHistoryStage(
 }
 
 /** The history's table and its per-minute view: a batch's shape check sees either dropped (batch.ts). */
-export { EVENTS as HISTORY_EVENTS, HISTORY_DATABASE };
+export { HISTORY_DATABASE };
 
 export const HISTORY_TABLES = [
   { database: HISTORY_DATABASE, table: EVENTS_TABLE },
@@ -102,4 +102,15 @@ export async function stageHistory(
   event: HistoryEvent,
 ): Promise<void> {
   await engine.execute(insertEventsSql(stageTable(historyStage(pipeId, slot)), [event]));
+}
+
+export async function moveHistory(
+  engine: Engine,
+  pipeId: string,
+  slot: number,
+  beforeMove: () => void,
+  partitions?: ReadonlyMap<string, readonly string[]>,
+): Promise<void> {
+  const stage = historyStage(pipeId, slot);
+  await movePartitions(engine, stage, EVENTS, beforeMove, partitions && (partitions.get(stage) ?? []));
 }

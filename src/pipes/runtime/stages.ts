@@ -219,29 +219,6 @@ export async function movePartitions(
   }
 }
 
-/** One partition of a stage going into its table (movePartitions). */
-export interface Move {
-  stage: string;
-  to: string;
-  partition: string;
-}
-
-/**
- * Moves a staged batch, each partition atomically and one after another: the rows' and bad
- * records' partitions, then the history's row. `beforeMove` runs before each move is sent (a
- * test's failpoint between two moves).
- */
-export async function moveBatch(
-  engine: Engine,
-  moves: readonly Move[],
-  historyMoves: readonly Move[],
-  beforeMove: () => void,
-): Promise<void> {
-  for (const { stage, to, partition } of [...moves, ...historyMoves]) {
-    await movePartitions(engine, stage, to, beforeMove, [partition]);
-  }
-}
-
 /** The staging tables of a pipe (all its slots), as a condition on system.tables or system.parts. */
 function stagesOfPipe(pipeId: string, column: string): string {
   const id = stageId(pipeId);
