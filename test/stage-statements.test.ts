@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
 import type { PipeConfig } from '../src/pipes/model.js';
-import { type BatchContext, completeBatch, readyStages } from '../src/pipes/runtime/batch.js';
+import { type BatchContext, completeBatch } from '../src/pipes/runtime/batch.js';
 import { prepareDestinations } from '../src/pipes/runtime/destination.js';
 import { batchEvent } from '../src/pipes/runtime/history-stage.js';
+import { readyStages } from '../src/pipes/runtime/ready-stages.js';
 import { stageNames, stageTable } from '../src/pipes/runtime/stages.js';
 import { createPipeWithoutFiles, sql } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';

@@ -1,5 +1,5 @@
 export { FROZEN_SETTINGS } from './chdb/confinement.js';
-export { EmbeddedEngine } from './chdb/embedded-engine.js';
+export { EmbeddedEngine, TRANSIENT_SCRATCH_PREFIX } from './chdb/embedded-engine.js';
 export {
   detectSandbox,
   type SandboxPolicy,
@@ -41,8 +41,10 @@ export {
   resetOldDeduplicationSql,
   STAGING_DATABASE,
   stageTableSql,
+  storageKey,
   type TableStorage,
   tableStorage,
+  tableStorages,
   tablesWithOldDeduplication,
 } from './stages.js';
 export {

@@ -36,6 +36,8 @@ export interface TableStorage {
   clauses: Partial<Record<Clause, string>>;
   /** The table's own settings, `name = value` each, as the engine prints them. */
   settings: string[];
+  /** The table's whole CREATE statement as the engine prints it (its columns, indexes, keys). */
+  definition: string;
 }
 
 /** The clauses of a MergeTree table's definition, in the order the engine prints them. */
@@ -48,17 +50,43 @@ export async function tableStorage(
   database: string,
   table: string,
 ): Promise<TableStorage | undefined> {
+  return (await tableStorages(engine, [{ database, table }])).get(storageKey(database, table));
+}
+
+/** A table's key in the answer of tableStorages. */
+export function storageKey(database: string, table: string): string {
+  return JSON.stringify([database, table]);
+}
+
+/**
+ * The storage of each of `tables` that exists, by storageKey, in one statement: a batch's stages
+ * and their targets are looked up together rather than a statement each (the engine answers a
+ * question about system.tables in a few milliseconds, about the same for one table or eight).
+ */
+export async function tableStorages(
+  engine: Queryable,
+  tables: readonly { database: string; table: string }[],
+): Promise<Map<string, TableStorage>> {
+  if (tables.length === 0) return new Map();
+  // The databases named alone as well: the engine then lists only their tables.
+  const databases = [...new Set(tables.map((t) => literal(t.database)))];
+  const pairs = tables.map((t) => `(${literal(t.database)}, ${literal(t.table)})`);
   const result = await engine.query(
-    `SELECT engine, engine_full FROM system.tables WHERE database = ${literal(database)} AND name = ${literal(table)}`,
+    `SELECT database, name, engine, engine_full, create_table_query FROM system.tables
+      WHERE database IN (${databases.join(', ')}) AND (database, name) IN (${pairs.join(', ')})`,
   );
-  const row = result.rows[0];
-  if (!row) return undefined;
-  const { SETTINGS: settings, ...clauses } = clausesOf(String(row.engine_full));
-  return {
-    engine: String(row.engine),
-    clauses,
-    settings: settings ? splitOutside(settings, ',') : [],
-  };
+  return new Map(
+    result.rows.map((row) => {
+      const { SETTINGS: settings, ...clauses } = clausesOf(String(row.engine_full));
+      const storage: TableStorage = {
+        engine: String(row.engine),
+        clauses,
+        settings: settings ? splitOutside(settings, ',') : [],
+        definition: String(row.create_table_query),
+      };
+      return [storageKey(String(row.database), String(row.name)), storage];
+    }),
+  );
 }
 
 /**

@@ -42,6 +42,12 @@ const PAST_LIMIT_MS = 5_000;
 /** The names of result files in a service's scratch space (queryRows). */
 const RESULT_PREFIX = 'result-';
 
+/**
+ * Scratch files a caller keeps between statements only while this process runs (the spare FIFOs
+ * of src/pipes/records/stream-load.ts): removed, with the result files, whenever the engine starts.
+ */
+export const TRANSIENT_SCRATCH_PREFIX = 'transient-';
+
 /** How often an engine looks whether it has been idle long enough to stop (at most). */
 const IDLE_CHECK_MS = 30_000;
 
@@ -290,7 +296,10 @@ export class EmbeddedEngine implements Engine {
     // The process's /tmp starts empty, and results a killed server never sent go: what a killed
     // one left behind would fill the disk. (A result being sent now is open, and reads on.)
     await rm(join(this.path, 'tmp'), { recursive: true, force: true });
-    await removeFiles(join(this.path, 'scratch'), (name) => name.startsWith(RESULT_PREFIX));
+    await removeFiles(
+      join(this.path, 'scratch'),
+      (name) => name.startsWith(RESULT_PREFIX) || name.startsWith(TRANSIENT_SCRATCH_PREFIX),
+    );
     for (const dir of [
       join(this.path, 'scratch'),
       join(this.path, 'tmp'),

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,13 +40,34 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     await rm(dir, { recursive: true, force: true });
   });
 
-  const scratchIsEmpty = async () => expect(await readdir(join(dir, 'engine', 'scratch'))).toEqual([]);
+  const scratchDir = () => join(dir, 'engine', 'scratch');
+  /** The FIFOs loads that ended well left for the next ones: each a FIFO, by its inode. */
+  const spares = async () => {
+    const names = (await readdir(scratchDir())).filter((name) => name.startsWith('transient-fifo-'));
+    const stats = await Promise.all(names.map((name) => lstat(join(scratchDir(), name))));
+    expect(stats.every((stat) => stat.isFIFO())).toBe(true);
+    return stats.map((stat) => stat.ino);
+  };
+  /** Nothing of a load is left in the scratch space but spare FIFOs. */
+  const scratchIsClean = async () =>
+    expect((await readdir(scratchDir())).filter((name) => !name.startsWith('transient-fifo-'))).toEqual([]);
 
   it('loads every row the reader wrote, many blocks of them, and counts them', async () => {
     const result = await load('many', `generateRandom('id UInt64, name String', 1, 20) LIMIT 300000`);
     expect(result).toEqual({ rows: 300_000, skipped: [] });
     expect(await countOf('db.t')).toBe(300_000);
-    await scratchIsEmpty();
+    await scratchIsClean();
+    expect(await spares()).toHaveLength(1);
+  });
+
+  it('a load takes the FIFO a load before it left (no mkfifo), and leaves it again', async () => {
+    const [before] = await spares();
+    await engine.execute('TRUNCATE TABLE db.t');
+    const result = await load('again', `generateRandom('id UInt64, name String', 2, 20) LIMIT 50000`);
+    expect(result).toEqual({ rows: 50_000, skipped: [] });
+    expect(await countOf('db.t')).toBe(50_000);
+    expect(await spares()).toEqual([before]);
+    await scratchIsClean();
   });
 
   it('sets aside the rows the reader cannot parse, numbered as the source counts them', async () => {
@@ -77,7 +98,9 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     ).rejects.toMatchObject({ name: 'EngineError', condition: expect.any(String) });
     // The engine answers: nothing of it waits on the FIFO.
     expect(await countOf('db.t')).toBe(0);
-    await scratchIsEmpty();
+    await scratchIsClean();
+    // The failed load's FIFO (the spare it took) is not left for another.
+    expect(await spares()).toEqual([]);
   });
 
   it('a load that fails before it reads ends the producer; the reader is not left waiting', async () => {
@@ -85,7 +108,8 @@ describe('a load streamed from the source reader into the engine through a FIFO 
       load('nowhere', `generateRandom('id UInt64, name String', 1, 20) LIMIT 1000`, 'db.missing'),
     ).rejects.toBeInstanceOf(StageLoadError);
     expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
-    await scratchIsEmpty();
+    await scratchIsClean();
+    expect(await spares()).toEqual([]);
   });
 
   it('a load that fails after it began reading fails the producer too (its reader went away)', async () => {
@@ -95,7 +119,8 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     ).rejects.toBeInstanceOf(StageLoadError);
     expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
     expect(await countOf('db.narrow')).toBe(0);
-    await scratchIsEmpty();
+    await scratchIsClean();
+    expect(await spares()).toEqual([]);
   });
 
   it("a statement that failed on the reader before leaves nothing in the next load's stream", async () => {
@@ -109,5 +134,20 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     const result = await load('after-failure', `generateRandom('id UInt64, name String', 1, 20) LIMIT 1000`);
     expect(result.rows).toBe(1000);
     expect(await countOf('db.t')).toBe(1000);
+  });
+
+  it('an engine that starts again removes the spare FIFOs (those a killed Sluice left too)', async () => {
+    await load('spare', `generateRandom('id UInt64, name String', 3, 20) LIMIT 10`);
+    expect(await spares()).toHaveLength(1);
+    await engine.close();
+    engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
+    expect(Number((await engine.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
+    expect(await spares()).toEqual([]);
+    // A FIFO the pool still names but the start removed: the next load makes a new one.
+    expect(await load('after-restart', `generateRandom('id UInt64, name String', 4, 20) LIMIT 10`)).toEqual({
+      rows: 10,
+      skipped: [],
+    });
+    expect(await spares()).toHaveLength(1);
   });
 });

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { close, constants, open } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { type Engine, EngineError } from '../../engine/index.js';
+import { type Engine, EngineError, TRANSIENT_SCRATCH_PREFIX } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
 import type { InsertPlan } from './insert-plan.js';
 import type { SkippedRow } from './load.js';
@@ -60,7 +62,8 @@ export async function streamThroughReader(
   const [fifo, errors] = [`${load.name}.fifo`, `${load.name}.errors.csv`];
   const fifoPath = engine.scratchPath(fifo);
   await Promise.all([engine.removeScratch(fifo), engine.removeScratch(errors)]);
-  await run('mkfifo', ['-m', '600', fifoPath]);
+  await makeFifo(engine, fifo);
+  let ended = false;
   try {
     const loading = loadFile(engine, {
       into: load.into,
@@ -95,10 +98,49 @@ export async function streamThroughReader(
     }
     if (produced.status === 'rejected') throw produced.reason;
     const rows = produced.value;
+    ended = true;
     return { rows, skipped: await readSkippedRows(sourceReader, engine.scratchPath(errors)) };
   } finally {
-    await Promise.all([engine.removeScratch(fifo), engine.removeScratch(errors)]);
+    await Promise.all([
+      ended ? spareFifo(engine, fifo) : engine.removeScratch(fifo),
+      engine.removeScratch(errors),
+    ]);
   }
+}
+
+/**
+ * Per engine, the FIFOs of its scratch space that loads of this process ended well (both sides
+ * finished, so nothing holds them open and nothing is left in them), for the next loads: making a
+ * FIFO runs `mkfifo` (Node has no call for it), whose process costs Sluice about 10 ms of CPU on a
+ * large heap, per load. A FIFO of a failed load is removed, never taken again; the engine removes
+ * the spares whenever it starts (TRANSIENT_SCRATCH_PREFIX), and those a killed Sluice left.
+ */
+const spareFifos = new WeakMap<Engine, string[]>();
+const MOST_SPARE_FIFOS = 8;
+
+/** A FIFO at the scratch name `fifo`: a spare one renamed there, else a new one. */
+async function makeFifo(engine: Engine, fifo: string): Promise<void> {
+  const spare = spareFifos.get(engine)?.pop();
+  if (spare !== undefined) {
+    try {
+      await rename(engine.scratchPath(spare), engine.scratchPath(fifo));
+      return;
+    } catch (error) {
+      // Gone with the scratch space (an engine's restart empties it): a new one is made.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  await run('mkfifo', ['-m', '600', engine.scratchPath(fifo)]);
+}
+
+/** Keeps the FIFO of a load that ended well for a later load, under a name of its own. */
+async function spareFifo(engine: Engine, fifo: string): Promise<void> {
+  const spares = spareFifos.get(engine) ?? [];
+  if (spares.length >= MOST_SPARE_FIFOS) return engine.removeScratch(fifo);
+  const spare = `${TRANSIENT_SCRATCH_PREFIX}fifo-${randomUUID()}`;
+  await rename(engine.scratchPath(fifo), engine.scratchPath(spare));
+  spares.push(spare);
+  spareFifos.set(engine, spares);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { allDone, mapLimited } from '../../concurrency.js';
-import { countRows, type Engine, literal, tableName } from '../../engine/index.js';
+import { countRows, type Engine, tableName } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
 import {
@@ -14,17 +14,14 @@ import type { BatchSink } from '../sources/index.js';
 import {
   type BatchHistory,
   emptyHistoryStage,
-  ensureHistoryStage,
-  HISTORY_DATABASE,
-  HISTORY_TABLES,
   historyStage,
   moveHistory,
   stageHistory,
 } from './history-stage.js';
+import { checkedJustNow, readyStages, STAGE_STATEMENTS } from './ready-stages.js';
 import { batchSink } from './source-ports.js';
 import {
   type Destination,
-  ensureStages,
   movePartitions,
   STAGING_DATABASE,
   stageNames,
@@ -48,58 +45,6 @@ export class StagedCountError extends PermanentError {
     super('SLUICE_ERR_STAGED_COUNT', message);
   }
 }
-
-/**
- * The columns and definitions (indexes, projections, keys, settings) of the destinations and their
- * error tables, and of the history's table and view when the batch writes one, as one string: two queries,
- * whatever the number of tables. A table dropped since (the history, by an admin) changes it;
- * `whole` says whether every table was there; `history` is the history tables' part alone.
- */
-async function shapeOf(
-  engine: Engine,
-  destinations: readonly Destination[],
-  history: boolean,
-): Promise<{ shape: string; whole: boolean; history: string }> {
-  const tables = [
-    ...destinations.flatMap((d) => [
-      `(${literal(d.database)}, ${literal(d.table)})`,
-      `(${literal(d.database)}, ${literal(d.errorTable)})`,
-    ]),
-    ...(history ? HISTORY_TABLES.map((t) => `(${literal(t.database)}, ${literal(t.table)})`) : []),
-  ];
-  const [columns, definitions] = await Promise.all([
-    engine.query(
-      `SELECT database, table, name, type, default_kind, default_expression FROM system.columns
-        WHERE (database, table) IN (${tables.join(', ')})
-        ORDER BY database, table, position`,
-    ),
-    engine.query(
-      `SELECT database, name, create_table_query FROM system.tables
-        WHERE (database, name) IN (${tables.join(', ')}) ORDER BY database, name`,
-    ),
-  ]);
-  const ofHistory = (rows: Record<string, unknown>[]) =>
-    rows.filter((row) => row.database === HISTORY_DATABASE);
-  // A table missing (the history's, before a service's first batch) is made by readyStages.
-  return {
-    shape: JSON.stringify([columns.rows, definitions.rows]),
-    whole: definitions.rows.length === tables.length,
-    history: JSON.stringify([ofHistory(columns.rows), ofHistory(definitions.rows)]),
-  };
-}
-
-/**
- * Per engine, the history tables' shape (shapeOf) as this process last ensured them: while every
- * table is there as it was left, a pipe's stages need not ensure them again (four statements
- * before a one-off pipe's first read). A table dropped or changed since (by an admin) is ensured.
- */
-const historyEnsured = new WeakMap<Engine, string>();
-
-/**
- * Statements a batch's stage work runs at once: the engine runs up to four of Sluice's own (README,
- * "How a pipe runs"), and a pipe's other slots and the loads share them.
- */
-const STAGE_STATEMENTS = 3;
 
 export interface BatchContext {
   engine: Engine;
@@ -125,63 +70,6 @@ export interface BatchContext {
   failpoint?: Failpoint;
   /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
   history?: BatchHistory;
-}
-
-/**
- * Makes the slot's stages (and its history stage) for a batch unless they were checked against the
- * destinations' present shape in this run (stagesChecked); true when a stage holding the batch,
- * staged, was kept for its moves (ensureStages).
- */
-export async function readyStages(
-  {
-    engine,
-    stagesChecked,
-    freshStages,
-    history,
-  }: Pick<BatchContext, 'engine' | 'stagesChecked' | 'freshStages' | 'history'>,
-  destinations: readonly Destination[],
-  batch: Pick<Batch, 'pipeId' | 'slot' | 'staged'>,
-): Promise<boolean> {
-  const staged = destinations.filter((d) => d.staged);
-  if (staged.length === 0 && !history) return false;
-  const checked = await shapeOf(engine, staged, history !== undefined);
-  if (stagesChecked?.get(batch.slot) === checked.shape) return false;
-  const historyKey = (shape: { history: string }) => `${history?.days}\n${shape.history}`;
-  const ensureHistory =
-    history !== undefined && !(checked.whole && historyEnsured.get(engine) === historyKey(checked));
-  // Each stage is a table of its own: they are made side by side (the engine runs up to four
-  // statements at once, README "How a pipe runs"), not one after another before the first read.
-  // Every one is settled before this returns (mapLimited): no stage is still being made once a
-  // failure ends the run.
-  const made = await mapLimited(
-    [
-      ...staged.map((d) => () => ensureStages(engine, d, batch.pipeId, batch.slot, batch.staged)),
-      ...(history
-        ? [
-            () =>
-              ensureHistoryStage(
-                engine,
-                { ...history, ensure: ensureHistory },
-                batch.pipeId,
-                batch.slot,
-                batch.staged,
-              ),
-          ]
-        : []),
-    ],
-    STAGE_STATEMENTS,
-    (make) => make(),
-  );
-  const kept = made.some(Boolean);
-  // Tables made or changed just now are recorded as they are now, or the next batch would make
-  // its stages (or the history) again.
-  const now =
-    checked.whole && !ensureHistory ? checked : await shapeOf(engine, staged, history !== undefined);
-  stagesChecked?.set(batch.slot, now.shape);
-  if (ensureHistory) historyEnsured.set(engine, historyKey(now));
-  // Made anew, the stages are empty: the batch's first read needs no TRUNCATE (completeBatch).
-  if (!kept) freshStages?.add(batch.slot);
-  return kept;
 }
 
 /**
@@ -264,33 +152,6 @@ export async function completeBatch(
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
   if (kept) stagesChecked?.delete(batch.slot);
   return batch;
-}
-
-/**
- * How long a check of a slot's stages made ahead of its first claim stands for that batch. A
- * destination changed after any check meets the batch at its moves (stages.ts, ensureStage: the
- * staged rows are staged again as the destination is now, or the pipe fails saying its columns
- * changed); standing a second widens that window by at most a second and spares the first batch
- * two statements.
- */
-const STAGES_CHECK_FRESH_MS = 1000;
-
-/**
- * Whether the slot's stages were checked, for these very destinations (a database pipe may change
- * them between claims), ahead of this batch a moment ago; the mark is used once.
- */
-function checkedJustNow(
-  { stagesCheckedAt }: Pick<BatchContext, 'stagesCheckedAt'>,
-  destinations: readonly Destination[],
-  slot: number,
-): boolean {
-  const checked = stagesCheckedAt?.get(slot);
-  stagesCheckedAt?.delete(slot);
-  return (
-    checked !== undefined &&
-    checked.destinations === destinations &&
-    performance.now() - checked.at < STAGES_CHECK_FRESH_MS
-  );
 }
 
 type Stages = (d: Destination) => { data: string; errors: string };

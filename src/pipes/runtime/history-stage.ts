@@ -10,7 +10,14 @@ import {
   MINUTES_VIEW,
   type PipeLag,
 } from '../history/index.js';
-import { ensureStage, movePartitions, stageNames, stageTable } from './stages.js';
+import {
+  ensureStage,
+  movePartitions,
+  type StageOf,
+  type Storages,
+  stageNames,
+  stageTable,
+} from './stages.js';
 
 /**
  * A batch's row of its pipe's history (src/pipes/history) travels with the batch: it is written
@@ -73,14 +80,18 @@ export async function ensureHistoryStage(
   pipeId: string,
   slot: number,
   batchStaged: boolean,
+  storages?: Storages,
 ): Promise<boolean> {
-  if (history.ensure) await ensureHistory(engine, history.days);
-  return ensureStage(
-    engine,
-    historyStage(pipeId, slot),
-    { database: HISTORY_DATABASE, table: EVENTS_TABLE },
-    batchStaged,
-  );
+  const { stage, target } = historyStageOf(pipeId, slot);
+  if (!history.ensure) return ensureStage(engine, stage, target, batchStaged, storages);
+  // The table looked up before it was ensured may have changed since: the stage looks again.
+  await ensureHistory(engine, history.days);
+  return ensureStage(engine, stage, target, batchStaged);
+}
+
+/** A slot's history stage, and the history's table it moves into. */
+export function historyStageOf(pipeId: string, slot: number): StageOf {
+  return { stage: historyStage(pipeId, slot), target: { database: HISTORY_DATABASE, table: EVENTS_TABLE } };
 }
 
 /** The history's table and its per-minute view: a batch's shape check sees either dropped (batch.ts). */

@@ -14,9 +14,10 @@ import {
   tracksCommits,
   writesSeveralTables,
 } from '../sources/index.js';
-import { type BatchContext, completeBatch, readyStages } from './batch.js';
+import { type BatchContext, completeBatch } from './batch.js';
 import { prepareDestinations } from './destination.js';
 import { batchEvent } from './history-stage.js';
+import { readyStages } from './ready-stages.js';
 
 /** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];

@@ -11,6 +11,7 @@ import {
   resetOldDeduplicationSql,
   STAGING_DATABASE,
   stageTableSql,
+  storageKey,
   type TableStorage,
   tableName,
   tableStorage,
@@ -66,16 +67,38 @@ export async function ensureStages(
   pipeId: string,
   slot: number,
   batchStaged: boolean,
+  storages?: Storages,
 ): Promise<boolean> {
+  // Two tables of their own, made side by side; both settle before an answer or a failure.
+  const kept = await allDone(
+    stagesOf(destination, pipeId, slot).map(({ stage, target }) =>
+      ensureStage(engine, stage, target, batchStaged, storages),
+    ),
+  );
+  return kept.some(Boolean);
+}
+
+/** A slot's two stages for a destination (its rows, its bad records), each with the table it moves into. */
+export function stagesOf(destination: Destination, pipeId: string, slot: number): StageOf[] {
   const names = stageNames(pipeId, slot, destination.stageSuffix);
   const { database } = destination;
-  // Two tables of their own, made side by side; both settle before an answer or a failure.
-  const [data, errors] = await allDone([
-    ensureStage(engine, names.data, { database, table: destination.table }, batchStaged),
-    ensureStage(engine, names.errors, { database, table: destination.errorTable }, batchStaged),
-  ]);
-  return data || errors;
+  return [
+    { stage: names.data, target: { database, table: destination.table } },
+    { stage: names.errors, target: { database, table: destination.errorTable } },
+  ];
 }
+
+/** A stage, and the table its partitions move into. */
+export interface StageOf {
+  stage: string;
+  target: { database: string; table: string };
+}
+
+/**
+ * The storage of stages and their targets, looked up together (tableStorages, in ready-stages.ts):
+ * a table asked and missing from it does not exist.
+ */
+export type Storages = ReadonlyMap<string, TableStorage>;
 
 /**
  * Makes one stage for `target` anew, or keeps it (true) when it holds a staged batch
@@ -86,12 +109,15 @@ export async function ensureStage(
   stage: string,
   target: { database: string; table: string },
   batchStaged: boolean,
+  storages?: Storages,
 ): Promise<boolean> {
   const { database } = target;
-  const [stageStorage, targetStorage] = await Promise.all([
-    tableStorage(engine, STAGING_DATABASE, stage),
-    tableStorage(engine, database, target.table),
-  ]);
+  const [stageStorage, targetStorage] = storages
+    ? [storages.get(storageKey(STAGING_DATABASE, stage)), storages.get(storageKey(database, target.table))]
+    : await Promise.all([
+        tableStorage(engine, STAGING_DATABASE, stage),
+        tableStorage(engine, database, target.table),
+      ]);
   const into = tableName(database, target.table);
   if (!targetStorage?.engine.endsWith('MergeTree')) {
     throw new PermanentError(
