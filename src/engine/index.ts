@@ -53,6 +53,7 @@ export {
   NotParsedError,
   statementProblem,
   typeProblem,
+  typeProblems,
 } from './statement.js';
 export {
   addColumnsSql,

@@ -1,3 +1,4 @@
+import { mapLimited } from '../concurrency.js';
 import type { ErrorCode } from '../errors.js';
 import { LIMITS } from '../schema/index.js';
 import type { Queryable } from './engine.js';
@@ -159,6 +160,43 @@ function oneExpression(lines: string[]): boolean {
   const expression = lines.slice(shape.length);
   if (expression.filter((line) => /^ {4}\S/.test(line)).length !== 1) return false;
   return !expression.some((line) => /\b(Subquery|SelectWithUnionQuery|TablesInSelectQuery)\b/.test(line));
+}
+
+/**
+ * Why each text is not one data type the engine knows (undefined for one that is), in one
+ * statement while every type is one (a create's columns); only when that fails is each asked
+ * apart, to tell which, `atOnce` at a time.
+ */
+export async function typeProblems(
+  engine: Queryable,
+  types: readonly string[],
+  atOnce: number,
+): Promise<(string | undefined)[]> {
+  const distinct = [...new Set(types.filter((type) => type.length <= MAX_FRAGMENT_LENGTH))];
+  if (distinct.length > 1 && (await typesAreKnown(engine, distinct))) {
+    return Promise.all(
+      types.map((type) => (distinct.includes(type) ? undefined : typeProblem(engine, type))),
+    );
+  }
+  const problems = new Map<string, string | undefined>();
+  await mapLimited([...new Set(types)], atOnce, async (type) =>
+    problems.set(type, await typeProblem(engine, type)),
+  );
+  return types.map((type) => problems.get(type));
+}
+
+/** Whether every one of `types` is a data type, in one statement. */
+async function typesAreKnown(engine: Queryable, types: readonly string[]): Promise<boolean> {
+  const names = types.map(
+    (type, index) => `toTypeName(defaultValueOfTypeName(${literal(type)})) AS t${index}`,
+  );
+  try {
+    await engine.query(`SELECT ${names.join(', ')}`, { readonly: true, timeoutMs: CHECK_TIMEOUT_MS });
+    return true;
+  } catch (error) {
+    if (error instanceof EngineError && error.code !== undefined) return false;
+    throw error;
+  }
 }
 
 /** Why a text is not one data type the engine knows, or undefined. */

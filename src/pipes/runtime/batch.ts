@@ -98,6 +98,12 @@ export async function completeBatch(
   // Stages made anew for this batch (or just before its claim) are empty; stages a batch of this
   // run read into before, or a read of this batch that set a part aside, are emptied first.
   let empty = freshStages?.delete(batch.slot) === true;
+  const listPartitions = () =>
+    stagePartitions(engine, [
+      ...staged.flatMap((d) => [stages(d).data, stages(d).errors]),
+      ...(history ? [historyStage(batch.pipeId, batch.slot)] : []),
+    ]);
+  let partitions: Map<string, string[]> | undefined;
   while (!batch.staged) {
     if (!empty) await emptyStages(engine, staged, stages, history ? batch : undefined);
     empty = false;
@@ -116,7 +122,8 @@ export async function completeBatch(
       batch.rows = landed.rows;
       batch.badRecords = counted.badRecords;
       batch.staged = true;
-      await store.repos.progress.setStaged(batch);
+      // The stages hold the whole batch now: their partitions are listed while it is marked staged.
+      [, partitions] = await allDone([store.repos.progress.setStaged(batch), listPartitions()]);
     } catch (error) {
       if (!(error instanceof UnreadablePartError)) throw error;
       batch.skipped = [...batch.skipped, { key: error.key, error: error.message }];
@@ -128,11 +135,9 @@ export async function completeBatch(
   const beforeMove = () => {
     if (moves++ > 0) failpoint('between-moves', batch);
   };
-  const partitions = await stagePartitions(engine, [
-    ...staged.flatMap((d) => [stages(d).data, stages(d).errors]),
-    ...(history ? [historyStage(batch.pipeId, batch.slot)] : []),
-  ]);
-  const partitionsOf = (stage: string) => partitions.get(stage) ?? [];
+  // A batch staged before this run (a crash after `staged`) lists what is left of its stages.
+  partitions ??= await listPartitions();
+  const partitionsOf = (stage: string) => partitions?.get(stage) ?? [];
   for (const destination of staged) {
     const { data, errors } = stages(destination);
     const { database } = destination;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { allDone, mapLimited } from '../../concurrency.js';
+import { allDone } from '../../concurrency.js';
 import {
   countRows,
   createTableSql,
@@ -9,7 +9,7 @@ import {
   expressionProblem,
   type Queryable,
   tableName,
-  typeProblem,
+  typeProblems,
 } from '../../engine/index.js';
 import type { Problem } from '../../errors.js';
 import { mappingsOf, type PipeConfig } from '../model.js';
@@ -59,25 +59,26 @@ export async function definitionProblems(
   engine: Queryable,
 ): Promise<Problem[]> {
   const definition = destination.tableDefinition;
-  // Each a read-only statement of its own: asked side by side (a create waits for them all, and
-  // the engine runs up to four of Sluice's statements at once, README "How a pipe runs").
-  const checks = [
-    ...(destination.columns ?? []).map((column, index) => ({
-      path: `destination.columns[${index}].type`,
-      problem: () => typeProblem(engine, column.type),
-    })),
-    ...(['partitionBy', 'primaryKey'] as const).flatMap((field) => {
-      const text = definition?.[field];
-      return text
-        ? [{ path: `destination.tableDefinition.${field}`, problem: () => expressionProblem(engine, text) }]
-        : [];
-    }),
-  ];
-  const found = await mapLimited(checks, CHECKS_AT_ONCE, async ({ path, problem }) => {
-    const message = await problem();
-    return message === undefined ? undefined : { path, message };
+  const columns = destination.columns ?? [];
+  // Read-only statements, asked side by side (a create waits for them all, and the engine runs up
+  // to four of Sluice's statements at once, README "How a pipe runs"): the columns' types in one
+  // (typeProblems), each expression in one of its own.
+  const expressions = (['partitionBy', 'primaryKey'] as const).flatMap((field) => {
+    const text = definition?.[field];
+    return text ? [{ path: `destination.tableDefinition.${field}`, text }] : [];
   });
-  const problems = found.filter((p): p is Problem => p !== undefined);
+  const [types, ofExpressions] = await allDone([
+    typeProblems(
+      engine,
+      columns.map((column) => column.type),
+      CHECKS_AT_ONCE,
+    ),
+    Promise.all(expressions.map(({ text }) => expressionProblem(engine, text))),
+  ]);
+  const problems = [
+    ...types.map((message, index) => ({ path: `destination.columns[${index}].type`, message })),
+    ...expressions.map(({ path }, index) => ({ path, message: ofExpressions[index] })),
+  ].filter((p): p is Problem => p.message !== undefined);
   if (problems.length > 0) return problems;
   const table = tableProblem(destination, engine);
   return table ? [await table].filter((p): p is Problem => p !== undefined) : [];

@@ -1,0 +1,57 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedEngine } from './chdb/embedded-engine.js';
+import type { Queryable } from './engine.js';
+import { MAX_FRAGMENT_LENGTH, typeProblems } from './statement.js';
+
+describe("a create's column types checked by the engine (chDB)", () => {
+  let dir: string;
+  let engine: EmbeddedEngine;
+  /** The engine, counting the statements it is asked. */
+  let counted: Queryable & { statements: number };
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-statement-'));
+    engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
+    counted = {
+      statements: 0,
+      query: (sql, options) => {
+        counted.statements += 1;
+        return engine.query(sql, options);
+      },
+      execute: (sql, options) => {
+        counted.statements += 1;
+        return engine.execute(sql, options);
+      },
+    };
+  });
+  afterAll(async () => {
+    await engine.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('types that all are data types take one statement, however many columns', async () => {
+    counted.statements = 0;
+    const types = [
+      'UInt64',
+      'String',
+      'Nullable(Float64)',
+      'String',
+      'DateTime64(3)',
+      'Array(LowCardinality(String))',
+    ];
+    expect(await typeProblems(counted, types, 4)).toEqual(types.map(() => undefined));
+    expect(counted.statements).toBe(1);
+  });
+
+  it('a type that is not one is named by its place, the others pass', async () => {
+    const long = `Tuple(${'a UInt8, '.repeat(MAX_FRAGMENT_LENGTH / 8)}b UInt8)`;
+    const problems = await typeProblems(counted, ['UInt64', 'Strin', 'String', long, 'Strin'], 4);
+    expect(problems[0]).toBeUndefined();
+    expect(problems[1]).toMatch(/^not a data type: /);
+    expect(problems[2]).toBeUndefined();
+    expect(problems[3]).toBe(`must be at most ${MAX_FRAGMENT_LENGTH} characters`);
+    expect(problems[4]).toBe(problems[1]);
+  });
+});
