@@ -1,11 +1,12 @@
 export { FROZEN_SETTINGS } from './chdb/confinement.js';
-export { EmbeddedEngine, TRANSIENT_SCRATCH_PREFIX } from './chdb/embedded-engine.js';
+export { EmbeddedEngine } from './chdb/embedded-engine.js';
 export {
   detectSandbox,
   type SandboxPolicy,
   type SandboxStatus,
   sandboxStatus,
 } from './chdb/sandbox.js';
+export { TRANSIENT_SCRATCH_PREFIX } from './chdb/scratch.js';
 export { DiskQuotaError } from './disk-usage.js';
 export {
   ENGINE_CODES,

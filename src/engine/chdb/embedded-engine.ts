@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,12 +16,12 @@ import {
   childrenOf,
   endProcess,
   engineEnvironment,
-  removeFiles,
   sandboxEnvironment,
 } from './engine-process.js';
 import type { EngineHello, EngineReply, EngineRequest } from './protocol.js';
 import { readResultFile } from './result-file.js';
 import { type SandboxPolicy, type SandboxRoom, sandboxed } from './sandbox.js';
+import { clearLeftovers, resultFileName } from './scratch.js';
 import { lastJsonDocument, request } from './statement-request.js';
 
 const CHILD = new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
@@ -38,15 +37,6 @@ const OPEN_PATIENCE_MS = 30_000;
  * but not this.
  */
 const PAST_LIMIT_MS = 5_000;
-
-/** The names of result files in a service's scratch space (queryRows). */
-const RESULT_PREFIX = 'result-';
-
-/**
- * Scratch files a caller keeps between statements only while this process runs (the spare FIFOs
- * of src/pipes/records/stream-load.ts): removed, with the result files, whenever the engine starts.
- */
-export const TRANSIENT_SCRATCH_PREFIX = 'transient-';
 
 /** How often an engine looks whether it has been idle long enough to stop (at most). */
 const IDLE_CHECK_MS = 30_000;
@@ -135,7 +125,7 @@ export class EmbeddedEngine implements Engine {
    * (child.ts); once it ended, they are read back a line at a time (protocol.ts, RESULT_FILE_FORMAT).
    */
   async queryRows(sql: string, options: QueryOptions & { maxBytes: number }): Promise<RowStream> {
-    const name = `${RESULT_PREFIX}${randomUUID()}.json`;
+    const name = resultFileName();
     const remove = () => this.removeScratch(name);
     try {
       await this.send(
@@ -293,13 +283,7 @@ export class EmbeddedEngine implements Engine {
   private async startOnce(): Promise<ChildProcess> {
     // What the sandbox binds must exist (a service's scratch space, the local files directory).
     const room = this.options.sandbox?.room;
-    // The process's /tmp starts empty, and results a killed server never sent go: what a killed
-    // one left behind would fill the disk. (A result being sent now is open, and reads on.)
-    await rm(join(this.path, 'tmp'), { recursive: true, force: true });
-    await removeFiles(
-      join(this.path, 'scratch'),
-      (name) => name.startsWith(RESULT_PREFIX) || name.startsWith(TRANSIENT_SCRATCH_PREFIX),
-    );
+    await clearLeftovers(this.path);
     for (const dir of [
       join(this.path, 'scratch'),
       join(this.path, 'tmp'),
