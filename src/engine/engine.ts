@@ -70,11 +70,12 @@ export interface Engine {
    */
   queryRows(sql: string, options: QueryOptions & { maxBytes: number }): Promise<RowStream>;
   /**
-   * Runs Sluice's own SELECT and writes its rows as Native blocks into the FIFO at `path` (of the
-   * service's scratch space) as they come, once something reads it; the rows written. Gives up
-   * when the FIFO is removed before anything reads it (src/pipes/records/load.ts).
+   * Runs Sluice's own SELECT and writes its rows as Native blocks into the FIFOs at `paths` (of the
+   * service's scratch space) as they come, once something reads each, a block into whichever is
+   * free; the rows written. Gives up when a FIFO is removed before anything reads it
+   * (src/pipes/records/stream-load.ts).
    */
-  produceInto(sql: string, path: string, options?: QueryOptions): Promise<number>;
+  produceInto(sql: string, paths: readonly string[], options?: QueryOptions): Promise<number>;
   /** A path the engine itself may write and read (for files the engine writes, like error logs). */
   scratchPath(name: string): string;
   removeScratch(name: string): Promise<void>;

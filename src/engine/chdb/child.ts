@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { Session } from 'chdb';
-import { openWhenRead, produceInto } from './produce.js';
+import { produceInto } from './produce.js';
 import {
   type EngineClose,
   type EngineHello,
@@ -71,10 +71,10 @@ async function run(request: EngineRequest): Promise<string> {
   if (!request.caller && fifo) {
     // A connection of its own, closed after, never one of the runtime's: chDB (3.4) puts what a
     // failed statement left in a connection before the next result, which in a Native stream is
-    // data the engine misreads. It waits for the FIFO's reader without holding any shared one.
+    // data the engine misreads. It waits for the FIFOs' readers without holding any shared one.
     const session = new Session(path as string, { connectionArgs: runtimeArgs });
     try {
-      return String(await produceInto(session, request.sql, await openWhenRead(fifo.path)));
+      return String(await produceInto(session, request.sql, fifo.paths));
     } finally {
       session.close();
     }

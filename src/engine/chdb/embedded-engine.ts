@@ -116,8 +116,8 @@ export class EmbeddedEngine implements Engine {
     return { columns: parsed.meta.map(({ name, type }) => ({ name, type })), rows: parsed.data };
   }
 
-  async produceInto(sql: string, path: string, options: QueryOptions = {}): Promise<number> {
-    return Number(await this.send({ ...request(sql, options), produceInto: { path } }, options.timeoutMs));
+  async produceInto(sql: string, paths: readonly string[], options: QueryOptions = {}): Promise<number> {
+    return Number(await this.send({ ...request(sql, options), produceInto: { paths } }, options.timeoutMs));
   }
 
   /**

@@ -19,11 +19,12 @@ export interface EngineRequest {
    */
   resultFile?: { path: string; maxBytes: number };
   /**
-   * Sluice's own SELECT whose rows go, as Native blocks, into this FIFO of the service's scratch
-   * space as they come, once the service's engine reads it (src/pipes/records/load.ts): the reply's
-   * text is the number of rows written. Removing the FIFO before anything reads it ends the wait.
+   * Sluice's own SELECT whose rows go, as Native blocks, into these FIFOs of the service's scratch
+   * space as they come, each block into one of them, once the service's engine reads each
+   * (src/pipes/records/stream-load.ts): the reply's text is the number of rows written. Removing
+   * a FIFO before anything reads it ends the wait.
    */
-  produceInto?: { path: string };
+  produceInto?: { paths: readonly string[] };
 }
 
 /** A result file's format: a line of column names, a line of types, then a JSON array per row. */

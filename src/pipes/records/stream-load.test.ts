@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedEngine, literal } from '../../engine/index.js';
 import type { InsertPlan } from './insert-plan.js';
 import { loadThroughReader, StageLoadError } from './load.js';
+import { LOAD_WAYS } from './stream-load.js';
 
 /**
  * The one-hop load on two real chDB processes (a service engine and its source reader, sharing the
@@ -46,7 +47,13 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     const names = (await readdir(scratchDir())).filter((name) => name.startsWith('transient-fifo-'));
     const stats = await Promise.all(names.map((name) => lstat(join(scratchDir(), name))));
     expect(stats.every((stat) => stat.isFIFO())).toBe(true);
-    return stats.map((stat) => stat.ino);
+    return stats.map((stat) => stat.ino).sort();
+  };
+  /** A failed load took spares and left none of them, nor any FIFO of its own, for another load. */
+  const failedLoadLeftNoFifo = async (before: number[]) => {
+    const after = await spares();
+    expect(after).toHaveLength(Math.max(0, before.length - LOAD_WAYS));
+    expect(after.every((inode) => before.includes(inode))).toBe(true);
   };
   /** Nothing of a load is left in the scratch space but spare FIFOs. */
   const scratchIsClean = async () =>
@@ -57,16 +64,77 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     expect(result).toEqual({ rows: 300_000, skipped: [] });
     expect(await countOf('db.t')).toBe(300_000);
     await scratchIsClean();
-    expect(await spares()).toHaveLength(1);
+    // Each of the engine's loads side by side read a FIFO of its own.
+    expect(await spares()).toHaveLength(LOAD_WAYS);
   });
 
-  it('a load takes the FIFO a load before it left (no mkfifo), and leaves it again', async () => {
-    const [before] = await spares();
+  it("the engine's loads of one stream run side by side, each reading a FIFO of its own", async () => {
+    await engine.execute('TRUNCATE TABLE db.t');
+    const loads: { path: string; start: number; end: number }[] = [];
+    const execute = engine.execute;
+    engine.execute = async (sql, options) => {
+      const start = performance.now();
+      try {
+        return await execute.call(engine, sql, options);
+      } finally {
+        const path = / FROM INFILE '([^']+)'/.exec(sql)?.[1];
+        if (path) loads.push({ path, start, end: performance.now() });
+      }
+    };
+    try {
+      const result = await load('ways', `generateRandom('id UInt64, name String', 5, 20) LIMIT 300000`);
+      expect(result).toEqual({ rows: 300_000, skipped: [] });
+    } finally {
+      engine.execute = execute;
+    }
+    expect(await countOf('db.t')).toBe(300_000);
+    expect(new Set(loads.map((one) => one.path)).size).toBe(2);
+    const [first, second] = loads;
+    // Each started before the other ended.
+    expect(first && second && first.start < second.end && second.start < first.end).toBe(true);
+  });
+
+  it('loads that outnumber the engine connections all end, every row counted once', async () => {
+    await engine.execute('TRUNCATE TABLE db.t');
+    // Four loads of two FIFOs each, on an engine of four runtime connections: a load waits for a
+    // connection while its producer writes into the FIFO whose load has one.
+    const results = await Promise.all(
+      [11, 12, 13, 14].map((seed) =>
+        load(`crowd-${seed}`, `generateRandom('id UInt64, name String', ${seed}, 20) LIMIT 100000`),
+      ),
+    );
+    expect(results.map((result) => result.rows)).toEqual([100_000, 100_000, 100_000, 100_000]);
+    expect(await countOf('db.t')).toBe(400_000);
+    await scratchIsClean();
+  }, 60_000);
+
+  it('a load whose second FIFO waits for an engine connection writes all into the first, and ends', async () => {
+    await engine.execute('TRUNCATE TABLE db.t');
+    // Three of the engine's four runtime connections busy for 4 s: one of the load's two inserts
+    // runs, the other waits for a connection until the producer has ended.
+    let sleepersDone = false;
+    const sleepers = Promise.all(
+      [1, 2, 3].map(() =>
+        engine.query('SELECT sleepEachRow(0.5) FROM numbers(8)', { settings: { max_block_size: 1 } }),
+      ),
+    ).finally(() => {
+      sleepersDone = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const result = await load('waits', `generateRandom('id UInt64, name String', 6, 20) LIMIT 50000`);
+    expect(sleepersDone).toBe(false);
+    expect(result.rows).toBe(50_000);
+    expect(await countOf('db.t')).toBe(50_000);
+    await sleepers;
+  }, 30_000);
+
+  it('a load takes the FIFOs a load before it left (no mkfifo), and leaves them again', async () => {
+    const before = await spares();
     await engine.execute('TRUNCATE TABLE db.t');
     const result = await load('again', `generateRandom('id UInt64, name String', 2, 20) LIMIT 50000`);
     expect(result).toEqual({ rows: 50_000, skipped: [] });
     expect(await countOf('db.t')).toBe(50_000);
-    expect(await spares()).toEqual([before]);
+    expect(await spares()).toEqual(before);
     await scratchIsClean();
   });
 
@@ -92,6 +160,7 @@ describe('a load streamed from the source reader into the engine through a FIFO 
   });
 
   it('a source that fails before a row ends the load with its error; the engine is not left waiting', async () => {
+    const before = await spares();
     const missing = join(dir, 'missing.ndjson');
     await expect(
       load('gone', `file(${literal(missing)}, 'JSONEachRow', ${literal(plan.structure)})`),
@@ -99,20 +168,22 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     // The engine answers: nothing of it waits on the FIFO.
     expect(await countOf('db.t')).toBe(0);
     await scratchIsClean();
-    // The failed load's FIFO (the spare it took) is not left for another.
-    expect(await spares()).toEqual([]);
+    // The failed load's FIFOs (the spares it took) are not left for another.
+    await failedLoadLeftNoFifo(before);
   });
 
   it('a load that fails before it reads ends the producer; the reader is not left waiting', async () => {
+    const before = await spares();
     await expect(
       load('nowhere', `generateRandom('id UInt64, name String', 1, 20) LIMIT 1000`, 'db.missing'),
     ).rejects.toBeInstanceOf(StageLoadError);
     expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
     await scratchIsClean();
-    expect(await spares()).toEqual([]);
+    await failedLoadLeftNoFifo(before);
   });
 
   it('a load that fails after it began reading fails the producer too (its reader went away)', async () => {
+    const before = await spares();
     // Names no Date can be made of: the engine refuses the first block it reads.
     await expect(
       load('refused', `generateRandom('id UInt64, name String', 1, 20) LIMIT 200000`, 'db.narrow'),
@@ -120,7 +191,7 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
     expect(await countOf('db.narrow')).toBe(0);
     await scratchIsClean();
-    expect(await spares()).toEqual([]);
+    await failedLoadLeftNoFifo(before);
   });
 
   it("a statement that failed on the reader before leaves nothing in the next load's stream", async () => {
@@ -138,7 +209,7 @@ describe('a load streamed from the source reader into the engine through a FIFO 
 
   it('an engine that starts again removes the spare FIFOs (those a killed Sluice left too)', async () => {
     await load('spare', `generateRandom('id UInt64, name String', 3, 20) LIMIT 10`);
-    expect(await spares()).toHaveLength(1);
+    expect(await spares()).toHaveLength(LOAD_WAYS);
     await engine.close();
     engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
     expect(Number((await engine.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
@@ -148,6 +219,6 @@ describe('a load streamed from the source reader into the engine through a FIFO 
       rows: 10,
       skipped: [],
     });
-    expect(await spares()).toHaveLength(1);
+    expect(await spares()).toHaveLength(LOAD_WAYS);
   });
 });

@@ -13,6 +13,12 @@ const openFile = promisify(open);
 const closeFile = promisify(close);
 const run = promisify(execFile);
 
+/**
+ * The engine's loads of one stream, side by side, each from a FIFO of its own: one load's insert
+ * reads, sorts and writes its parts on one thread, and fell behind the reader (README, "Benchmarks").
+ */
+export const LOAD_WAYS = 2;
+
 /** How often a failed producer's FIFO is opened and closed again, until the engine's load ends. */
 const UNBLOCK_POLL_MS = 10;
 
@@ -59,22 +65,29 @@ export async function streamThroughReader(
   wrapLoadError: (error: EngineError) => Error,
 ): Promise<{ rows: number; skipped: SkippedRow[] }> {
   const { engine, sourceReader } = engines;
-  const [fifo, errors] = [`${load.name}.fifo`, `${load.name}.errors.csv`];
-  const fifoPath = engine.scratchPath(fifo);
-  await Promise.all([engine.removeScratch(fifo), engine.removeScratch(errors)]);
-  await makeFifo(engine, fifo);
+  const fifos = Array.from({ length: LOAD_WAYS }, (_, i) => `${load.name}.${i}.fifo`);
+  const errors = `${load.name}.errors.csv`;
+  const fifoPaths = fifos.map((fifo) => engine.scratchPath(fifo));
+  await Promise.all([...fifos, errors].map((name) => engine.removeScratch(name)));
+  const made = await Promise.allSettled(fifos.map((fifo) => makeFifo(engine, fifo)));
   let ended = false;
   try {
-    const loading = loadFile(engine, {
-      into: load.into,
-      columnList: load.plan.columnList,
-      path: fifoPath,
-      format: 'Native',
-      settings: load.insertSettings,
+    for (const result of made) if (result.status === 'rejected') throw result.reason;
+    const loadings = fifoPaths.map((path, i) => {
+      const loading = loadFile(engine, {
+        into: load.into,
+        columnList: load.plan.columnList,
+        path,
+        format: 'Native',
+        settings: load.insertSettings,
+      });
+      // A load that failed before it read: the producer waiting for it gives up.
+      loading.catch(() => engine.removeScratch(fifos[i] as string));
+      return loading;
     });
     const producing = sourceReader.produceInto(
       `SELECT ${load.plan.namedSelectList} FROM ${load.from}`,
-      fifoPath,
+      fifoPaths,
       {
         settings: {
           ...load.settings,
@@ -83,17 +96,21 @@ export async function streamThroughReader(
         },
       },
     );
-    // A load that failed before it read: the producer waiting for it gives up.
-    loading.catch(() => engine.removeScratch(fifo));
-    // A producer that failed, perhaps before it opened the FIFO: the engine reads to an end.
-    const loaded = loading.then(
-      () => undefined,
-      () => undefined,
-    );
-    producing.catch(() => endForReader(fifoPath, loaded));
-    const [loadedOrNot, produced] = await Promise.allSettled([loading, producing]);
-    if (loadedOrNot.status === 'rejected') {
-      const error = loadedOrNot.reason;
+    // Once the producer ended, well or not: a load it never wrote to (it failed before it opened
+    // them, or that load waited for an engine connection all along) reads an end of file.
+    const loaded = Promise.allSettled(loadings);
+    const settled = loaded.then(() => undefined);
+    const ends = producing
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => Promise.all(fifoPaths.map((path) => endForReader(path, settled))));
+    const [loads, [produced]] = await Promise.all([loaded, Promise.allSettled([producing])]);
+    await ends;
+    const failedLoad = loads.find((result) => result.status === 'rejected');
+    if (failedLoad) {
+      const error = failedLoad.reason;
       throw error instanceof EngineError ? wrapLoadError(error) : error;
     }
     if (produced.status === 'rejected') throw produced.reason;
@@ -102,7 +119,7 @@ export async function streamThroughReader(
     return { rows, skipped: await readSkippedRows(sourceReader, engine.scratchPath(errors)) };
   } finally {
     await Promise.all([
-      ended ? spareFifo(engine, fifo) : engine.removeScratch(fifo),
+      ...fifos.map((fifo) => (ended ? spareFifo(engine, fifo) : engine.removeScratch(fifo))),
       engine.removeScratch(errors),
     ]);
   }
@@ -115,12 +132,27 @@ export async function streamThroughReader(
  * large heap, per load. A FIFO of a failed load is removed, never taken again; the engine removes
  * the spares whenever it starts (TRANSIENT_SCRATCH_PREFIX), and those a killed Sluice left.
  */
-const spareFifos = new WeakMap<Engine, string[]>();
+const spareFifos = new WeakMap<Engine, SparePool>();
 const MOST_SPARE_FIFOS = 8;
+
+/** An engine's spare FIFOs, and those being renamed into it now (counted toward the most kept). */
+interface SparePool {
+  names: string[];
+  renaming: number;
+}
+
+function sparePool(engine: Engine): SparePool {
+  let pool = spareFifos.get(engine);
+  if (!pool) {
+    pool = { names: [], renaming: 0 };
+    spareFifos.set(engine, pool);
+  }
+  return pool;
+}
 
 /** A FIFO at the scratch name `fifo`: a spare one renamed there, else a new one. */
 async function makeFifo(engine: Engine, fifo: string): Promise<void> {
-  const spare = spareFifos.get(engine)?.pop();
+  const spare = spareFifos.get(engine)?.names.pop();
   if (spare !== undefined) {
     try {
       await rename(engine.scratchPath(spare), engine.scratchPath(fifo));
@@ -135,12 +167,16 @@ async function makeFifo(engine: Engine, fifo: string): Promise<void> {
 
 /** Keeps the FIFO of a load that ended well for a later load, under a name of its own. */
 async function spareFifo(engine: Engine, fifo: string): Promise<void> {
-  const spares = spareFifos.get(engine) ?? [];
-  if (spares.length >= MOST_SPARE_FIFOS) return engine.removeScratch(fifo);
+  const pool = sparePool(engine);
+  if (pool.names.length + pool.renaming >= MOST_SPARE_FIFOS) return engine.removeScratch(fifo);
   const spare = `${TRANSIENT_SCRATCH_PREFIX}fifo-${randomUUID()}`;
-  await rename(engine.scratchPath(fifo), engine.scratchPath(spare));
-  spares.push(spare);
-  spareFifos.set(engine, spares);
+  pool.renaming += 1;
+  try {
+    await rename(engine.scratchPath(fifo), engine.scratchPath(spare));
+  } finally {
+    pool.renaming -= 1;
+  }
+  pool.names.push(spare);
 }
 
 /**
