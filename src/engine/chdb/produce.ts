@@ -74,8 +74,15 @@ class Fifos {
     await Promise.all(this.outputs.map((output) => finished(output.socket)));
   }
 
-  destroy(): void {
+  /**
+   * Closes every FIFO once its write in flight has ended, well or not: a producer that failed on
+   * its source leaves whole blocks, which the engine loads, and then an end of file.
+   */
+  async close(): Promise<void> {
     this.ended = true;
+    while (this.outputs.some((output) => output.writing)) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     for (const output of this.outputs) output.socket.destroy();
   }
 
@@ -135,7 +142,7 @@ export async function produceInto(session: Session, sql: string, paths: readonly
     await fifos.end();
     return rows;
   } finally {
-    fifos.destroy();
+    await fifos.close();
   }
 }
 

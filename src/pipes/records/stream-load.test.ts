@@ -172,6 +172,22 @@ describe('a load streamed from the source reader into the engine through a FIFO 
     await failedLoadLeftNoFifo(before);
   });
 
+  it("a source that fails after many blocks ends the load with the source's error, not the engine's", async () => {
+    await engine.execute('TRUNCATE TABLE db.t');
+    // Blocks of 100 rows of 4 KB, larger than a pipe's buffer, into both FIFOs. (Whether a write
+    // is still in flight at the failure is up to timing: produce.ts closes the FIFOs only after
+    // their writes end, which this test has not been seen to catch when taken out.)
+    const failing = `(SELECT number AS id, concat(repeat('x', 4096), toString(throwIf(number = 5000))) AS name FROM numbers(6000))`;
+    const failure = await loadThroughReader(
+      { engine, sourceReader: reader },
+      { name: 'midway', from: failing, plan, settings: { ...settings, max_block_size: 100 }, into: 'db.t' },
+    ).catch((error: unknown) => error);
+    expect(failure).not.toBeInstanceOf(StageLoadError);
+    expect(String(failure)).toMatch(/FUNCTION_THROW_IF_VALUE_IS_NON_ZERO/);
+    expect(Number((await reader.query('SELECT 1 AS one')).rows[0]?.one)).toBe(1);
+    await scratchIsClean();
+  });
+
   it('a load that fails before it reads ends the producer; the reader is not left waiting', async () => {
     const before = await spares();
     await expect(
