@@ -49,15 +49,16 @@ export interface ReaderLoad {
 
 /**
  * The one-hop load (README, "How an object-storage pipe runs"): the source reader parses and maps
- * `from` and writes its rows as Native blocks into a FIFO of the service's scratch space while the
- * service's confined engine loads them from it (FROM INFILE, read on chDB's client side), so
- * reading, parsing and loading overlap and no batch is written to disk and read back. The rows
- * are those the source reader wrote (its blocks' counts); the skipped rows are its error file's.
- * Either side failing ends the other: a load that fails before it reads removes the FIFO, which
- * the producer waiting for a reader takes as the end; a producer that fails leaves the engine
- * an end of file. A failed load is the failure thrown (`wrapLoadError`): the producer then failed
- * only because its reader went away, since a producer that fails on its source writes whole
- * blocks up to the end of file, which the engine loads.
+ * `from` and writes its rows as Native blocks into LOAD_WAYS FIFOs of the service's scratch space
+ * while the service's confined engine loads them, an insert per FIFO side by side (FROM INFILE,
+ * read on chDB's client side), so reading, parsing and loading overlap and no batch is written to
+ * disk and read back. The rows are those the source reader wrote (its blocks' counts); the skipped
+ * rows are its error file's. Either side failing ends the other: a load that fails before it
+ * reads removes its FIFO, which the producer waiting for a reader takes as the end; a producer
+ * that fails leaves every load an end of file. A failed load is the failure thrown
+ * (`wrapLoadError`), once every load has ended: the producer then failed only because its reader
+ * went away, since a producer that fails on its source writes whole blocks up to the end of file,
+ * which the engine loads.
  */
 export async function streamThroughReader(
   engines: ReaderAndEngine,
