@@ -28,7 +28,7 @@ class Fifos {
   private readonly waiting: (() => void)[] = [];
   private opening: number;
   private ended = false;
-  failure: Error | undefined;
+  private failure: Error | undefined;
 
   constructor(paths: readonly string[]) {
     this.opening = paths.length;
@@ -50,7 +50,7 @@ class Fifos {
       const free = this.outputs.find((output) => !output.writing);
       if (free) return free;
       if (this.opening === 0 && this.outputs.length === 0) throw new Error('no FIFO was opened');
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await this.changed();
     }
   }
 
@@ -65,9 +65,7 @@ class Fifos {
 
   /** Waits for the writes in flight, then ends every FIFO opened; a FIFO opened later is closed at once. */
   async end(): Promise<void> {
-    while (!this.failure && this.outputs.some((output) => output.writing)) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
+    await this.writesEnded(() => this.failure !== undefined);
     this.ended = true;
     if (this.failure) throw this.failure;
     for (const output of this.outputs) output.socket.end();
@@ -80,10 +78,18 @@ class Fifos {
    */
   async close(): Promise<void> {
     this.ended = true;
-    while (this.outputs.some((output) => output.writing)) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
+    await this.writesEnded(() => false);
     for (const output of this.outputs) output.socket.destroy();
+  }
+
+  /** Until no write is in flight, or `stop` says so. */
+  private async writesEnded(stop: () => boolean): Promise<void> {
+    while (!stop() && this.outputs.some((output) => output.writing)) await this.changed();
+  }
+
+  /** Until an output opens, a write ends or something fails. */
+  private changed(): Promise<void> {
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
   private opened(fd: number | undefined): void {

@@ -100,14 +100,9 @@ export async function streamThroughReader(
     // Once the producer ended, well or not: a load it never wrote to (it failed before it opened
     // them, or that load waited for an engine connection all along) reads an end of file.
     const loaded = Promise.allSettled(loadings);
-    const settled = loaded.then(() => undefined);
-    const ends = producing
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => Promise.all(fifoPaths.map((path) => endForReader(path, settled))));
-    const [loads, [produced]] = await Promise.all([loaded, Promise.allSettled([producing])]);
+    const producedOrNot = Promise.allSettled([producing]);
+    const ends = producedOrNot.then(() => Promise.all(fifoPaths.map((path) => endForReader(path, loaded))));
+    const [loads, [produced]] = await Promise.all([loaded, producedOrNot]);
     await ends;
     const failedLoad = loads.find((result) => result.status === 'rejected');
     if (failedLoad) {
@@ -185,7 +180,7 @@ async function spareFifo(engine: Engine, fifo: string): Promise<void> {
  * open (no writer came) then reads an end of file. Never blocks: a non-blocking open fails with
  * ENXIO while nobody reads, and ENOENT once the FIFO is gone.
  */
-async function endForReader(path: string, loaded: Promise<void>): Promise<void> {
+async function endForReader(path: string, loaded: Promise<unknown>): Promise<void> {
   let done = false;
   void loaded.then(() => {
     done = true;
