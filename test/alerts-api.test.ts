@@ -144,6 +144,8 @@ describe('the alerts area under /api/v2', () => {
   it('PUT replaces the whole alert; DELETE answers {} and then the alert is 404', async () => {
     const alert = (await call('POST', '/api/v2/alerts', alertBody({ name: 'to replace', message: 'hello' })))
       .json.data;
+    // Read first: a GET's JSON is made once per record (src/http/record-json.ts) and must not outlive it.
+    expect((await call('GET', `/api/v2/alerts/${alert.id}`)).json).toEqual({ data: alert });
     const replaced = await call(
       'PUT',
       `/api/v2/alerts/${alert.id}`,
@@ -158,6 +160,7 @@ describe('the alerts area under /api/v2', () => {
       interval: '1h',
     });
     expect(replaced.json.data.createdAt).toBe(alert.createdAt);
+    expect((await call('GET', `/api/v2/alerts/${alert.id}`)).json).toEqual({ data: replaced.json.data });
     const deleted = await call('DELETE', `/api/v2/alerts/${alert.id}`);
     expect(deleted.statusCode).toBe(200);
     expect(deleted.json).toEqual({});

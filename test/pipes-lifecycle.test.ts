@@ -17,6 +17,9 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
   it('PATCH changes the name, credentials, columns, mappings and settings and keeps the rest', async () => {
     const pipe = await create(objectStoragePipe());
     await new Promise((resolve) => setTimeout(resolve, 5));
+    // Read first: a GET's JSON is made once per record (src/http/record-json.ts) and must not outlive it.
+    const before = await s.request({ method: 'GET', url: `${s.pipesUrl}/${pipe.id}` });
+    expect(before.json.result.name).toBe(pipe.name);
     const response = await s.request({
       method: 'PATCH',
       url: `${s.pipesUrl}/${pipe.id}`,
@@ -37,6 +40,8 @@ describe('pipes after create: get, update, state, scaling, settings, delete', ()
     expect(updated.createdAt).toBe(pipe.createdAt);
     expect(updated.updatedAt > pipe.updatedAt).toBe(true);
     expect(response.body).not.toContain('ROTATED-SECRET');
+    const after = await s.request({ method: 'GET', url: `${s.pipesUrl}/${pipe.id}` });
+    expect(after.json).toEqual({ status: 200, requestId: after.headers['x-request-id'], result: updated });
   });
 
   it('PATCH validates the result as a whole and stores nothing when it is wrong', async () => {

@@ -1,6 +1,6 @@
 import { type Problem, ValidationError } from '../errors.js';
 import { checker } from '../schema/index.js';
-import { type AlertRow, type Store, WriteThroughCache } from '../store/index.js';
+import { type AlertRow, perRow, type Store, WriteThroughCache } from '../store/index.js';
 import { AreaNotFoundError, listPage, type Page, pageOf, type TeamScope } from './context.js';
 import { isId, newId } from './ids.js';
 import { AlertBody, type AlertRecord, RANGE_TYPES } from './schemas.js';
@@ -193,8 +193,14 @@ function toRow(
   };
 }
 
+/**
+ * The record of an alert, built once per row (`perRow`): the cache hands out the same row until
+ * the alert changes, so a GET reuses its record and its JSON (src/http/record-json.ts).
+ */
+export const toRecord: (row: AlertRow) => AlertRecord = perRow(buildRecord);
+
 /** Exactly the keys of the platform's record for a tile alert; the extensions only when set. */
-export function toRecord(row: AlertRow): AlertRecord {
+function buildRecord(row: AlertRow): AlertRecord {
   return {
     id: row.id,
     name: row.name,

@@ -1,9 +1,16 @@
 import { Type as T, type TSchema } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { asJson, recordJson } from './record-json.js';
 
 /** Success envelope of the pipes area: `{status: 200, requestId, result}` (README, "API"). */
 export function ok<R>(request: FastifyRequest, result: R) {
   return { status: 200, requestId: request.id, result };
+}
+
+/** `ok(request, record)` as text, the record's JSON made once per record object (record-json.ts). */
+export function okRecord(request: FastifyRequest, reply: FastifyReply, record: object, schema: TSchema) {
+  const json = recordJson(reply, record, schema);
+  return asJson(reply, `{"status":200,"requestId":${JSON.stringify(request.id)},"result":${json}}`);
 }
 
 export const Envelope = <S extends TSchema>(result: S) =>

@@ -1,4 +1,4 @@
-import type { PipeRow } from '../store/index.js';
+import { type PipeRow, perRow } from '../store/index.js';
 import type {
   CreatePipeBody,
   DestinationConfig,
@@ -79,24 +79,11 @@ export function mappingsOf(config: Pick<PipeConfig, 'destination' | 'fieldMappin
 }
 
 /**
- * Records already built, by the row they were built of. A cached row is never changed (a write
- * makes a new row), so a GET of a cached pipe reuses its record instead of building it again;
- * rows read from the store are new objects, and entries go with their rows.
- */
-const records = new WeakMap<PipeRow, PipeRecord>();
-
-/**
  * The record every endpoint returns. Built from the stored public configuration, which holds no
- * secrets; `roles` is request-only and dropped here (README, "Pipes"). Shared: never change it.
+ * secrets; `roles` is request-only and dropped here (README, "Pipes"). Built once per row
+ * (`perRow`): a GET of a cached pipe reuses its record, and its JSON (src/http/record-json.ts).
  */
-export function toRecord(row: PipeRow): PipeRecord {
-  let record = records.get(row);
-  if (!record) {
-    record = buildRecord(row);
-    records.set(row, record);
-  }
-  return record;
-}
+export const toRecord: (row: PipeRow) => PipeRecord = perRow(buildRecord);
 
 function buildRecord(row: PipeRow): PipeRecord {
   const config = row.config as unknown as PipeConfig;

@@ -41,3 +41,21 @@ export class WriteThroughCache<V> {
     this.values.set(key, value);
   }
 }
+
+/**
+ * `build` made once per row object. A row the cache holds is never changed (a write stores a new
+ * row), so what is built of it, such as the record a GET answers with, can be shared while it is
+ * held; rows read from the store are new objects, and entries go with their rows. Never change
+ * what `build` returns.
+ */
+export function perRow<R extends object, V>(build: (row: R) => V): (row: R) => V {
+  const built = new WeakMap<R, V>();
+  return (row) => {
+    let value = built.get(row);
+    if (value === undefined) {
+      value = build(row);
+      built.set(row, value);
+    }
+    return value;
+  };
+}

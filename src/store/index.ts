@@ -134,4 +134,4 @@ export async function openStore(options: {
   }
   return new Store(db);
 }
-export { WriteThroughCache } from './cache.js';
+export { perRow, WriteThroughCache } from './cache.js';

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HealthAlertsMade, HealthAlertsRequest, type PipeHealth } from '../../pipe-health/index.js';
 import { type PipesService, pipeSchemas as S, sourceStatusFields } from '../../pipes/index.js';
 import { Nullable } from '../../schema/index.js';
-import { EmptyEnvelope, ok, V1_ERRORS } from '../envelope.js';
+import { EmptyEnvelope, ok, okRecord, V1_ERRORS } from '../envelope.js';
 import {
   readAccess as read,
   enveloped as response,
@@ -112,7 +112,13 @@ export function pipeRoutes(app: FastifyInstance, pipes: PipesService, health: Pi
         response: response(pipes.schemas.PipeRecord),
       },
     },
-    async (request) => ok(request, await pipes.get(scopeOf(request), pipeIdOf(request))),
+    async (request, reply) =>
+      okRecord(
+        request,
+        reply,
+        await pipes.get(scopeOf(request), pipeIdOf(request)),
+        pipes.schemas.PipeRecord,
+      ),
   );
 
   app.patch(

@@ -7,6 +7,7 @@ import {
   type SourcesService,
   type WebhooksService,
 } from '../../alerts/index.js';
+import { asJson, recordJson } from '../record-json.js';
 import { scopeOf } from './auth.js';
 
 const Message = T.Object(
@@ -40,12 +41,17 @@ interface Crud<R> {
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
 /** GET list, GET one, POST, PUT (full replace), DELETE of one resource, answered as `{data}`. */
-function crudRoutes<R>(
+function crudRoutes<R extends object>(
   app: FastifyInstance,
   path: string,
   tag: string,
   service: Crud<R>,
-  schemas: { body: TSchema; record: TSchema },
+  schemas: {
+    body: TSchema;
+    record: TSchema;
+    /** The service hands out the same record object while it is unchanged: its JSON is made once (record-json.ts). */
+    sharedRecords?: boolean;
+  },
 ): void {
   const tags = [tag];
   app.get(
@@ -70,7 +76,11 @@ function crudRoutes<R>(
         response: { 200: Data(schemas.record), ...ERRORS },
       },
     },
-    async (request) => ({ data: await service.get(scopeOf(request), idOf(request)) }),
+    async (request, reply) => {
+      const data = await service.get(scopeOf(request), idOf(request));
+      if (!schemas.sharedRecords) return { data };
+      return asJson(reply, `{"data":${recordJson(reply, data, schemas.record)}}`);
+    },
   );
   app.post(
     `${path}`,
@@ -145,7 +155,11 @@ export function alertsAreaRoutes(
       };
     },
   );
-  crudRoutes(app, '/api/v2/alerts', 'alerts', deps.alerts, { body: S.AlertBody, record: S.AlertRecord });
+  crudRoutes(app, '/api/v2/alerts', 'alerts', deps.alerts, {
+    body: S.AlertBody,
+    record: S.AlertRecord,
+    sharedRecords: true,
+  });
   app.get(
     `/api/v2/alerts/:id/history`,
     {
