@@ -130,7 +130,7 @@ async function benchBacklog(sluice: Sluice, scope: Scope, kinesis: RunningKinesi
     `Sluice / bare loop, create to every row visible: ${ratio.toFixed(2)} (goal >= 0.7: ${ratio >= 0.7 ? 'met' : 'NOT met'})`,
   );
   console.log(
-    `while ingesting: the machine's ${cpus().length} cores ${cpu.machineBusy} busy; this process (Sluice and kinesalite) ${cpu.processCores} cores, its event loop ${cpu.eventLoop} busy (the engines are processes of their own)`,
+    `while ingesting: the machine's ${cpus().length} cores ${pipe.steadyMachineBusy} busy at the steady rate (${cpu.machineBusy} from create to the last row); this process (Sluice and kinesalite) ${cpu.processCores} cores, its event loop ${cpu.eventLoop} busy (the engines are processes of their own)`,
   );
   console.log(
     `create (checks against the stream) ${pipe.createSeconds.toFixed(2)} s; first rows visible ${pipe.firstRowsSeconds.toFixed(2)} s after create; every row ${pipe.totalSeconds.toFixed(2)} s after create; peak RSS of this process ${Math.round(peakRss / 1e6)} MB`,

@@ -67,11 +67,11 @@ export async function followBacklog(
   // Rows over time; the steady rate runs from the first batch to the last full one (the backlog's
   // tail waits streaming_max_insert_wait_ms for more, as a stream's last partial batch does).
   // Until the first rows, the status is read every 20 ms: the first-rows figure is not the poll's.
-  const samples: { at: number; rows: number }[] = [];
+  const samples: { at: number; rows: number; machine: ReturnType<typeof machineTimes> }[] = [];
   for (;;) {
     const status = await sluice.pipes.status(scope, pipe.id);
     if (status.rowsWritten !== samples.at(-1)?.rows)
-      samples.push({ at: performance.now(), rows: status.rowsWritten });
+      samples.push({ at: performance.now(), rows: status.rowsWritten, machine: machineTimes() });
     if (status.rowsWritten >= count) break;
     if (status.state === 'Failed') throw new Error(`bench pipe failed: ${status.reason}`);
     await new Promise((resolve) => setTimeout(resolve, status.rowsWritten > 0 ? 100 : 20));
@@ -95,7 +95,25 @@ export async function followBacklog(
     runningAfterCreateSeconds: runningAfterCreate,
     totalSeconds: (done - start) / 1000,
     steadyRowsPerSecond: (lastFull.rows - first.rows) / ((lastFull.at - first.at) / 1000),
+    /**
+     * The machine's share busy over that same window: a figure over the whole run takes in the
+     * tail's wait, when nothing runs (a run that read 40% busy in all was 83-87% busy here).
+     */
+    steadyMachineBusy: busyBetween(first.machine, lastFull.machine),
   };
+}
+
+/** The machine's CPU time so far, idle and in all (Linux /proc/stat; undefined elsewhere). */
+function machineTimes(): { idle: number; total: number } | undefined {
+  if (!existsSync('/proc/stat')) return undefined;
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+}
+
+/** The machine's share busy between two readings of machineTimes, as a percentage. */
+function busyBetween(start: ReturnType<typeof machineTimes>, end: ReturnType<typeof machineTimes>): string {
+  if (!start || !end || end.total === start.total) return 'n/a';
+  return `${Math.round((1 - (end.idle - start.idle) / (end.total - start.total)) * 100)}%`;
 }
 
 /**
@@ -103,25 +121,17 @@ export async function followBacklog(
  * share busy (Linux /proc/stat; 'n/a' elsewhere), this process's cores and event-loop use.
  */
 export function cpuUsage() {
-  const machine = () => {
-    if (!existsSync('/proc/stat')) return undefined;
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
-    return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
-  };
   const [start, cpu, loop, wall] = [
-    machine(),
+    machineTimes(),
     process.cpuUsage(),
     performance.eventLoopUtilization(),
     performance.now(),
   ];
   return () => {
-    const end = machine();
+    const end = machineTimes();
     const used = process.cpuUsage(cpu);
     return {
-      machineBusy:
-        start && end
-          ? `${Math.round((1 - (end.idle - start.idle) / (end.total - start.total)) * 100)}%`
-          : 'n/a',
+      machineBusy: busyBetween(start, end),
       processCores: ((used.user + used.system) / 1e3 / (performance.now() - wall)).toFixed(2),
       eventLoop: `${Math.round(performance.eventLoopUtilization(loop).utilization * 100)}%`,
     };
