@@ -166,6 +166,9 @@ describe('durability on PostgreSQL', () => {
         body: { name: 'renamed' },
       });
       expect(patched.statusCode).toBe(200);
+      // With PostgreSQL nothing is cached: each GET reads the row anew and makes its JSON.
+      const read = await second.request({ method: 'GET', url: `${second.pipesUrl}/${before[0].id}` });
+      expect(read.json.result).toEqual(patched.json.result);
       const rows = await second.sluice.store.db.query<{ secrets: string }>('select secrets from pipes');
       expect(rows.every((row) => row.secrets.startsWith('v1:'))).toBe(true);
       expect(JSON.stringify(rows)).not.toContain('S3-SECRET-never-returned');
