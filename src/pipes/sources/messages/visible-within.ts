@@ -5,8 +5,6 @@
  * to commit (the longest of the last few), plus one poll of the runner, plus a tenth of the wait
  * (at most a second) for a write slower than those. Taken at the wait less the write time alone,
  * the slowest hundredth of bench/postgres.ts's changes came at 0.94-0.96 of it, a few after it.
- * A batch still in flight counts as a write at least as long as it has run: before a run's first
- * batch commits nothing else is known, and its next batches were taken as if writes took no time.
  */
 export interface WriteTiming {
   /** The longest claim-to-commit time of the recent batches (RecentWrites.longestMs). */
@@ -22,8 +20,6 @@ export function takeAfterMs(waitMs: number, timing: WriteTiming): number {
 }
 
 const KEPT = 20;
-/** A batch in flight longer than this says nothing more of how long writes take (it is stuck or gone). */
-const IN_FLIGHT_COUNTED_MS = 60_000;
 
 /** The claim-to-commit times of a run's last batches, each batch named by its source's key. */
 export class RecentWrites {
@@ -42,14 +38,7 @@ export class RecentWrites {
     this.times = [...this.times.slice(1 - KEPT), Date.now() - at];
   }
 
-  /** The longest of the recent batches' write times and of the batches in flight so far. */
   get longestMs(): number {
-    const now = Date.now();
-    let longest = Math.max(0, ...this.times);
-    for (const at of this.claimedAt.values()) {
-      const sofar = now - at;
-      if (sofar < IN_FLIGHT_COUNTED_MS) longest = Math.max(longest, sofar);
-    }
-    return longest;
+    return Math.max(0, ...this.times);
   }
 }
