@@ -2,6 +2,7 @@ import { CodedError } from '../../../errors.js';
 import { brokerSaid } from './errors.js';
 import type { RawFetchConsumer, RawFetchResponse } from './raw-fetch.js';
 import { type KafkaRecord, walkRecords } from './record-batches.js';
+import { PARTITION_MAX_BYTES } from './sections.js';
 
 export interface FetchWant {
   topic: string;
@@ -19,7 +20,7 @@ export interface Fetched {
   highWatermark: bigint;
 }
 
-const FETCH = { maxWaitMs: 500, partitionMaxBytes: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
+const FETCH = { maxWaitMs: 500, partitionMaxBytes: PARTITION_MAX_BYTES, maxBytes: 16 * 1024 * 1024 };
 
 /**
  * One round of Fetch requests, one per partition leader, for the wanted offsets. Whole record
@@ -77,7 +78,7 @@ async function fetchFrom(
         wants.find((w) => w.topic === topic && w.partition === answer.partitionIndex)?.offset ?? 0n;
       const where = { topic, partition: answer.partitionIndex, from };
       const walked = answer.records
-        ? walkRecords(answer.records, where, answer.abortedTransactions)
+        ? walkRecords(answer.records, where, answer.abortedTransactions, answer.pooled)
         : { records: [], next: from };
       fetched.push({
         topic,

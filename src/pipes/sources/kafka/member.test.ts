@@ -44,7 +44,8 @@ describe('a Kafka member (real client, stand-in host)', () => {
 
 describe("a partition's state", () => {
   const value = Buffer.from('{}');
-  const message = (offset: bigint) => new KafkaRecord('t', 0, offset, 0, value, -1, 0, 0, value.length, 0, 0);
+  const message = (offset: bigint) =>
+    new KafkaRecord('t', 0, offset, 0, value, -1, 0, 0, value.length, 0, 0, undefined);
 
   it('is behind while the log holds more messages not fetched than it holds, so its batches take the whole wait', () => {
     const state = new PartitionState('t', 0, 0n);

@@ -53,6 +53,7 @@ export const kafkaMessages: MessageSource<KafkaRecord> = {
   describe: ({ topic, partition, offset }) => `${topic} partition ${partition} offset ${offset}`,
   // A record without a timestamp of its own says -1.
   producedAt: ({ timestamp }) => (timestamp >= 0 ? timestamp : undefined),
+  done: (message) => message.done(),
 };
 
 /** How a Kafka pipe's messages become rows, with its schema registry when it names one. */

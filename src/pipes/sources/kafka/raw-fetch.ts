@@ -15,6 +15,7 @@ import {
   ResponseError,
 } from '@platformatic/kafka';
 import type { AbortedTransaction } from './record-batches.js';
+import { sectionOf } from './sections.js';
 
 /** A partition of a Fetch answer with its records section as the broker sent it. */
 export interface RawFetchPartition {
@@ -24,6 +25,8 @@ export interface RawFetchPartition {
   abortedTransactions: AbortedTransaction[];
   /** The record batches, not decoded (record-batches.ts walks them); undefined when none came. */
   records: Buffer | undefined;
+  /** Whether `records` is a buffer of the sections' pool (sections.ts). */
+  pooled: boolean;
 }
 
 export interface RawFetchResponse {
@@ -67,12 +70,19 @@ function parseRawFetch(_correlationId: number, apiKey: number, apiVersion: numbe
         if (partitionError !== 0) errors.push([`/responses/${i}/partitions/${j}`, partitionError]);
         // COMPACT_RECORDS: the length plus one.
         const size = r.readUnsignedVarInt() - 1;
-        let records: Buffer | undefined;
+        let section: { bytes: Buffer | undefined; pooled: boolean } = { bytes: undefined, pooled: false };
         if (size > 0) {
-          records = r.buffer.slice(r.position, r.position + size);
+          section = sectionOf(r.buffer.subarray(r.position, r.position + size).buffers, size);
           r.skip(size);
         }
-        return { partitionIndex, errorCode: partitionError, highWatermark, abortedTransactions, records };
+        return {
+          partitionIndex,
+          errorCode: partitionError,
+          highWatermark,
+          abortedTransactions,
+          records: section.bytes,
+          pooled: section.pooled,
+        };
       }),
     })),
   };

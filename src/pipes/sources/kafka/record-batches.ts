@@ -1,5 +1,6 @@
 import { compressionsAlgorithmsByBitmask } from '@platformatic/kafka';
 import { CodedError } from '../../../errors.js';
+import { SectionHold } from './sections.js';
 
 /**
  * One Kafka record as fetched: where its key, value and headers are in its batch's bytes, decoded
@@ -24,7 +25,18 @@ export class KafkaRecord {
     readonly valueLength: number,
     private readonly headersStart: number,
     private readonly headerCount: number,
-  ) {}
+    /** The pooled section `bytes` is part of, held until this record is done with. */
+    private section: SectionHold | undefined,
+  ) {
+    section?.hold();
+  }
+
+  /** The record is loaded (or will never be): its section's buffer may serve again once all of its records are. */
+  done(): void {
+    const section = this.section;
+    this.section = undefined;
+    section?.release();
+  }
 
   get key(): Buffer | null {
     return this.keyStart < 0 ? null : this.bytes.subarray(this.keyStart, this.keyStart + this.keyLength);
@@ -146,6 +158,22 @@ export function walkRecords(
   section: Buffer,
   where: { topic: string; partition: number; from: bigint },
   aborted: readonly AbortedTransaction[],
+  /** Whether `section` is a buffer of the sections' pool, to hand back once its records are done with. */
+  pooled = false,
+): WalkedRecords {
+  const hold = pooled ? new SectionHold(section) : undefined;
+  try {
+    return walkSection(section, where, aborted, hold);
+  } finally {
+    hold?.settle();
+  }
+}
+
+function walkSection(
+  section: Buffer,
+  where: { topic: string; partition: number; from: bigint },
+  aborted: readonly AbortedTransaction[],
+  hold: SectionHold | undefined,
 ): WalkedRecords {
   const records: KafkaRecord[] = [];
   const abortedNow = new AbortedProducers(aborted);
@@ -173,7 +201,8 @@ export function walkRecords(
       continue;
     }
     if (abortedNow.skips(producerId, last, (attributes & TRANSACTIONAL) !== 0)) continue;
-    readBatch(records, bytes, batch, where);
+    // A compressed batch's records are in a buffer of their own, not in the section.
+    readBatch(records, bytes, batch, where, (attributes & COMPRESSION) === 0 ? hold : undefined);
   }
   return { records, next };
 }
@@ -197,6 +226,7 @@ function readBatch(
   bytes: Buffer,
   batch: Buffer,
   where: { topic: string; partition: number; from: bigint },
+  hold: SectionHold | undefined,
 ): void {
   const baseOffset = batch.readBigInt64BE(0);
   const baseTimestamp = Number(batch.readBigInt64BE(27));
@@ -230,6 +260,7 @@ function readBatch(
         valueLength,
         headersStart,
         headerCount,
+        hold,
       ),
     );
   }

@@ -29,6 +29,9 @@ export class ClaimedMessages<M, R> {
     const messages = this.byRange.get(key) ?? (await this.readAgain(range));
     const read = await loadMessages(sink, sourceReader, how, messages, name);
     this.byRange.delete(key);
+    // A failed load keeps them for its retry; a loaded one's are read no more (what it set aside
+    // is copied into its bad records).
+    if (how.source.done) for (const message of messages) how.source.done(message);
     return read;
   }
 }

@@ -1,3 +1,4 @@
+export { BufferPool } from './buffer-pool.js';
 export { ClaimedMessages } from './claimed.js';
 export { batchLimits, flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export {

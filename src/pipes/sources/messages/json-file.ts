@@ -1,8 +1,8 @@
+import { CHUNK_BYTES, textChunks } from './buffer-pool.js';
 import type { MessagePlan } from './plan.js';
 import { jsonVirtual, type MessageSource } from './source.js';
 
 const [OPEN, CLOSE, NEWLINE, RETURN, SPACE, TAB] = [0x7b, 0x7d, 0x0a, 0x0d, 0x20, 0x09];
-const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * The JSONEachRow text the engine parses for a batch: each message's own object, one per line,
@@ -46,7 +46,7 @@ export function recordsText<M>(
  */
 class BatchText {
   private readonly chunks: Buffer[] = [];
-  private current = Buffer.allocUnsafe(CHUNK_BYTES);
+  private current = textChunks.take(CHUNK_BYTES);
   private at = 0;
   private lineEnds: number[] = [];
 
@@ -76,7 +76,7 @@ class BatchText {
   private room(bytes: number): void {
     if (this.at + bytes <= this.current.length) return;
     this.close();
-    this.current = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.current = textChunks.take(Math.max(CHUNK_BYTES, bytes));
   }
 
   private close(): void {

@@ -9,6 +9,7 @@ import {
   whyRecordFails,
 } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
+import { textChunks } from './buffer-pool.js';
 import { recordsText } from './json-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
 
@@ -31,7 +32,7 @@ export async function loadJsonMessages<M>(
   let text = recordsText(how, messages);
   const bad = text.refused.map((r) => badRecord(how, messages[r.index] as M, r.error));
   try {
-    await writeFile(path, text.chunks);
+    await writeText(path, text.chunks);
     const { rows, skipped } = await sink.load({
       name: file,
       from: `file(${literal(path)}, 'JSONEachRow', ${literal(how.plan.structure)})`,
@@ -49,7 +50,7 @@ export async function loadJsonMessages<M>(
           messages,
           text.lines.filter((_, line) => !invalid.has(line + 1)),
         );
-        await writeFile(path, text.chunks);
+        await writeText(path, text.chunks);
         return 'again';
       },
     });
@@ -57,6 +58,15 @@ export async function loadJsonMessages<M>(
     return { rows, badRecords: bad };
   } finally {
     await sink.scratch.remove(file);
+  }
+}
+
+/** Writes a batch's text to its file; its chunks then serve the next text (buffer-pool.ts). */
+async function writeText(path: string, chunks: Buffer[]): Promise<void> {
+  try {
+    await writeFile(path, chunks);
+  } finally {
+    textChunks.give(chunks);
   }
 }
 

@@ -33,6 +33,8 @@ export interface MessageSource<M> {
   describe(message: M): string;
   /** When the message was made at its source (ms since the epoch), for the pipe's history; undefined when unknown. */
   producedAt(message: M): number | undefined;
+  /** The message is loaded and nothing reads it again: the buffer holding it may serve again. */
+  done?(message: M): void;
 }
 
 /** A virtual value as a JSON value the engine reads as the column's type. */

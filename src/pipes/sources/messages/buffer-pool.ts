@@ -1,0 +1,65 @@
+/** Spare buffers not taken for this long are let go, so an idle pipe holds none. */
+const KEPT_FOR_MS = 10_000;
+
+/**
+ * Buffers of one size, used again once no one reads them. Every new ArrayBuffer counts against
+ * V8's external memory, and each 64 MB of it starts a full collection of the heap: a Kafka pipe
+ * at 170 MB/s, with a new buffer for each fetched partition and for each batch's text, set off
+ * one about every 200 ms (`--trace-incremental-marking`: "Start (external memory pressure)"). A
+ * buffer from a pool is no new ArrayBuffer.
+ */
+export class BufferPool {
+  private readonly spare: Buffer[] = [];
+  private letGo: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly size: number,
+    /** At most this many spares are kept. */
+    private readonly mostKept: number,
+  ) {}
+
+  /**
+   * A buffer of at least `bytes`: one of the pool's when `bytes` fits one and would fill more than
+   * a quarter of it (a few bytes do not take a whole spare), a new one of `bytes` otherwise.
+   */
+  take(bytes: number): Buffer {
+    if (bytes > this.size || bytes * 4 <= this.size) return Buffer.allocUnsafe(bytes);
+    return this.spare.pop() ?? Buffer.allocUnsafe(this.size);
+  }
+
+  /**
+   * Buffers (or views of their start) no one reads any more: they are handed out again. A buffer
+   * that is not a whole one of the pool's size is left to the garbage collector.
+   */
+  give(buffers: readonly Buffer[]): void {
+    for (const buffer of buffers) {
+      if (this.spare.length >= this.mostKept) break;
+      if (buffer.byteOffset !== 0 || buffer.buffer.byteLength !== this.size) continue;
+      // Given twice, a buffer would be handed out to two readers at once.
+      if (this.spare.some((kept) => kept.buffer === buffer.buffer)) continue;
+      this.spare.push(Buffer.from(buffer.buffer, 0, this.size));
+    }
+    this.letGoLater();
+  }
+
+  get kept(): number {
+    return this.spare.length;
+  }
+
+  private letGoLater(): void {
+    if (this.letGo) this.letGo.refresh();
+    else {
+      this.letGo = setTimeout(() => {
+        this.spare.length = 0;
+        this.letGo = undefined;
+      }, KEPT_FOR_MS);
+      this.letGo.unref();
+    }
+  }
+}
+
+/** The size of a batch text's chunks (json-file.ts). */
+export const CHUNK_BYTES = 1024 * 1024;
+
+/** A batch text's chunks: two batches' worth at the default byte budget. */
+export const textChunks = new BufferPool(CHUNK_BYTES, 64);
