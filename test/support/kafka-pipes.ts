@@ -26,12 +26,17 @@ export const VIRTUAL_COLUMNS = {
 };
 
 /** Produces with an idempotent producer (a retried batch cannot write a message twice). */
-export async function produce(options: KafkaConnectionOptions, messages: TestMessage[]): Promise<void> {
+/** `perSend` messages a request: a request's batch for a partition must stay under the broker's 1 MB. */
+export async function produce(
+  options: KafkaConnectionOptions,
+  messages: TestMessage[],
+  perSend = 5_000,
+): Promise<void> {
   const producer = new Producer({ clientId: 'sluice-test-producer', ...options, idempotent: true });
   try {
-    for (let at = 0; at < messages.length; at += 5_000) {
+    for (let at = 0; at < messages.length; at += perSend) {
       await producer.send({
-        messages: messages.slice(at, at + 5_000).map((m) => ({
+        messages: messages.slice(at, at + perSend).map((m) => ({
           topic: m.topic,
           ...(m.partition !== undefined ? { partition: m.partition } : {}),
           ...(m.key !== undefined ? { key: Buffer.from(m.key) } : {}),
