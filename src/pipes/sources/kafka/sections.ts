@@ -15,7 +15,7 @@ export function sectionOf(parts: readonly Buffer[], size: number): { bytes: Buff
   const target = sections.take(size);
   let at = 0;
   for (const part of parts) at += part.copy(target, at);
-  return { bytes: target.subarray(0, size), pooled: target.length === PARTITION_MAX_BYTES };
+  return { bytes: target.subarray(0, size), pooled: sections.owns(target) };
 }
 
 /**

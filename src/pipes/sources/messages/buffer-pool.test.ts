@@ -16,12 +16,12 @@ describe('a pool of buffers', () => {
     expect(pool.take(SIZE).buffer === first.buffer).toBe(false);
   });
 
-  it('keeps only whole buffers of its size, and no more than it may', () => {
+  it('keeps only whole buffers it made, and no more than it may', () => {
     const pool = new BufferPool(SIZE, 2);
     const small = pool.take(100);
     expect(small.length).toBe(100);
     const large = pool.take(SIZE * 2);
-    pool.give([small, large, pool.take(SIZE).subarray(10)]);
+    pool.give([small, large, pool.take(SIZE).subarray(10), Buffer.alloc(SIZE), Buffer.allocUnsafe(10)]);
     expect(pool.kept).toBe(0);
     pool.give([pool.take(SIZE), pool.take(SIZE), pool.take(SIZE)]);
     expect(pool.kept).toBe(2);

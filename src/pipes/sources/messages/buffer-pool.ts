@@ -10,6 +10,8 @@ const KEPT_FOR_MS = 10_000;
  */
 export class BufferPool {
   private readonly spare: Buffer[] = [];
+  /** The memory of the buffers this pool made: only those are taken back. */
+  private readonly made = new WeakSet<ArrayBufferLike>();
   private letGo: NodeJS.Timeout | undefined;
 
   constructor(
@@ -24,17 +26,27 @@ export class BufferPool {
    */
   take(bytes: number): Buffer {
     if (bytes > this.size || bytes * 4 <= this.size) return Buffer.allocUnsafe(bytes);
-    return this.spare.pop() ?? Buffer.allocUnsafe(this.size);
+    const spare = this.spare.pop();
+    if (spare) return spare;
+    // Memory of its own, never a slice of Node's shared pool for small buffers.
+    const made = Buffer.allocUnsafeSlow(this.size);
+    this.made.add(made.buffer);
+    return made;
+  }
+
+  /** Whether `buffer` lies in memory this pool made (and may take back once no one reads it). */
+  owns(buffer: Buffer): boolean {
+    return this.made.has(buffer.buffer);
   }
 
   /**
-   * Buffers (or views of their start) no one reads any more: they are handed out again. A buffer
-   * that is not a whole one of the pool's size is left to the garbage collector.
+   * Buffers the pool made (or views of their start) no one reads any more: they are handed out
+   * again. Any other buffer is left to the garbage collector.
    */
   give(buffers: readonly Buffer[]): void {
     for (const buffer of buffers) {
       if (this.spare.length >= this.mostKept) break;
-      if (buffer.byteOffset !== 0 || buffer.buffer.byteLength !== this.size) continue;
+      if (buffer.byteOffset !== 0 || !this.owns(buffer)) continue;
       // Given twice, a buffer would be handed out to two readers at once.
       if (this.spare.some((kept) => kept.buffer === buffer.buffer)) continue;
       this.spare.push(Buffer.from(buffer.buffer, 0, this.size));
