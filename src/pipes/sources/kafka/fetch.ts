@@ -78,7 +78,7 @@ async function fetchFrom(
         wants.find((w) => w.topic === topic && w.partition === answer.partitionIndex)?.offset ?? 0n;
       const where = { topic, partition: answer.partitionIndex, from };
       const walked = answer.records
-        ? walkRecords(answer.records, where, answer.abortedTransactions, answer.pooled)
+        ? walkRecords(answer.records, where, answer.abortedTransactions)
         : { records: [], next: from };
       fetched.push({
         topic,

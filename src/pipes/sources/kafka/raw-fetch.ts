@@ -25,8 +25,6 @@ export interface RawFetchPartition {
   abortedTransactions: AbortedTransaction[];
   /** The record batches, not decoded (record-batches.ts walks them); undefined when none came. */
   records: Buffer | undefined;
-  /** Whether `records` is a buffer of the sections' pool (sections.ts). */
-  pooled: boolean;
 }
 
 export interface RawFetchResponse {
@@ -70,19 +68,12 @@ function parseRawFetch(_correlationId: number, apiKey: number, apiVersion: numbe
         if (partitionError !== 0) errors.push([`/responses/${i}/partitions/${j}`, partitionError]);
         // COMPACT_RECORDS: the length plus one.
         const size = r.readUnsignedVarInt() - 1;
-        let section: { bytes: Buffer | undefined; pooled: boolean } = { bytes: undefined, pooled: false };
+        let records: Buffer | undefined;
         if (size > 0) {
-          section = sectionOf(r.buffer.subarray(r.position, r.position + size).buffers, size);
+          records = sectionOf(r.buffer.subarray(r.position, r.position + size).buffers, size);
           r.skip(size);
         }
-        return {
-          partitionIndex,
-          errorCode: partitionError,
-          highWatermark,
-          abortedTransactions,
-          records: section.bytes,
-          pooled: section.pooled,
-        };
+        return { partitionIndex, errorCode: partitionError, highWatermark, abortedTransactions, records };
       }),
     })),
   };

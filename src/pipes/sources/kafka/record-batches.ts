@@ -1,6 +1,6 @@
 import { compressionsAlgorithmsByBitmask } from '@platformatic/kafka';
 import { CodedError } from '../../../errors.js';
-import { SectionHold } from './sections.js';
+import { pooledSection, SectionHold } from './sections.js';
 
 /**
  * One Kafka record as fetched: where its key, value and headers are in its batch's bytes, decoded
@@ -158,10 +158,9 @@ export function walkRecords(
   section: Buffer,
   where: { topic: string; partition: number; from: bigint },
   aborted: readonly AbortedTransaction[],
-  /** Whether `section` is a buffer of the sections' pool, to hand back once its records are done with. */
-  pooled = false,
 ): WalkedRecords {
-  const hold = pooled ? new SectionHold(section) : undefined;
+  // A section in a buffer of the pool goes back once its records are done with.
+  const hold = pooledSection(section) ? new SectionHold(section) : undefined;
   try {
     return walkSection(section, where, aborted, hold);
   } finally {

@@ -1,4 +1,4 @@
-import { BufferPool } from '../messages/index.js';
+import { BufferPool } from '../../../buffer-pool.js';
 
 /** The most a Fetch asks of one partition (fetch.ts); the broker sends more only for one batch larger than it. */
 export const PARTITION_MAX_BYTES = 4 * 1024 * 1024;
@@ -11,11 +11,16 @@ const sections = new BufferPool(PARTITION_MAX_BYTES, 32);
  * (the client keeps a response as the socket's chunks). A large one is copied into a buffer of
  * the pool, which serves again once the records walked from it are done with (SectionHold).
  */
-export function sectionOf(parts: readonly Buffer[], size: number): { bytes: Buffer; pooled: boolean } {
+export function sectionOf(parts: readonly Buffer[], size: number): Buffer {
   const target = sections.take(size);
   let at = 0;
   for (const part of parts) at += part.copy(target, at);
-  return { bytes: target.subarray(0, size), pooled: sections.owns(target) };
+  return target.subarray(0, size);
+}
+
+/** Whether `section` lies in a buffer of the pool, to hand back once its records are done with. */
+export function pooledSection(section: Buffer): boolean {
+  return sections.owns(section);
 }
 
 /**

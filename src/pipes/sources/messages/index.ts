@@ -1,4 +1,3 @@
-export { BufferPool } from './buffer-pool.js';
 export { ClaimedMessages } from './claimed.js';
 export { batchLimits, flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export {

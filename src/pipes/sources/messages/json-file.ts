@@ -1,8 +1,11 @@
-import { CHUNK_BYTES, textChunks } from './buffer-pool.js';
+import { BufferPool } from '../../../buffer-pool.js';
 import type { MessagePlan } from './plan.js';
 import { jsonVirtual, type MessageSource } from './source.js';
 
 const [OPEN, CLOSE, NEWLINE, RETURN, SPACE, TAB] = [0x7b, 0x7d, 0x0a, 0x0d, 0x20, 0x09];
+const CHUNK_BYTES = 1024 * 1024;
+/** A batch text's chunks, given back once the text is written (json-load.ts): two batches' worth at the default byte budget. */
+export const textChunks = new BufferPool(CHUNK_BYTES, 64);
 
 /**
  * The JSONEachRow text the engine parses for a batch: each message's own object, one per line,

@@ -9,8 +9,7 @@ import {
   whyRecordFails,
 } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
-import { textChunks } from './buffer-pool.js';
-import { recordsText } from './json-file.js';
+import { recordsText, textChunks } from './json-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
 
 /**

@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Duplex, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
+import { BufferPool } from '../../../../buffer-pool.js';
 import { CodedError } from '../../../../errors.js';
 import {
   type DataListener,
@@ -23,19 +24,10 @@ const WRITE_AHEAD_BYTES = 4 * BLOCK_BYTES;
 /**
  * Blocks written, kept for the next relay: every relay of the process takes its blocks here and
  * gives them back once written. A block made anew is external memory to V8, and every 64 MB of
- * it starts a full garbage collection (session/shared-read-socket.ts): a snapshot of 5 M rows made a hundred of them.
+ * it starts a full garbage collection (src/buffer-pool.ts): a snapshot of 5 M rows made a hundred of them.
  * The pool keeps no more than what four ranges at once have in flight.
  */
-const idleBlocks: Buffer[] = [];
-const IDLE_BLOCKS_KEPT = 24;
-
-function takeBlock(): Buffer {
-  return idleBlocks.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES);
-}
-
-function giveBack(block: Buffer): void {
-  if (idleBlocks.length < IDLE_BLOCKS_KEPT) idleBlocks.push(block);
-}
+const blocks = new BufferPool(BLOCK_BYTES, 24);
 
 /**
  * A COPY that sends nothing for this long (while this side reads) is taken as lost: a server gone
@@ -81,7 +73,7 @@ class CopyRelay {
   /** Bytes of the current message's body still to come. */
   private left = 0;
   private sinkError: Error | undefined;
-  private block: Buffer = takeBlock();
+  private block: Buffer = blocks.take(BLOCK_BYTES);
   private used = 0;
   private settled = false;
   /** The rows the server counted in its CommandComplete; undefined until it came. */
@@ -212,8 +204,8 @@ class CopyRelay {
   private flush(): void {
     if (this.used === 0 || this.sinkError) return;
     const block = this.block;
-    const written = this.sink.write(block.subarray(0, this.used), () => giveBack(block));
-    this.block = takeBlock();
+    const written = this.sink.write(block.subarray(0, this.used), () => blocks.give([block]));
+    this.block = blocks.take(BLOCK_BYTES);
     this.used = 0;
     if (!written && this.socket) {
       const socket = this.socket;
@@ -226,7 +218,7 @@ class CopyRelay {
 
   /** The block being filled goes back to the pool: the relay writes nothing more. */
   private releaseBlock(): void {
-    giveBack(this.block);
+    blocks.give([this.block]);
     this.block = Buffer.alloc(0);
     this.used = 0;
   }

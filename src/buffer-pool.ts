@@ -6,7 +6,9 @@ const KEPT_FOR_MS = 10_000;
  * V8's external memory, and each 64 MB of it starts a full collection of the heap: a Kafka pipe
  * at 170 MB/s, with a new buffer for each fetched partition and for each batch's text, set off
  * one about every 200 ms (`--trace-incremental-marking`: "Start (external memory pressure)"). A
- * buffer from a pool is no new ArrayBuffer.
+ * buffer from a pool is no new ArrayBuffer. Kafka's fetched sections
+ * (pipes/sources/kafka/sections.ts), stream batches' text (pipes/sources/messages/json-file.ts)
+ * and the PostgreSQL COPY relay's blocks (pipes/sources/postgres/snapshot/copy-out.ts) use one each.
  */
 export class BufferPool {
   private readonly spare: Buffer[] = [];
@@ -69,9 +71,3 @@ export class BufferPool {
     }
   }
 }
-
-/** The size of a batch text's chunks (json-file.ts). */
-export const CHUNK_BYTES = 1024 * 1024;
-
-/** A batch text's chunks: two batches' worth at the default byte budget. */
-export const textChunks = new BufferPool(CHUNK_BYTES, 64);
