@@ -14,21 +14,32 @@ describe('group commit of pipe creates', () => {
     await s.close();
   });
 
-  /** Runs `work` with the store's transactions counted: how many began (the store's own is back after). */
-  async function transactionsOf(work: () => Promise<void>): Promise<number> {
+  /**
+   * Runs `work` with the store's transactions counted, and the statements run in them: how many
+   * of each (the store's own transaction is back after).
+   */
+  async function transactionsOf(work: () => Promise<void>): Promise<{ transactions: number; statements: number }> {
     const store = s.sluice.store;
-    let transactions = 0;
+    const counted = { transactions: 0, statements: 0 };
     const transaction = store.db.transaction.bind(store.db);
     store.db.transaction = (inner) => {
-      transactions += 1;
-      return transaction(inner);
+      counted.transactions += 1;
+      return transaction((tx) =>
+        inner({
+          ...tx,
+          query: (sql, params) => {
+            counted.statements += 1;
+            return tx.query(sql, params);
+          },
+        }),
+      );
     };
     try {
       await work();
     } finally {
       store.db.transaction = transaction;
     }
-    return transactions;
+    return counted;
   }
 
   it('concurrent creates with one invalid among them: the others are created, the bad one is a 400 and nothing of it is stored', async () => {
@@ -53,55 +64,61 @@ describe('group commit of pipe creates', () => {
     }
   });
 
-  it('a write that fails inside a shared transaction fails alone: the others commit, nothing of it is stored', async () => {
+  const row = (name: string): PipeRow => ({
+    id: randomUUID(),
+    organizationId: s.organizationId,
+    serviceId: s.serviceId,
+    name,
+    sourceKind: 'objectStorage',
+    state: 'Provisioning',
+    stateReason: 'test',
+    config: { name },
+    secrets: null,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  });
+  const created = () => ({ fromState: null, toState: 'Provisioning', reason: 'created', at: new Date() });
+
+  it('a create that fails inside a shared group fails alone: the others commit, nothing of it is stored', async () => {
     const store = s.sluice.store;
-    const row = (name: string): PipeRow => ({
-      id: randomUUID(),
-      organizationId: s.organizationId,
-      serviceId: s.serviceId,
-      name,
-      sourceKind: 'objectStorage',
-      state: 'Provisioning',
-      stateReason: 'test',
-      config: {},
-      secrets: null,
-      createdAt: new Date(),
-      updatedAt: new Date(),
-    });
-    const created = () => ({ fromState: null, toState: 'Provisioning', reason: 'created', at: new Date() });
     const existing = row('conflict target');
     await store.transaction((repos) => repos.pipes.insert(existing, created()));
-    const transactions = await transactionsOf(async () => {
-      const good = Array.from({ length: 6 }, (_, i) => row(`good ${i}`));
-      const half = row('half written');
-      const writes = good.map((pipe) =>
-        store.groupedTransaction((repos) => repos.pipes.insert(pipe, created())),
-      );
-      // Its first insert succeeds, its second conflicts with a stored pipe's primary key.
-      const bad = store.groupedTransaction(async (repos) => {
-        await repos.pipes.insert(half, created());
-        await repos.pipes.insert({ ...existing, name: 'duplicate id' }, created());
-      });
+    const good = Array.from({ length: 6 }, (_, i) => row(`good ${i}`));
+    const counted = await transactionsOf(async () => {
+      const writes = good.map((pipe) => store.pipeCreates.run({ pipe, first: created() }));
+      // Conflicts with a stored pipe's primary key.
+      const bad = store.pipeCreates.run({ pipe: { ...existing, name: 'duplicate id' }, first: created() });
       const outcomes = await Promise.allSettled([...writes, bad]);
       expect(outcomes.slice(0, 6).map((o) => o.status)).toEqual(Array(6).fill('fulfilled'));
       expect(outcomes[6]?.status).toBe('rejected');
       expect(String((outcomes[6] as PromiseRejectedResult).reason)).toMatch(/duplicate key/);
-      for (const pipe of good) expect((await store.repos.pipes.getById(pipe.id))?.name).toBe(pipe.name);
-      expect(await store.repos.pipes.getById(half.id)).toBeUndefined();
-      expect((await store.repos.pipes.getById(existing.id))?.name).toBe('conflict target');
     });
-    // The first write alone, the other six with the bad one together, rolled back, then one each.
-    expect(transactions).toBe(1 + 1 + 6);
+    for (const pipe of good) {
+      expect((await store.repos.pipes.getById(pipe.id))?.name).toBe(pipe.name);
+      expect((await store.repos.pipes.transitions(pipe.id)).map((t) => t.reason)).toEqual(['created']);
+    }
+    expect((await store.repos.pipes.getById(existing.id))?.name).toBe('conflict target');
+    expect(await store.repos.pipes.transitions(existing.id)).toHaveLength(1);
+    // All seven together (asked for in one turn of the event loop), rolled back, then one each.
+    expect(counted.transactions).toBe(1 + 7);
   });
 
-  it('concurrent writes share transactions', async () => {
+  it('concurrent creates share a transaction and its statements, each pipe with its own row and first transition', async () => {
     const store = s.sluice.store;
-    const transactions = await transactionsOf(async () => {
-      const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => store.groupedTransaction(async () => i)),
-      );
-      expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const pipes = Array.from({ length: 10 }, (_, i) => row(`shared ${i}`));
+    const counted = await transactionsOf(async () => {
+      await Promise.all(pipes.map((pipe) => store.pipeCreates.run({ pipe, first: created() })));
     });
-    expect(transactions).toBe(2);
+    // Asked for in one turn of the event loop: one transaction, one statement for the pipes and
+    // one for their transitions.
+    expect(counted).toEqual({ transactions: 1, statements: 2 });
+    for (const pipe of pipes) {
+      const stored = await store.repos.pipes.getById(pipe.id);
+      expect([stored?.name, stored?.config]).toEqual([pipe.name, { name: pipe.name }]);
+      const transitions = await store.repos.pipes.transitions(pipe.id);
+      expect(transitions.map((t) => [t.fromState, t.toState, t.reason])).toEqual([
+        [null, 'Provisioning', 'created'],
+      ]);
+    }
   });
 });

@@ -166,6 +166,48 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     expect(await store.repos.pipes.transitions(pipe.id)).toEqual([]);
   });
 
+  it('creates concurrent pipes in shared statements, each with its own configuration, secrets and first transition', async () => {
+    const org = organization();
+    await store.repos.identity.insertOrganization(org);
+    const serviceId = randomUUID();
+    await store.repos.identity.insertService({
+      id: serviceId,
+      organizationId: org.id,
+      name: 's',
+      kind: 'embedded',
+      connection: {},
+      createdAt: new Date(),
+    });
+    const at = new Date();
+    const pipes = Array.from({ length: 12 }, (_, i) => ({
+      id: randomUUID(),
+      organizationId: org.id,
+      serviceId,
+      name: `p'${i}"`,
+      sourceKind: i % 2 ? 'kafka' : 'objectStorage',
+      state: 'Provisioning',
+      stateReason: i % 3 ? null : `reason ${i}`,
+      config: { source: { n: i, text: `a "quoted" {brace}, \\ and ,` }, list: [i, null] },
+      secrets: i % 2 ? null : `v1:sealed-${i}`,
+      createdAt: new Date(at.getTime() + i),
+      updatedAt: new Date(at.getTime() + i),
+    }));
+    await Promise.all(
+      pipes.map((pipe, i) =>
+        store.pipeCreates.run({
+          pipe,
+          first: { fromState: null, toState: 'Provisioning', reason: `created ${i}`, at: pipe.createdAt },
+        }),
+      ),
+    );
+    expect(await store.repos.pipes.list(serviceId)).toEqual(pipes);
+    for (const [i, pipe] of pipes.entries()) {
+      expect(await store.repos.pipes.transitions(pipe.id)).toEqual([
+        { fromState: null, toState: 'Provisioning', reason: `created ${i}`, at: pipe.createdAt },
+      ]);
+    }
+  });
+
   it('serialises concurrent transactions without losing a write', async () => {
     const org = organization();
     await store.repos.identity.insertOrganization(org);

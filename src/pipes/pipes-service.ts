@@ -94,9 +94,10 @@ export class PipesService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.groupedTransaction((repos) =>
-      repos.pipes.insert(row, { fromState: null, toState: row.state, reason: 'created', at: now }),
-    );
+    await this.store.pipeCreates.run({
+      pipe: row,
+      first: { fromState: null, toState: row.state, reason: 'created', at: now },
+    });
     this.cache?.written(id, row);
     this.runtime?.changed(id);
     return toRecord(row);

@@ -1,46 +1,48 @@
 import type { Repos } from './index.js';
 
-type Work = (repos: Repos) => Promise<unknown>;
-
-interface Member {
-  work: Work;
-  resolve: (value: unknown) => void;
+interface Member<Item> {
+  item: Item;
+  resolve: () => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Group commit: writes that arrive while a commit is in flight wait for it and then share the next
- * transaction, so N concurrent writers pay one BEGIN/COMMIT instead of N. Embedded PGlite runs one
- * transaction at a time, and a pipe create's own insert (one statement, PipesRepo.insert) costs
- * less than the transaction around it (bench/api.ts), so concurrent creates were queued behind each
- * other's commits.
+ * Group commit: items that arrive while a commit is in flight wait for it, then are written
+ * together by one call of `write` in the next transaction. N concurrent writers pay one BEGIN,
+ * COMMIT and statement instead of N: embedded PGlite runs one transaction at a time, and each
+ * statement costs it more than the rows in it (bench/api.ts, pipe creates).
  *
- * Each caller still gets its own outcome. A member's work runs inside the shared transaction; when
- * one fails, the whole transaction is rolled back (nothing of anyone's is written) and each member
- * then runs alone in a transaction of its own, so the failing one gets its own error and the others
- * commit. Work may therefore run twice: it must only write through the repos it is given and leave
- * everything else (caches, the runtime, logs) to its caller, after the promise resolves. A failed
- * COMMIT likewise falls back to one transaction each.
+ * Each caller still gets its own outcome. When the group's write or its COMMIT fails, nothing of
+ * anyone's is written (the transaction rolls back) and each item is then written alone in a
+ * transaction of its own, so the failing one gets its own error and the others commit. `write` may
+ * therefore see an item twice: it must only write through the repos it is given and leave
+ * everything else (caches, the runtime, logs) to the caller, after the promise resolves.
  */
-export class GroupCommit {
-  private queue: Member[] = [];
+export class GroupCommit<Item> {
+  private queue: Member<Item>[] = [];
   private flushing = false;
 
   constructor(
     private readonly transaction: <T>(work: (repos: Repos) => Promise<T>) => Promise<T>,
-    /** The most writes one transaction carries. */
+    /** Writes the items in the transaction's repos. */
+    private readonly write: (repos: Repos, items: Item[]) => Promise<void>,
+    /** The most items one transaction carries. */
     private readonly maxGroup = 64,
   ) {}
 
-  run<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) void this.flush();
+  run(item: Item): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.flushing) return;
+      this.flushing = true;
+      // Not at once: PGlite runs a transaction without yielding to I/O, so the requests read in
+      // the same turn of the event loop would each commit alone. After the turn's I/O callbacks
+      // (setImmediate), they are all in the queue.
+      setImmediate(() => void this.flush());
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, this.maxGroup);
@@ -52,27 +54,23 @@ export class GroupCommit {
   }
 
   /** The group in one transaction; false (nothing written, nobody settled) when any of it failed. */
-  private async together(group: Member[]): Promise<boolean> {
-    let results: unknown[];
+  private async together(group: Member<Item>[]): Promise<boolean> {
     try {
-      results = await this.transaction(async (repos) => {
-        const values: unknown[] = [];
-        for (const member of group) values.push(await member.work(repos));
-        return values;
-      });
+      await this.transaction((repos) => this.write(repos, group.map((member) => member.item)));
     } catch {
-      // Not swallowed: every member runs again alone (alone()), and a member whose work fails
+      // Not swallowed: every item is written again alone (alone()), and one whose write fails
       // gets that error as its own.
       return false;
     }
-    for (const [index, member] of group.entries()) member.resolve(results[index]);
+    for (const member of group) member.resolve();
     return true;
   }
 
-  private async alone(group: Member[]): Promise<void> {
+  private async alone(group: Member<Item>[]): Promise<void> {
     for (const member of group) {
       try {
-        member.resolve(await this.transaction(member.work));
+        await this.transaction((repos) => this.write(repos, [member.item]));
+        member.resolve();
       } catch (error) {
         member.reject(error);
       }

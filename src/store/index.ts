@@ -7,7 +7,7 @@ import { EvaluationRepo, OutboxRepo } from './evaluation-repo.js';
 import { GroupCommit } from './group-commit.js';
 import { IdentityRepo } from './identity-repo.js';
 import { migrate } from './migrations.js';
-import { PipesRepo } from './pipes-repo.js';
+import { type NewPipe, PipesRepo } from './pipes-repo.js';
 import { ProgressRepo } from './progress-repo.js';
 import { SealedRepo } from './sealed-repo.js';
 import { ConsoleSessionsRepo } from './sessions-repo.js';
@@ -31,7 +31,7 @@ export type {
 } from './identity-repo.js';
 export { IdentityRepo, ROLES } from './identity-repo.js';
 export { MIGRATIONS, migrate } from './migrations.js';
-export type { PipeRow, StateTransition } from './pipes-repo.js';
+export type { NewPipe, PipeRow, StateTransition } from './pipes-repo.js';
 export { PipesRepo } from './pipes-repo.js';
 export type { Batch, Claim, Json, PipeProgress } from './progress-repo.js';
 export { ProgressRepo } from './progress-repo.js';
@@ -76,24 +76,23 @@ export class Store {
   /** Only this process writes the store (embedded PGlite under the data directory lock). */
   readonly singleWriter: boolean;
 
-  private readonly groupCommit: GroupCommit;
+  /**
+   * Creates pipes (PipesRepo.insertMany), sharing a transaction and a statement with the creates
+   * that arrive while the previous group commits (group-commit.ts).
+   */
+  readonly pipeCreates: GroupCommit<NewPipe>;
 
   constructor(readonly db: Db) {
     this.repos = reposOn(db);
     this.singleWriter = db.kind === 'pglite';
-    this.groupCommit = new GroupCommit((work) => this.transaction(work));
+    this.pipeCreates = new GroupCommit(
+      (work) => this.transaction(work),
+      (repos, creates) => repos.pipes.insertMany(creates),
+    );
   }
 
   transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
     return this.db.transaction((tx) => work(reposOn(tx)));
-  }
-
-  /**
-   * A transaction shared with the writes that arrive while the previous one commits (see
-   * group-commit.ts: `work` may run twice and must only write through `repos`).
-   */
-  groupedTransaction<T>(work: (repos: Repos) => Promise<T>): Promise<T> {
-    return this.groupCommit.run(work);
   }
 
   async ping(): Promise<void> {
