@@ -18,7 +18,9 @@ describe('group commit of pipe creates', () => {
    * Runs `work` with the store's transactions counted, and the statements run in them: how many
    * of each (the store's own transaction is back after).
    */
-  async function transactionsOf(work: () => Promise<void>): Promise<{ transactions: number; statements: number }> {
+  async function transactionsOf(
+    work: () => Promise<void>,
+  ): Promise<{ transactions: number; statements: number }> {
     const store = s.sluice.store;
     const counted = { transactions: 0, statements: 0 };
     const transaction = store.db.transaction.bind(store.db);

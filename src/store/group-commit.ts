@@ -56,7 +56,8 @@ export class GroupCommit<Item> {
   /** The group in one transaction; false (nothing written, nobody settled) when any of it failed. */
   private async together(group: Member<Item>[]): Promise<boolean> {
     try {
-      await this.transaction((repos) => this.write(repos, group.map((member) => member.item)));
+      const items = group.map((member) => member.item);
+      await this.transaction((repos) => this.write(repos, items));
     } catch {
       // Not swallowed: every item is written again alone (alone()), and one whose write fails
       // gets that error as its own.

@@ -35,9 +35,8 @@ export interface NewPipe {
  */
 function valuesList(rows: readonly unknown[][], casts: Record<number, string> = {}): string {
   let next = 1;
-  return rows
-    .map((row) => `(${row.map((_, column) => `$${next++}${casts[column] ? `::${casts[column]}` : ''}`).join(', ')})`)
-    .join(', ');
+  const placeholder = (column: number) => `$${next++}${casts[column] ? `::${casts[column]}` : ''}`;
+  return rows.map((row) => `(${row.map((_, column) => placeholder(column)).join(', ')})`).join(', ');
 }
 
 const PIPE = `id, organization_id as "organizationId", service_id as "serviceId", name, source_kind as "sourceKind",
