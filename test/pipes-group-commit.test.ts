@@ -123,4 +123,21 @@ describe('group commit of pipe creates', () => {
       ]);
     }
   });
+
+  it('creates asked for over consecutive turns of the event loop share a group', async () => {
+    const store = s.sluice.store;
+    const pipes = Array.from({ length: 10 }, (_, i) => row(`turns ${i}`));
+    const counted = await transactionsOf(async () => {
+      const first = pipes.slice(0, 5).map((pipe) => store.pipeCreates.run({ pipe, first: created() }));
+      // As the other half of concurrent clients: their requests are read in the next turn.
+      const second = await new Promise<Promise<void>[]>((resolve) =>
+        setImmediate(() =>
+          resolve(pipes.slice(5).map((pipe) => store.pipeCreates.run({ pipe, first: created() }))),
+        ),
+      );
+      await Promise.all([...first, ...second]);
+    });
+    expect(counted).toEqual({ transactions: 1, statements: 2 });
+    for (const pipe of pipes) expect((await store.repos.pipes.getById(pipe.id))?.name).toBe(pipe.name);
+  });
 });

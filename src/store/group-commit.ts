@@ -1,5 +1,8 @@
 import type { Repos } from './index.js';
 
+/** The longest a write waits for others to join its group. */
+const MAX_WAIT_MS = 2;
+
 interface Member<Item> {
   item: Item;
   resolve: () => void;
@@ -35,11 +38,29 @@ export class GroupCommit<Item> {
       this.queue.push({ item, resolve, reject });
       if (this.flushing) return;
       this.flushing = true;
-      // Not at once: PGlite runs a transaction without yielding to I/O, so the requests read in
-      // the same turn of the event loop would each commit alone. After the turn's I/O callbacks
-      // (setImmediate), they are all in the queue.
-      setImmediate(() => void this.flush());
+      this.flushWhenSettled();
     });
+  }
+
+  /**
+   * Flushes once a turn of the event loop has added nothing to the queue (or it holds a full
+   * group, or its first item has waited MAX_WAIT_MS). Not at once: PGlite runs a transaction
+   * without yielding to I/O, so requests read in the same turn would each commit alone. And not
+   * after one turn: concurrent clients fall into two halves, one turn reading the requests of one
+   * while the other's answers go out (bench/api.ts: groups of 5 at 10 connections), and a turn
+   * more gathers both.
+   */
+  private flushWhenSettled(): void {
+    const since = performance.now();
+    let seen = 0;
+    const check = () => {
+      const grew = this.queue.length > seen;
+      seen = this.queue.length;
+      const waiting = grew && seen < this.maxGroup && performance.now() - since < MAX_WAIT_MS;
+      if (waiting) setImmediate(check);
+      else void this.flush();
+    };
+    setImmediate(check);
   }
 
   private async flush(): Promise<void> {
