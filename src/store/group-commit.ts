@@ -10,9 +10,9 @@ interface Member<Item> {
 }
 
 /**
- * Group commit: items that arrive while a commit is in flight wait for it, then are written
- * together by one call of `write` in the next transaction. N concurrent writers pay one BEGIN,
- * COMMIT and statement instead of N: embedded PGlite runs one transaction at a time, and each
+ * Group commit: items asked for at about the same time (flushWhenSettled) or while a commit is in
+ * flight are written together by one call of `write` in one transaction. N concurrent writers pay
+ * one BEGIN, COMMIT and set of statements instead of N: embedded PGlite runs one transaction at a time, and each
  * statement costs it more than the rows in it (bench/api.ts, pipe creates).
  *
  * Each caller still gets its own outcome. When the group's write or its COMMIT fails, nothing of

@@ -77,8 +77,8 @@ export class Store {
   readonly singleWriter: boolean;
 
   /**
-   * Creates pipes (PipesRepo.insertMany), sharing a transaction and a statement with the creates
-   * that arrive while the previous group commits (group-commit.ts).
+   * Creates pipes (PipesRepo.insertMany), sharing a transaction and its statements with the
+   * creates asked for at about the same time (group-commit.ts).
    */
   readonly pipeCreates: GroupCommit<NewPipe>;
 
