@@ -48,6 +48,22 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
     createdAt: new Date(),
   });
 
+  /** A stored organization with one service, for pipes rows. */
+  const organizationWithService = async () => {
+    const org = organization();
+    await store.repos.identity.insertOrganization(org);
+    const serviceId = randomUUID();
+    await store.repos.identity.insertService({
+      id: serviceId,
+      organizationId: org.id,
+      name: 's',
+      kind: 'embedded',
+      connection: {},
+      createdAt: new Date(),
+    });
+    return { org, serviceId };
+  };
+
   /** A team with a webhook `w-<suffix>` and an empty dashboard `d-<suffix>`, for alerts rows. */
   const teamWithDashboard = async () => {
     const org = organization();
@@ -122,17 +138,7 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
   });
 
   it('keeps pipes with JSON configuration, sealed secrets and their state history', async () => {
-    const org = organization();
-    await store.repos.identity.insertOrganization(org);
-    const serviceId = randomUUID();
-    await store.repos.identity.insertService({
-      id: serviceId,
-      organizationId: org.id,
-      name: 's',
-      kind: 'embedded',
-      connection: {},
-      createdAt: new Date(),
-    });
+    const { org, serviceId } = await organizationWithService();
     const now = new Date();
     const pipe = {
       id: randomUUID(),
@@ -167,17 +173,7 @@ describe.each(carriers)('metadata store on %s', (_name, open) => {
   });
 
   it('creates concurrent pipes in shared statements, each with its own configuration, secrets and first transition', async () => {
-    const org = organization();
-    await store.repos.identity.insertOrganization(org);
-    const serviceId = randomUUID();
-    await store.repos.identity.insertService({
-      id: serviceId,
-      organizationId: org.id,
-      name: 's',
-      kind: 'embedded',
-      connection: {},
-      createdAt: new Date(),
-    });
+    const { org, serviceId } = await organizationWithService();
     const at = new Date();
     const pipes = Array.from({ length: 12 }, (_, i) => ({
       id: randomUUID(),
