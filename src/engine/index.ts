@@ -59,6 +59,7 @@ export {
 export {
   addColumnsSql,
   countRows,
+  countRowsOf,
   createTableSql,
   describeTable,
   ensureDatabase,

@@ -87,7 +87,12 @@ export async function describeTable(
 }
 
 export async function countRows(engine: Queryable, database: string, table: string): Promise<number> {
-  const result = await engine.query(`SELECT count() AS n FROM ${tableName(database, table)}`);
+  return countRowsOf(engine, tableName(database, table));
+}
+
+/** The rows of a table named already quoted (`tableName`, a stage's `stageTable`). */
+export async function countRowsOf(engine: Queryable, quotedTable: string): Promise<number> {
+  const result = await engine.query(`SELECT count() AS n FROM ${quotedTable}`);
   return Number(result.rows[0]?.n ?? 0);
 }
 

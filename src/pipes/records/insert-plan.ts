@@ -9,6 +9,12 @@ export interface InsertPlan {
   selectList: string;
   /** The same, each named as its destination column (`expr AS col`). */
   namedSelectList: string;
+  /**
+   * Every destination column is the text's field of the same name, read as the column's own type
+   * (no rename, cast or table function's virtual column): the service's engine can load the text
+   * itself into `columnList` (BatchSink.loadText).
+   */
+  textIsTarget?: boolean;
 }
 
 interface Mapping {
@@ -58,7 +64,16 @@ export function insertPlan(
     // that slipped past the engine's check could add SQL to what it runs.
     return read === undefined || read === wanted ? source : `CAST(${source}, ${literal(wanted)})`;
   });
+  const textIsTarget =
+    !options.positional &&
+    !options.wholeRecord &&
+    mappings.every(
+      (mapping) =>
+        mapping.sourceField === mapping.destinationField &&
+        fields.get(mapping.sourceField) === (typeOf.get(mapping.destinationField) ?? 'String'),
+    );
   return {
+    textIsTarget,
     structure: structure.join(', '),
     columnList: `(${mappings.map((m) => ident(m.destinationField)).join(', ')})`,
     selectList: selectList.join(', '),

@@ -12,7 +12,7 @@ export async function loadFile(
     into: string;
     columnList: string;
     path: string;
-    format: 'Native' | 'TabSeparated';
+    format: 'Native' | 'TabSeparated' | 'JSONEachRow';
     settings: Settings;
   },
 ): Promise<void> {

@@ -1,12 +1,14 @@
 import {
   countRows,
+  countRowsOf,
   describeTable,
   type Engine,
+  EngineError,
   expressionProblem,
   tableStorage,
 } from '../../engine/index.js';
 import { loadFile, loadThroughReader, type ProducingReader } from '../records/index.js';
-import type { BatchSink, Scratch, TargetTables } from '../sources/index.js';
+import type { BatchSink, Scratch, TargetTables, TextLoad } from '../sources/index.js';
 
 /**
  * The ports a source reaches the engines through (sources/ports.ts), made of the engines the
@@ -44,12 +46,30 @@ export function batchSink(
     into: (table) => targets.into(table),
     staged: (table) => targets.staged(table),
     load: ({ table, ...load }) => loadThroughReader(engines, { ...load, into: targets.into(table) }),
-    loadText: ({ table, file, ...load }) =>
-      loadFile(engine, {
-        ...load,
-        into: targets.into(table),
-        path: engine.scratchPath(file),
-        format: 'TabSeparated',
-      }),
+    loadText: (load) => loadTextInEngine(engine, targets, load),
   };
+}
+
+/** BatchSink.loadText: the engine's own load of a text file into a stage, emptied again when refused. */
+async function loadTextInEngine(
+  engine: Engine,
+  targets: { into(table?: string): string; staged(table?: string): boolean },
+  { table, file, rows, ...load }: TextLoad,
+): Promise<{ refused?: Error }> {
+  // A refused load may have written blocks before the value it could not take: only a stage,
+  // emptied again, may hold them (a Null destination would have passed them on).
+  if (!targets.staged(table))
+    throw new Error(`the engine loads text itself only into a stage (${table ?? 'the destination'})`);
+  const stage = targets.into(table);
+  let refused: Error | undefined;
+  try {
+    await loadFile(engine, { ...load, into: stage, path: engine.scratchPath(file) });
+    const staged = rows === undefined ? rows : await countRowsOf(engine, stage);
+    if (staged !== rows) refused = new Error(`the engine read ${staged} rows of the ${rows} written`);
+  } catch (error) {
+    if (!(error instanceof EngineError)) throw error;
+    refused = error;
+  }
+  if (refused) await engine.execute(`TRUNCATE TABLE ${stage}`);
+  return refused ? { refused } : {};
 }

@@ -16,7 +16,7 @@ export {
 export { isTlsCode, libraryFailureCode, NETWORK_CODES, nestedErrors } from './failure-code.js';
 export { type AnySourceKind, type ImmutableField, type SourceKind, SourceKinds } from './kind.js';
 // The ports a source reaches the engines through, which the runtime implements.
-export type { BatchSink, Scratch, SinkLoad, SourceReader, TargetTables } from './ports.js';
+export type { BatchSink, Scratch, SinkLoad, SourceReader, TargetTables, TextLoad } from './ports.js';
 export {
   type ListedTable,
   listPostgresTables,

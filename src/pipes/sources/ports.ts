@@ -61,6 +61,17 @@ export interface SinkLoad {
   recheck?: (skipped: SkippedRow[]) => Promise<'load' | 'again'>;
 }
 
+/** A scratch file of text the service's engine loads itself (BatchSink.loadText). */
+export interface TextLoad {
+  table?: string;
+  columnList: string;
+  file: string;
+  format: 'TabSeparated' | 'JSONEachRow';
+  settings: Settings;
+  /** The rows the file holds by its writer's count, which the stage must then hold. */
+  rows?: number;
+}
+
 /**
  * Where a batch's records go (runtime/batch-sink.ts): the batch's staging tables, emptied before
  * each read, or a Null destination itself. The runtime loads; the source says what to load and
@@ -76,10 +87,13 @@ export interface BatchSink {
   load(load: SinkLoad): Promise<{ rows: number; skipped: SkippedRow[] }>;
   /**
    * The service's engine loads a scratch file itself, in a text format it reads as the target's
-   * types (a database's rows when every column's text is the target's), into `table`'s stage. Throws
-   * the engine's error when it refuses the file; nothing is set aside.
+   * types (a database's rows when every column's text is the target's, a stream's JSON messages
+   * when every mapped field is its column), into `table`'s stage, which must be empty and staged.
+   * When the engine refuses the file (a value it cannot take: it sets no row aside), or `rows` is
+   * given and the stage then holds another count, the stage is emptied again and `refused` says
+   * why: the caller reads the file through the source reader (`load`), which sets such rows aside.
    */
-  loadText(load: { table?: string; columnList: string; file: string; settings: Settings }): Promise<void>;
+  loadText(load: TextLoad): Promise<{ refused?: Error }>;
   /** The name of the table `table`'s records go into: its stage, or the Null destination itself. */
   into(table?: string): string;
   /** Whether `table` goes into its batch stage (a source may then set the stage up for its load). */

@@ -34,6 +34,9 @@ export interface KafkaRange {
   partitions: { topic: string; partition: number; from: string; to: string }[];
 }
 
+/** How many batches' worth of messages a member holds before it stops fetching (fetchable). */
+const BUFFERED_BATCHES = 2;
+
 /** The cursor: per `topic:partition`, the offset after the last claimed message. */
 type KafkaCursor = Record<string, string>;
 
@@ -76,7 +79,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   private readonly partitions = new Map<string, PartitionState>();
   private readonly members: Member[] = [];
   /** Messages of claimed batches not yet written, by range. */
-  private readonly claimed = new ClaimedMessages<KafkaRecord, KafkaRange>((range) => this.readAgain(range));
+  private readonly claimed: ClaimedMessages<KafkaRecord, KafkaRange>;
   private readonly flush: StreamFlush;
   private readonly how;
   private failure: { error: unknown } | undefined;
@@ -95,6 +98,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   ) {
     this.topics = topicNames(source);
     this.logger = context.logger.child({ pipeId: context.pipeId });
+    this.claimed = new ClaimedMessages((range) => this.readAgain(range), this.logger);
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
     this.flush = streamFlush(context.config);
     this.how = kafkaMessagePlan(context.config, context.allowPrivateSources);
@@ -177,9 +181,11 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   fetchable(member: Member): PartitionState[] {
     const owned = [...this.partitions.values()].filter((p) => p.owner === member);
     const buffered = owned.reduce((sum, p) => sum + p.bytes, 0);
-    // Backpressure: a member with a batch's worth waiting fetches no more until it is claimed.
-    if (buffered >= this.flush.bytes) return [];
-    return owned.filter((p) => p.messages.length < this.flush.rows);
+    // Backpressure: a member with two batches' worth waiting fetches no more until one is claimed.
+    // With one batch's worth, the next batch's fetch waited for the last one's claim and the
+    // engine idled between loads (README, "Benchmarks": 15% more steady throughput with two).
+    if (buffered >= BUFFERED_BATCHES * this.flush.bytes) return [];
+    return owned.filter((p) => p.messages.length < BUFFERED_BATCHES * this.flush.rows);
   }
 
   async assigned(member: Member, assignments: { topic: string; partitions: number[] }[]): Promise<void> {

@@ -81,9 +81,7 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
   private readonly how: MessagePlan<KinesisMessage>;
   private readonly readers = new Map<string, ShardReader>();
   /** Messages of claimed batches not yet written, by range. */
-  private readonly claimed = new ClaimedMessages<KinesisMessage, KinesisRange>((range) =>
-    readRangeAgain(this, range),
-  );
+  private readonly claimed: ClaimedMessages<KinesisMessage, KinesisRange>;
   private readonly troubles: Troubles;
   private readonly rates = new ShardRates();
   private cursor!: KinesisCursor;
@@ -106,6 +104,7 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
   ) {
     this.streamName = source.streamName;
     this.logger = context.logger.child({ pipeId: context.pipeId });
+    this.claimed = new ClaimedMessages((range) => readRangeAgain(this, range), this.logger);
     this.signal = AbortSignal.any([context.signal, this.stopping.signal]);
     this.flush = streamFlush(context.config);
     this.buffer = { rows: this.flush.rows, bytes: this.flush.bytes };

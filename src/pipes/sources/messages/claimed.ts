@@ -1,5 +1,7 @@
+import type { Logger } from 'pino';
 import type { RangeRead } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
+import { EngineFirst } from './json-load.js';
 import { loadMessages } from './load.js';
 import type { MessagePlan } from './plan.js';
 
@@ -10,8 +12,14 @@ import type { MessagePlan } from './plan.js';
  */
 export class ClaimedMessages<M, R> {
   private readonly byRange = new Map<string, M[]>();
+  private readonly engineFirst: EngineFirst;
 
-  constructor(private readonly readAgain: (range: R) => Promise<M[]>) {}
+  constructor(
+    private readonly readAgain: (range: R) => Promise<M[]>,
+    logger: Logger,
+  ) {
+    this.engineFirst = new EngineFirst(logger);
+  }
 
   keep(range: R, messages: M[]): void {
     this.byRange.set(JSON.stringify(range), messages);
@@ -27,7 +35,7 @@ export class ClaimedMessages<M, R> {
   ): Promise<RangeRead> {
     const key = JSON.stringify(range);
     const messages = this.byRange.get(key) ?? (await this.readAgain(range));
-    const read = await loadMessages(sink, sourceReader, how, messages, name);
+    const read = await loadMessages(sink, sourceReader, how, messages, name, this.engineFirst);
     this.byRange.delete(key);
     // A failed load keeps them for its retry; a loaded one's are read no more (what it set aside
     // is copied into its bad records).

@@ -1,7 +1,7 @@
 import type { RangeRead } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
 import { avroSampleProblem, loadAvroMessages } from './avro-load.js';
-import { jsonSampleProblem, loadJsonMessages } from './json-load.js';
+import { type EngineFirst, jsonSampleProblem, loadJsonMessages } from './json-load.js';
 import type { MessagePlan } from './plan.js';
 import type { Reading } from './reading.js';
 
@@ -16,9 +16,10 @@ export async function loadMessages<M>(
   how: MessagePlan<M>,
   messages: readonly M[],
   name: string,
+  engineFirst?: EngineFirst,
 ): Promise<RangeRead> {
   const read = await (how.format === 'JSONEachRow'
-    ? loadJsonMessages(sink, sourceReader, how, messages, name)
+    ? loadJsonMessages(sink, sourceReader, how, messages, name, engineFirst)
     : loadAvroMessages(sink, how, messages, name));
   const oldestAt = oldestOf(how, messages);
   return oldestAt === undefined ? read : { ...read, oldestAt };

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { ident, settingsClause, tableName } from '../../../../engine/index.js';
 import { type RangeRead, rangeRead } from '../../../records/index.js';
-import { type BatchSink, EngineError, type TargetTables } from '../../ports.js';
+import type { BatchSink, TargetTables } from '../../ports.js';
 import {
   type ColumnPlan,
   IS_DELETED,
@@ -103,23 +103,19 @@ async function loadInEngine(
   if (plan.textColumns === null) return false;
   const stage = sink.into(plan.spec.table);
   await tables.execute(`ALTER TABLE ${stage} MODIFY COLUMN ${ident(SYNCED_AT)} DEFAULT now64(9)`);
-  try {
-    await sink.loadText({
-      table: plan.spec.table,
-      columnList: plan.textColumns,
-      file: file.file,
-      settings: { ...TARGET_TEXT_SETTINGS, ...settings },
-    });
-    return true;
-  } catch (error) {
-    if (!(error instanceof EngineError)) throw error;
+  const { refused } = await sink.loadText({
+    table: plan.spec.table,
+    columnList: plan.textColumns,
+    file: file.file,
+    format: 'TabSeparated',
+    settings: { ...TARGET_TEXT_SETTINGS, ...settings },
+  });
+  if (refused)
     logger.info(
-      { err: error, rows: file.label },
+      { err: refused, rows: file.label },
       "the engine could not load PostgreSQL's text itself: the source reader reads it and sets aside the rows it cannot take",
     );
-    await tables.execute(`TRUNCATE TABLE ${stage}`);
-    return false;
-  }
+  return refused === undefined;
 }
 
 /**
