@@ -130,3 +130,11 @@ export async function exists(path: string): Promise<boolean> {
     () => false,
   );
 }
+
+/** Whether a file is there and holds anything (every record of a batch skipped leaves one empty). */
+export async function holdsAnything(path: string): Promise<boolean> {
+  return stat(path).then(
+    (stats) => stats.size > 0,
+    () => false,
+  );
+}

@@ -1,5 +1,5 @@
 import { EngineError, literal, type Queryable } from '../../engine/index.js';
-import { exists, readSkippedRows } from './bad-records.js';
+import { holdsAnything, readSkippedRows } from './bad-records.js';
 import { loadFile } from './load-file.js';
 import { type ReaderAndEngine, type ReaderLoad, streamThroughReader } from './stream-load.js';
 
@@ -68,8 +68,9 @@ export async function loadThroughReader(
       skipped = await readSkippedRows(sourceReader, engine.scratchPath(errors));
       if (skipped.length === 0 || !load.recheck || (await load.recheck(skipped)) === 'load') break;
     }
-    // A source without a single record leaves no file behind.
-    if (!(await exists(engine.scratchPath(rows)))) return { rows: 0, skipped };
+    // A source without a single record leaves no file behind, and one whose every record was
+    // skipped an empty file, which the engine cannot read as Native.
+    if (!(await holdsAnything(engine.scratchPath(rows)))) return { rows: 0, skipped };
     const blocks = insertSettingsOf(load);
     try {
       await loadFile(engine, {

@@ -53,10 +53,10 @@ function held(values: (string | null)[]): Held[] {
 const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString();
 
 describe("a batch's JSONEachRow text", () => {
-  it('copies each object from where it lies, one line each, with the virtual columns the mappings use', () => {
+  it('copies each object from where it lies, one line each, the virtual columns the mappings use first', () => {
     const messages = held(['{"a":1}', '  {"b":\n2}\r\n', '{}', '[1]', null, '{"c":"x"}']);
     const out = recordsText(plan(['_id']), messages);
-    expect(text(out.chunks)).toBe('{"a":1,"_id":0}\n{"b": 2,"_id":1}\n{"_id":2}\n{"c":"x","_id":5}\n');
+    expect(text(out.chunks)).toBe('{"_id":0,"a":1}\n{"_id":1,"b": 2}\n{"_id":2}\n{"_id":5,"c":"x"}\n');
     expect(out.lines).toEqual([0, 1, 2, 5]);
     expect(out.refused.map((r) => r.index)).toEqual([3, 4]);
     expect(text(recordsText(plan([]), messages, [1, 2]).chunks)).toBe('{"b": 2}\n{}\n');

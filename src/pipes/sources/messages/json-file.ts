@@ -9,7 +9,7 @@ export const textChunks = new BufferPool(CHUNK_BYTES, 64);
 
 /**
  * The JSONEachRow text the engine parses for a batch: each message's own object, one per line,
- * with the virtual columns the mappings use appended as fields, so the engine reads message and
+ * with the virtual columns the mappings use as its first fields, so the engine reads message and
  * position in one pass and a record that does not parse or fit costs only its own line. A message
  * that is not one JSON object is refused here, with its reason (`refused`); `lines` says which
  * message each line of the text is. Each value's bytes are copied from where the source holds
@@ -33,9 +33,13 @@ export function recordsText<M>(
       continue;
     }
     // The object without its closing brace; the virtual columns go before it.
-    text.copy(source.valueBytes(message), object.start, object.end);
     const fields = virtualFields(how, message);
-    if (fields) text.write(object.empty ? fields : `,${fields}`);
+    if (fields) {
+      // The virtual columns first: of two equal keys the engine's JSON reader keeps the first, so a
+      // message's own `_offset` (say) cannot stand in for where the message really is.
+      text.write(object.empty ? `{${fields}` : `{${fields},`);
+      text.copy(source.valueBytes(message), object.start + 1, object.end);
+    } else text.copy(source.valueBytes(message), object.start, object.end);
     text.endLine();
     lines.push(index);
   }
