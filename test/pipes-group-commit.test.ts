@@ -126,18 +126,26 @@ describe('group commit of pipe creates', () => {
 
   it('creates asked for over consecutive turns of the event loop share a group', async () => {
     const store = s.sluice.store;
-    const pipes = Array.from({ length: 10 }, (_, i) => row(`turns ${i}`));
-    const counted = await transactionsOf(async () => {
-      const first = pipes.slice(0, 5).map((pipe) => store.pipeCreates.run({ pipe, first: created() }));
-      // As the other half of concurrent clients: their requests are read in the next turn.
-      const second = await new Promise<Promise<void>[]>((resolve) =>
-        setImmediate(() =>
-          resolve(pipes.slice(5).map((pipe) => store.pipeCreates.run({ pipe, first: created() }))),
-        ),
+    // A group also closes 2 ms after its first create (MAX_WAIT_MS): on a loaded machine the next
+    // turn can come later than that, so the case is tried up to five times, and one group of the
+    // two turns must be seen (a flush after one turn makes two groups every time).
+    const tries: { transactions: number; statements: number }[] = [];
+    for (let attempt = 0; attempt < 5 && tries.at(-1)?.transactions !== 1; attempt += 1) {
+      const pipes = Array.from({ length: 10 }, (_, i) => row(`turns ${attempt} ${i}`));
+      tries.push(
+        await transactionsOf(async () => {
+          const first = pipes.slice(0, 5).map((pipe) => store.pipeCreates.run({ pipe, first: created() }));
+          // As the other half of concurrent clients: their requests are read in the next turn.
+          const second = await new Promise<Promise<void>[]>((resolve) =>
+            setImmediate(() =>
+              resolve(pipes.slice(5).map((pipe) => store.pipeCreates.run({ pipe, first: created() }))),
+            ),
+          );
+          await Promise.all([...first, ...second]);
+        }),
       );
-      await Promise.all([...first, ...second]);
-    });
-    expect(counted).toEqual({ transactions: 1, statements: 2 });
-    for (const pipe of pipes) expect((await store.repos.pipes.getById(pipe.id))?.name).toBe(pipe.name);
+      for (const pipe of pipes) expect((await store.repos.pipes.getById(pipe.id))?.name).toBe(pipe.name);
+    }
+    expect(tries.at(-1), JSON.stringify(tries)).toEqual({ transactions: 1, statements: 2 });
   });
 });
