@@ -1,4 +1,5 @@
 import { type PipeRow, perRow } from '../store/index.js';
+import { copyJson } from './json-copy.js';
 import type {
   CreatePipeBody,
   DestinationConfig,
@@ -34,8 +35,8 @@ export function sourceKindOf(source: Partial<SourceConfig>): string {
  * replica, and the kind's own (kind.ts `applyDefaults`). Field mappings stay as sent (mappingsOf).
  */
 export function configFromCreate(body: CreatePipeBody, pipeId: string, kind: AnySourceKind): PipeConfig {
-  const { validateSamples: _requestOnly, ...source } = structuredClone(body.source);
-  const destination = structuredClone(body.destination);
+  const { validateSamples: _requestOnly, ...source } = copyJson(body.source);
+  const destination = copyJson(body.destination);
   destination.database ??= 'default';
   kind.applyDefaults((source as Record<string, unknown>)[kind.name], pipeId);
   if (!kind.writesTablesItNames) destination.managedTable ??= true;
@@ -43,9 +44,9 @@ export function configFromCreate(body: CreatePipeBody, pipeId: string, kind: Any
     source,
     destination,
     // As sent: a client compares what it reads back with what it sent (mappingsOf reads them).
-    fieldMappings: structuredClone(body.fieldMappings) ?? [],
-    scaling: structuredClone(body.scaling) ?? { replicas: 1 },
-    settings: structuredClone(body.settings) ?? {},
+    fieldMappings: copyJson(body.fieldMappings) ?? [],
+    scaling: copyJson(body.scaling) ?? { replicas: 1 },
+    settings: copyJson(body.settings) ?? {},
   };
 }
 

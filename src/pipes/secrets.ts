@@ -1,5 +1,6 @@
 import type { Problem } from '../errors.js';
 import { secretPaths } from '../schema/index.js';
+import { copyJson } from './json-copy.js';
 import { redactAll, secretValues } from './runtime-port.js';
 import type { AnySourceKind } from './sources/index.js';
 
@@ -27,7 +28,7 @@ export function splitSecrets<T extends Json>(
   config: T,
   paths: SecretPaths,
 ): { publicConfig: T; secrets: Record<string, unknown> } {
-  const publicConfig = structuredClone(config);
+  const publicConfig = copyJson(config);
   const secrets: Record<string, unknown> = {};
   for (const path of paths) {
     const parent = objectAt(publicConfig, path.slice(0, -1));
@@ -41,7 +42,7 @@ export function splitSecrets<T extends Json>(
 }
 /** The inverse of splitSecrets: a deep copy of the configuration with its secrets back in place. */
 export function joinSecrets<T extends Json>(publicConfig: T, secrets: Record<string, unknown>): T {
-  const config = structuredClone(publicConfig);
+  const config = copyJson(publicConfig);
   for (const [dotted, value] of Object.entries(secrets)) {
     const path = dotted.split('.');
     const parent = objectAt(config, path.slice(0, -1));

@@ -1,5 +1,6 @@
 import { BadRequestError, type Problem, ValidationError } from '../errors.js';
 import type { PipeRow } from '../store/index.js';
+import { copyJson } from './json-copy.js';
 import type { PipeConfig } from './model.js';
 import type { PipeRules } from './rules.js';
 import type { UpdatePipeBody } from './schema/index.js';
@@ -49,7 +50,7 @@ function applyUpdate(
   kind: AnySourceKind,
   state: string,
 ): PipeConfig {
-  const next = structuredClone(config);
+  const next = copyJson(config);
   const { validateSamples: _requestOnly, ...sourcePatch } = patch.source ?? {};
   for (const other of Object.keys(sourcePatch)) {
     if (other !== kind.name) {
@@ -88,7 +89,7 @@ function applyUpdate(
  */
 function withoutImmutable(kind: AnySourceKind, sent: Json, stored: Json): Json {
   const problems: Problem[] = [];
-  const changes = structuredClone(sent);
+  const changes = copyJson(sent);
   for (const [dotted, field] of Object.entries(kind.immutableFields)) {
     const path = dotted.split('.');
     const leaf = path.pop() as string;
