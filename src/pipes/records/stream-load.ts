@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { close, constants, open } from 'node:fs';
 import { rename } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { type Engine, EngineError, TRANSIENT_SCRATCH_PREFIX } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
@@ -19,10 +20,20 @@ const run = promisify(execFile);
  */
 export const LOAD_WAYS = 2;
 
+type Settings = Record<string, string | number | boolean>;
+
+/**
+ * How the source reader parses a stream's text beside the engine's LOAD_WAYS inserts: where those
+ * take every core (a 2-core machine), on one thread. Parallel parsing splits one file among threads
+ * and costs about a third more CPU for the split; with no core to spare it only slowed the load
+ * (bench/object-storage.ts, 10M rows from file://: NDJSON 2.97 -> 2.30 s, CSV 2.25 -> 1.65 s, the
+ * source reader's CPU a quarter less). A load's own settings still win (postgres/target/table-load.ts).
+ */
+const PARSE_SETTINGS: Settings =
+  availableParallelism() <= LOAD_WAYS ? { input_format_parallel_parsing: 0 } : {};
+
 /** How often a failed producer's FIFO is opened and closed again, until the engine's load ends. */
 const UNBLOCK_POLL_MS = 10;
-
-type Settings = Record<string, string | number | boolean>;
 
 /** The source reader as a load streams from it: statements, and rows produced into a FIFO. */
 export type ProducingReader = Pick<Engine, 'query' | 'execute' | 'produceInto' | 'warm'>;
@@ -91,6 +102,7 @@ export async function streamThroughReader(
       fifoPaths,
       {
         settings: {
+          ...PARSE_SETTINGS,
           ...load.settings,
           input_format_allow_errors_ratio: 1,
           input_format_record_errors_file_path: engine.scratchPath(errors),
