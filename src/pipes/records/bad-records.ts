@@ -59,8 +59,9 @@ export async function readSkippedRows(
   path: string,
 ): Promise<{ row: number; error: string; raw: string }[]> {
   // The file is in the service's scratch directory, on this host (engine.ts, scratchPath): most
-  // loads skip nothing, and a look at the directory spares the engine a round trip.
-  if (!(await exists(path))) return [];
+  // loads skip nothing, and a look at the directory spares the engine a round trip (an empty
+  // file, which some loads leave, holds no skipped row either).
+  if (!(await holdsAnything(path))) return [];
   try {
     const result = await engine.query(
       `SELECT row, error, raw FROM file(${literal(path)}, 'CSV', 'time String, database String, table String, row UInt64, error String, raw String')`,
@@ -123,15 +124,10 @@ export async function whyRecordFails(engine: Queryable, sql: string): Promise<st
   }
 }
 
-/** Whether a file of the host is there (a scratch file the engine writes only when it has to). */
-export async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** Whether a file is there and holds anything (every record of a batch skipped leaves one empty). */
+/**
+ * Whether a file of the host is there and holds anything: a scratch file the engine writes only
+ * when it has to, or leaves empty (every record of a batch skipped leaves an empty Native file).
+ */
 export async function holdsAnything(path: string): Promise<boolean> {
   return stat(path).then(
     (stats) => stats.size > 0,
