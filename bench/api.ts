@@ -6,6 +6,7 @@ import { createSluice } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { objectStoragePipe } from '../test/support/pipes.js';
+import { profiled } from './profile.js';
 import { cpuUsage, load, printTable } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -123,10 +124,17 @@ export async function benchApi(): Promise<void> {
       return { ...result, cpu: usage() };
     };
     const bareGet = await measured({ ...common, url: `${bareBase}/bare` });
-    const getPipe = await measured({ ...common, url: `${pipes}/${pipeId}`, headers });
-    const getAlert = await measured({ ...common, url: alertUrl, headers: bearer });
+    // With BENCH_PROFILE, where this process's CPU went in each of Sluice's runs (profile.ts).
+    const getPipe = await profiled('api-get-pipe', () =>
+      measured({ ...common, url: `${pipes}/${pipeId}`, headers }),
+    );
+    const getAlert = await profiled('api-get-alert', () =>
+      measured({ ...common, url: alertUrl, headers: bearer }),
+    );
     const barePost = await measured({ ...common, url: `${bareBase}/bare`, method: 'POST', body, headers });
-    const createPipe = await measured({ ...common, url: pipes, method: 'POST', body, headers });
+    const createPipe = await profiled('api-create-pipe', () =>
+      measured({ ...common, url: pipes, method: 'POST', body, headers }),
+    );
     const row = (name: string, r: typeof bareGet, baseline: typeof bareGet, goal?: number) => {
       const ratio = r.requestsPerSecond / baseline.requestsPerSecond;
       return {
