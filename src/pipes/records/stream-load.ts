@@ -23,13 +23,15 @@ export const LOAD_WAYS = 2;
 type Settings = Record<string, string | number | boolean>;
 
 /**
- * How the source reader parses a stream's text beside the engine's LOAD_WAYS inserts: where those
- * take every core (a 2-core machine), on one thread. Parallel parsing splits one file among threads
- * and costs about a third more CPU for the split; with no core to spare it only slowed the load
- * (bench/object-storage.ts, 10M rows from file://: NDJSON 2.97 -> 2.30 s, CSV 2.25 -> 1.65 s, the
- * source reader's CPU a quarter less). A load's own settings still win (postgres/target/table-load.ts).
+ * How a batch's text is parsed where the loads beside it take every core (a 2-core machine: the
+ * service engine's LOAD_WAYS inserts of one stream, or a stream's batches in flight): on one thread.
+ * Parallel parsing splits one file among threads and costs about a third more CPU for the split;
+ * with no core to spare it only slowed the load (bench/object-storage.ts, 10M rows from file://:
+ * NDJSON 2.97 -> 2.30 s, CSV 2.25 -> 1.65 s, the source reader's CPU a quarter less; bench/kafka.ts,
+ * the engine's own load of JSON messages, src/pipes/sources/messages/json-load.ts). A load's own
+ * settings still win (postgres/target/table-load.ts).
  */
-const PARSE_SETTINGS: Settings =
+export const PARSE_SETTINGS: Settings =
   availableParallelism() <= LOAD_WAYS ? { input_format_parallel_parsing: 0 } : {};
 
 /** How often a failed producer's FIFO is opened and closed again, until the engine's load ends. */
