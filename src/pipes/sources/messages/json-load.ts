@@ -24,10 +24,7 @@ const READER_ONLY_AFTER_REFUSAL = 16;
 /**
  * Settings of the engine's own load of a batch's text, on top of the pipe's: a field a message
  * leaves out, or gives as null for a column that is not Nullable, is the type's default, as the
- * source reader's typed read makes it, not the table's DEFAULT expression. Under the pipe's own
- * settings, on two cores, the text is parsed on one thread (PARSE_SETTINGS: a replica's batches in
- * flight and the table's merges keep the cores busy; bench/kafka.ts, 2,000 MB backlog, three
- * alternating pairs: steady 301-324 MB/s against 246-317, the machine less busy).
+ * source reader's typed read makes it, not the table's DEFAULT expression.
  */
 const ENGINE_TEXT_SETTINGS = { input_format_defaults_for_omitted_fields: 0 };
 
@@ -86,6 +83,9 @@ export async function loadJsonMessages<M>(
         columnList: how.plan.columnList,
         file,
         format: 'JSONEachRow',
+        // Under the pipe's own settings, on two cores, the text is parsed on one thread (a replica's
+        // batches in flight and the table's merges keep the cores busy; bench/kafka.ts, 2,000 MB
+        // backlog, three alternating pairs: steady 301-324 MB/s against 246-317).
         settings: { ...PARSE_SETTINGS, ...how.settings, ...ENGINE_TEXT_SETTINGS },
         rows: text.lines.length,
       });
