@@ -18,4 +18,4 @@ export { loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
 export { loadFile } from './load-file.js';
 export { type RangeRead, rangeRead } from './range-read.js';
 export { readSettings } from './read-settings.js';
-export { PARSE_SETTINGS, type ProducingReader } from './stream-load.js';
+export { coresTakenBy, PARSE_SETTINGS, type ProducingReader } from './stream-load.js';

@@ -31,8 +31,12 @@ type Settings = Record<string, string | number | boolean>;
  * the engine's own load of JSON messages, src/pipes/sources/messages/json-load.ts). A load's own
  * settings still win (postgres/target/table-load.ts).
  */
-export const PARSE_SETTINGS: Settings =
-  availableParallelism() <= LOAD_WAYS ? { input_format_parallel_parsing: 0 } : {};
+export const PARSE_SETTINGS: Settings = coresTakenBy(LOAD_WAYS) ? { input_format_parallel_parsing: 0 } : {};
+
+/** Whether this many loads side by side keep every core of the machine busy (PARSE_SETTINGS). */
+export function coresTakenBy(loadsAtOnce: number): boolean {
+  return loadsAtOnce >= availableParallelism();
+}
 
 /** How often a failed producer's FIFO is opened and closed again, until the engine's load ends. */
 const UNBLOCK_POLL_MS = 10;

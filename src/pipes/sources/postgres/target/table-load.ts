@@ -1,8 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { ident, settingsClause, tableName } from '../../../../engine/index.js';
-import { type RangeRead, rangeRead } from '../../../records/index.js';
+import { coresTakenBy, type RangeRead, rangeRead } from '../../../records/index.js';
 import type { BatchSink, TargetTables } from '../../ports.js';
 import {
   type ColumnPlan,
@@ -80,7 +79,7 @@ export async function loadRowsFile(
  * core busy, that split is only overhead (about a sixth of the parse's CPU, bench/postgres.ts).
  */
 function rangeParseSettings(rangesAtOnce: number): Record<string, number> {
-  if (rangesAtOnce < availableParallelism()) return {};
+  if (!coresTakenBy(rangesAtOnce)) return {};
   return { input_format_parallel_parsing: 0, max_threads: 1 };
 }
 
