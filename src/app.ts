@@ -128,6 +128,7 @@ export async function createSluice(config: Config, options: SluiceOptions = {}):
       awsRegion: config.awsRegion,
       logger,
       killAt: config.testKillAt,
+      idleStagesMs: config.testIdleStagesMs,
       pipeHistoryDays: config.pipeHistoryDays,
       cdcCapacity,
     });

@@ -69,6 +69,8 @@ export interface Config {
   allowUnsandboxedSql: boolean;
   /** Tests only: a batch step at which the process kills itself (SLUICE_TEST_KILL_AT, failpoints.ts). */
   testKillAt: KillAt | undefined;
+  /** Tests only: how long a pipe goes without a batch before its stages go (SLUICE_TEST_IDLE_STAGES_MS, idle-stages.ts). */
+  testIdleStagesMs: number | undefined;
   bootstrap: {
     keyId: string | undefined;
     keySecret: string | undefined;
@@ -292,6 +294,7 @@ export function loadConfig(
     sandbox,
     allowUnsandboxedSql,
     testKillAt: typeof killAt === 'string' ? undefined : killAt,
+    testIdleStagesMs: env.SLUICE_TEST_IDLE_STAGES_MS ? Number(env.SLUICE_TEST_IDLE_STAGES_MS) : undefined,
     bootstrap,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -17,6 +17,7 @@ import {
 import { type BatchContext, completeBatch } from './batch.js';
 import { prepareDestinations } from './destination.js';
 import { batchEvent } from './history-stage.js';
+import { IDLE_STAGES_MS, IdleStages } from './idle-stages.js';
 import { readyStages } from './ready-stages.js';
 
 /** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
@@ -47,6 +48,8 @@ export interface RunnerContext extends RunContext {
   permits?: { acquire(signal: AbortSignal): Promise<() => void> };
   /** The pipe's history (src/pipes/history): each batch's row staged and moved with it. */
   history?: { days: number; pipeName: string };
+  /** How long the run goes without a batch before its stages are dropped (idle-stages.ts). */
+  idleStagesMs?: number;
 }
 
 /**
@@ -125,8 +128,10 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
               "making slot 0's stages ahead of its first batch failed",
             ),
         );
+    const idle = new IdleStages(context.idleStagesMs ?? IDLE_STAGES_MS);
     const run = (batch: Batch, release?: () => void) =>
       slots.run(batch.slot, async () => {
+        idle.used();
         try {
           if (batch.slot === 0 && early) {
             await early;
@@ -138,6 +143,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           context.committed?.(done);
           if (tracksCommits(source)) await source.committed(done);
         } finally {
+          idle.used();
           release?.();
         }
       });
@@ -197,6 +203,12 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           const why = explainsCompletion(source) ? source.completion : 'every file ingested';
           if (await context.setState('Completed', why, ['Running', 'Snapshot'])) state = 'Completed';
           return;
+        }
+        // Nothing in flight and nothing to read: stages idle for long go (made anew for the next).
+        if (idle.due()) {
+          await early;
+          early = undefined;
+          await idle.drop(engine, pipeId, batchContext, context.logger);
         }
         await sleep(source.pollMs, signal);
       }

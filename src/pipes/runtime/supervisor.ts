@@ -80,6 +80,8 @@ export class PipeSupervisor implements PipeRuntime {
       cdcCapacity?: CdcCapacity;
       /** Tests only: where a batch kills the process (SLUICE_TEST_KILL_AT, src/failpoints.ts). */
       killAt?: KillAt | undefined;
+      /** Tests only: how long a pipe goes without a batch before its stages go (idle-stages.ts). */
+      idleStagesMs?: number | undefined;
       /** Days of pipe history each service keeps (src/pipes/history). */
       pipeHistoryDays: number;
     },
@@ -304,6 +306,7 @@ export class PipeSupervisor implements PipeRuntime {
           this.history.written(pipeId);
         },
         failpoint: failpointFor(this.deps.killAt, view.row.name),
+        ...(this.deps.idleStagesMs !== undefined && { idleStagesMs: this.deps.idleStagesMs }),
         history: { days: this.deps.pipeHistoryDays, pipeName: view.row.name },
         checkDisk: () => this.deps.engines.checkDisk(view.service),
         ...(sharesCdcCapacity(connector) && this.deps.cdcCapacity
