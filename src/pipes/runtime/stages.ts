@@ -251,12 +251,16 @@ function stagesOfPipe(pipeId: string, column: string): string {
   return `(${column} LIKE ${literal(`stage_${id}_%`)} OR ${column} LIKE ${literal(`stage_errors_${id}_%`)})`;
 }
 
-/** Drops every staging table of a pipe (all its slots). */
+/**
+ * Drops every staging table of a pipe (all its slots), at once (SYNC): a table dropped otherwise
+ * keeps its memory in the engine for the database's delay (8 minutes), which 3,000 idle pipes'
+ * stages made about 150 MB (idle-stages.ts).
+ */
 export async function dropStages(engine: Engine, pipeId: string): Promise<void> {
   const tables = await engine.query(
     `SELECT name FROM system.tables WHERE database = ${literal(STAGING_DATABASE)} AND ${stagesOfPipe(pipeId, 'name')}`,
   );
   for (const row of tables.rows) {
-    await engine.execute(`DROP TABLE IF EXISTS ${stageTable(String(row.name))}`);
+    await engine.execute(`DROP TABLE IF EXISTS ${stageTable(String(row.name))} SYNC`);
   }
 }
