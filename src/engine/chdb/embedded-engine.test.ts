@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,16 +49,30 @@ describe('EmbeddedEngine (chDB in a child process)', () => {
     ).rejects.toMatchObject({ code: 159 });
   });
 
-  it("runs with none of Sluice's environment (no master key, database URL or cloud keys)", async () => {
+  it("runs with none of Sluice's environment (no master key, database URL or cloud keys, nor Sluice's NODE_OPTIONS)", async () => {
     process.env.SLUICE_MASTER_KEY_FOR_TEST = 'must-not-reach-the-engine';
+    // An operator's preload (an APM agent) is Sluice's own: in the engine it would run beside the
+    // engine, or, in a sandbox that cannot see it, stop the engine from starting.
+    const preloaded = join(dir, 'preloaded');
+    const preload = join(dir, 'preload.cjs');
+    await writeFile(
+      preload,
+      `require('node:fs').writeFileSync(${JSON.stringify(preloaded)}, String(process.pid));\n`,
+    );
+    const nodeOptions = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${nodeOptions ?? ''} --require ${preload}`.trim();
     const isolated = new EmbeddedEngine(join(dir, 'isolated'), { confined: false });
     try {
       const result = await isolated.query("SELECT * FROM file('/proc/self/environ', 'RawBLOB')");
       const environment = String(result.rows[0]?.raw_blob ?? '');
       expect(environment).toContain('PATH=');
       expect(environment).not.toContain('must-not-reach-the-engine');
+      expect(environment).not.toContain('preload.cjs');
+      await expect(access(preloaded)).rejects.toThrow(/ENOENT/);
     } finally {
       delete process.env.SLUICE_MASTER_KEY_FOR_TEST;
+      if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = nodeOptions;
       await isolated.close();
     }
   });

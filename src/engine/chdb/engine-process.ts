@@ -31,9 +31,13 @@ export async function endProcess(child: ChildProcess): Promise<void> {
   });
 }
 
-/** The variables the engine process needs, and nothing secret. */
+/**
+ * The variables the engine process needs, and nothing secret. Not NODE_OPTIONS: an operator's
+ * preload (an APM agent's --require) is Sluice's, and in a sandbox that cannot see it, it would
+ * keep every engine from starting.
+ */
 export function engineEnvironment(): Record<string, string> {
-  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ'];
   return {
     ...Object.fromEntries(
       keep.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
@@ -50,7 +54,7 @@ const THREAD_POOL = { UV_THREADPOOL_SIZE: '16' };
 
 /** Inside the sandbox: its own empty /tmp as home, and the locale and time zone of the host. */
 export function sandboxEnvironment(): Record<string, string> {
-  const keep = ['LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS'];
+  const keep = ['LANG', 'LC_ALL', 'TZ'];
   return {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: '/tmp',
