@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
 import type { PipeConfig } from '../src/pipes/model.js';
-import { type BatchContext, completeBatch } from '../src/pipes/runtime/batch.js';
+import { type BatchContext, completeBatch, StagedCountError } from '../src/pipes/runtime/batch.js';
 import { prepareDestinations } from '../src/pipes/runtime/destination.js';
 import { batchEvent } from '../src/pipes/runtime/history-stage.js';
 import { readyStages } from '../src/pipes/runtime/ready-stages.js';
@@ -65,7 +65,7 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
   const stagesEmptied = (seen: string[]) =>
     seen.filter((t) => t.startsWith('TRUNCATE TABLE `_sluice_staging`')).length;
 
-  it("makes a service's first batch's stages once (its history table made with them), reads into them unemptied, then empties them for the next batch", async () => {
+  it("makes a service's first batch's stages once (its history table made with them) and reads into them unemptied, as the next batch does after the moves left them empty", async () => {
     const { store } = s.sluice;
     const { seen, engine, destinations } = await recordedPipe();
     await store.repos.progress.ensure(pipeId, null);
@@ -97,18 +97,34 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     expect(stagesMade(seen)).toBe(3);
     expect(stagesEmptied(seen)).toBe(0);
 
-    // Rows in a stage that a batch of this run used are not taken as its own: emptied first.
-    const stage = stageTable(stageNames(pipeId, 0).data);
-    await engine.execute(`INSERT INTO ${stage} (id) VALUES (99)`);
+    // The last batch's moves left the stages empty: the next batch reads into them as they are.
     seen.length = 0;
     expect(await batch(2)).toMatchObject({ rows: 2, staged: true });
     expect(stagesMade(seen)).toBe(0);
+    expect(stagesEmptied(seen)).toBe(0);
+
+    // A row in a stage all the same is never taken as the batch's own: its count check fails it,
+    // nothing of it moved; read again, the batch empties the stages first and lands once.
+    const stage = stageTable(stageNames(pipeId, 0).data);
+    await engine.execute(`INSERT INTO ${stage} (id) VALUES (99)`);
+    const third = await store.transaction((repos) =>
+      repos.progress.claim(pipeId, 0, { range: { n: 3 }, files: 1, bytes: 1, skipped: [], cursor: 'k3' }),
+    );
+    const readThird = async (_b: unknown, sink: { into(): string }) => {
+      await engine.execute(`INSERT INTO ${sink.into()} (id) VALUES (3), (3)`);
+      return { rows: 2, badRecords: [] };
+    };
+    await expect(completeBatch(context, destinations, third, readThird)).rejects.toThrow(StagedCountError);
+    expect(await sql(s, 'SELECT count() AS n FROM once.rows WHERE id IN (3, 99)')).toEqual([{ n: 0 }]);
+    seen.length = 0;
+    expect(await completeBatch(context, destinations, third, readThird)).toMatchObject({ rows: 2 });
     expect(stagesEmptied(seen)).toBe(3);
     expect(await sql(s, 'SELECT id, count() AS n FROM once.rows GROUP BY id ORDER BY id')).toEqual([
       { id: 1, n: 2 },
       { id: 2, n: 2 },
+      { id: 3, n: 2 },
     ]);
-    expect(await sql(s, 'SELECT sum(rows) AS n FROM _sluice_history.pipe_events')).toEqual([{ n: 4 }]);
+    expect(await sql(s, 'SELECT sum(rows) AS n FROM _sluice_history.pipe_events')).toEqual([{ n: 6 }]);
   });
   it("ensures the history's table and view once while they are as this process left them, and again once an admin changed them", async () => {
     const { seen, engine, destinations } = await recordedPipe();
