@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callApi, type ServedSluice, serveEnv, sluiceServe } from './support/cli.js';
 import { objectStoragePipe } from './support/pipes.js';
 import { BOOTSTRAP_TOKEN, basic, startSluice, type TestSluice } from './support/sluice.js';
+import { waitFor } from './support/wait.js';
 
 describe('HTTP status codes and the error envelope', () => {
   let s: TestSluice;
@@ -185,5 +190,45 @@ describe('rate limit', () => {
       message: expect.stringMatching(/^more than 5 requests in 10 s for this key/),
       code: 'SLUICE_ERR_RATE_LIMITED',
     });
+  });
+});
+
+describe('a client that leaves before its answer (sluice serve, a real socket)', () => {
+  let dir: string;
+  let server: ServedSluice;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-leaving-'));
+    server = await sluiceServe(serveEnv(dir, { SLUICE_LOG_LEVEL: 'info' }));
+  }, 60_000);
+  afterAll(async () => {
+    server?.child.kill();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('is no server error: a query whose client left before its rows is logged at info, and the server answers on', async () => {
+    const auth = basic('sk_test_admin', 'test-admin-secret-0123456789');
+    const [organization] = (await callApi(`${server.url}/v1/organizations`)).result;
+    const [service] = (await callApi(`${server.url}/v1/organizations/${organization.id}/services`)).result;
+    const query = `${server.url}/v1/organizations/${organization.id}/services/${service.id}/query`;
+    // The client leaves while the statement runs: its rows then meet a closed connection.
+    const leaving = new AbortController();
+    const answer = fetch(query, {
+      method: 'POST',
+      signal: leaving.signal,
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: 'SELECT sleep(1) AS slept' }),
+    });
+    setTimeout(() => leaving.abort(), 200);
+    await expect(answer).rejects.toThrow(/abort/i);
+    // The rows met the closed connection once the statement ended: the server logged it.
+    await waitFor(
+      'the log line of the closed connection',
+      async () => server.output().includes('Premature close'),
+      10_000,
+    );
+    expect(server.output()).not.toContain('unexpected error');
+    expect(server.output()).toContain('the client closed the connection before the answer was sent');
+    const again = await callApi(query, 'POST', { sql: 'SELECT 1 AS one' });
+    expect(again.result.rows).toEqual([{ one: 1 }]);
   });
 });

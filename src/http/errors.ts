@@ -38,6 +38,14 @@ function frameworkMessage(error: FastifyError, request: FastifyRequest): string 
   }
 }
 
+/** The status of a request whose client closed the connection before the answer (nginx's). */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/** Whether the request's client is gone: its connection closed before the answer was sent. */
+function clientWentAway(request: FastifyRequest): boolean {
+  return request.raw.destroyed || request.raw.socket?.destroyed === true;
+}
+
 /**
  * Renders every error in the envelope of its area: `{status, error, code, requestId}` under /v1,
  * `{message, code}` under /api/v2 (README, "Error codes"). `code` is the condition's stable code
@@ -57,6 +65,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       const code = frameworkCode(error, status);
       const label = STATUS_NAMES[status] ?? 'BAD_REQUEST';
       return send(request, reply, status, { code, label, message: frameworkMessage(error, request) });
+    }
+    if (clientWentAway(request)) {
+      // Nothing reaches a client that closed its connection (a browser leaving the page while its
+      // query ran): not a fault of the server's.
+      request.log.info({ err: error }, 'the client closed the connection before the answer was sent');
+      return reply.code(CLIENT_CLOSED_REQUEST).send();
     }
     request.log.error({ err: error }, 'unexpected error');
     return send(request, reply, 500, {
