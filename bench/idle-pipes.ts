@@ -78,8 +78,9 @@ export async function benchIdlePipes(): Promise<void> {
     }
     const createSeconds = (performance.now() - began) / 1000;
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    // Each run made its first slot's stages as it started; a run with nothing to read drops them
-    // after a minute (src/pipes/runtime/idle-stages.ts). Idle is after that: watched once they went.
+    // A run whose first listing was slow (the creates beside it load the node) made its first
+    // slot's stages as it started (src/pipes/runtime/early-stages.ts); a run with nothing to read
+    // drops them after a minute (idle-stages.ts). Idle is after that: watched once they went.
     const settled = performance.now();
     for (;;) {
       const answer = await post('/query', {

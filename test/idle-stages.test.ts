@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createPipe, sql } from './support/runtime.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPipe, sql, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 import { untilEqual } from './support/wait.js';
 
@@ -26,6 +26,32 @@ describe('an idle pipe keeps no staging tables (src/pipes/runtime/idle-stages.ts
     await writeFile(join(s.dataDir, 'files', 'idle', '1.ndjson'), rows(0, 10));
   });
   afterAll(() => s.close());
+
+  it('makes none for a pipe whose first listing found nothing (src/pipes/runtime/early-stages.ts)', async () => {
+    await mkdir(join(s.dataDir, 'files', 'empty'), { recursive: true });
+    const id = await createPipe(s, {
+      name: 'empty',
+      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///empty/*.ndjson', isContinuous: true } },
+      destination: {
+        database: 'idle',
+        table: 'nothing',
+        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+        columns: [{ name: 'id', type: 'UInt64' }],
+      },
+      settings: { object_storage_polling_interval_ms: 100 },
+    });
+    await waitForState(s, id, 'Running');
+    // Within the idle time (1.5 s here) a run's early stages would be there: none ever is.
+    const seen = [];
+    for (let i = 0; i < 10; i += 1) {
+      seen.push((await stagesOf(s, id))[0]?.n);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(seen).toEqual(Array(10).fill(0));
+    // A file then is read into stages its batch makes.
+    await writeFile(join(s.dataDir, 'files', 'empty', '1.ndjson'), rows(0, 3));
+    await untilEqual(() => sql(s, 'SELECT count() AS n FROM idle.nothing'), [{ n: 3 }]);
+  });
 
   it('drops them once the source had nothing for a while, and makes them anew for the next file', async () => {
     const id = await createPipe(s, {

@@ -16,6 +16,7 @@ import {
 } from '../sources/index.js';
 import { type BatchContext, completeBatch } from './batch.js';
 import { prepareDestinations } from './destination.js';
+import { EarlyStages } from './early-stages.js';
 import { batchEvent } from './history-stage.js';
 import { IDLE_STAGES_MS, IdleStages } from './idle-stages.js';
 import { readyStages } from './ready-stages.js';
@@ -114,29 +115,28 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       }),
     };
     const unfinished = await store.repos.progress.openBatches(pipeId);
-    // A run's first claim goes to slot 0: its stages are made now, beside the source's first fetch
-    // and flush, rather than after the claim. Only a slot no unfinished batch holds (that batch's
-    // stages are its own); a failure here leaves them to the batch, which makes them and reports it.
+    // A run's first claim goes to slot 0: its stages are made beside the source's first fetch and
+    // flush when that is slow, rather than after the claim (early-stages.ts). Only a slot no
+    // unfinished batch holds (that batch's stages are its own); a failure here leaves them to the
+    // batch, which makes them and reports it.
     const checkedFor = destinations;
-    let early: Promise<unknown> | undefined = unfinished.some((b) => b.slot === 0)
-      ? undefined
-      : readyStages(batchContext, checkedFor, { pipeId, slot: 0, staged: false }).then(
-          () => batchContext.stagesCheckedAt?.set(0, { at: performance.now(), destinations: checkedFor }),
-          (error: unknown) =>
-            context.logger.warn(
-              { err: error, pipeId },
-              "making slot 0's stages ahead of its first batch failed",
-            ),
-        );
+    const early = new EarlyStages(() =>
+      readyStages(batchContext, checkedFor, { pipeId, slot: 0, staged: false }).then(
+        () => batchContext.stagesCheckedAt?.set(0, { at: performance.now(), destinations: checkedFor }),
+        (error: unknown) =>
+          context.logger.warn(
+            { err: error, pipeId },
+            "making slot 0's stages ahead of its first batch failed",
+          ),
+      ),
+    );
+    if (unfinished.some((b) => b.slot === 0)) early.skip();
     const idle = new IdleStages(context.idleStagesMs ?? IDLE_STAGES_MS);
     const run = (batch: Batch, release?: () => void) =>
       slots.run(batch.slot, async () => {
         idle.used();
         try {
-          if (batch.slot === 0 && early) {
-            await early;
-            early = undefined;
-          }
+          if (batch.slot === 0) await early.settled();
           const done = await completeBatch(batchContext, destinations, batch, (b, sink) =>
             source.read(b, sink),
           );
@@ -167,7 +167,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
               answer = 'deleted';
               break;
             }
-            const next = await source.next(progress.cursor ?? null);
+            const next = await early.answer(source.next(progress.cursor ?? null));
             if (next === 'idle' || next === 'complete') {
               if (answer !== 'claimed') answer = next;
               break;
@@ -206,8 +206,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         }
         // Nothing in flight and nothing to read: stages idle for long go (made anew for the next).
         if (idle.due()) {
-          await early;
-          early = undefined;
+          await early.settled();
           await idle.drop(engine, pipeId, batchContext, context.logger);
         }
         await sleep(source.pollMs, signal);
@@ -215,7 +214,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
     } finally {
       // No batch may outlive its worker: a restarted worker would run it twice at once. Nor may
       // slot 0's early stages: a restarted worker's would be made beside them.
-      await Promise.all([slots.settle(), early]);
+      await Promise.all([slots.settle(), early.settled()]);
     }
   } finally {
     context.opened?.(undefined);
