@@ -125,8 +125,9 @@ describe('HTTP status codes and the error envelope', () => {
     expect(response.json.error).toContain('send Content-Type: application/json');
   });
 
-  it('500 names only the request id, never internals', async () => {
-    const other = await startSluice();
+  it('500 names only the request id, never internals, over a real socket too', async () => {
+    const other = await startSluice({ env: { SLUICE_PORT: '0', SLUICE_HOST: '127.0.0.1' } });
+    const url = await other.sluice.listen();
     await other.sluice.store.close(); // the metadata store goes away under a running server
     const response = await other.request({ method: 'GET', url: other.pipesUrl });
     expect(response.statusCode).toBe(500);
@@ -135,6 +136,16 @@ describe('HTTP status codes and the error envelope', () => {
       `INTERNAL_ERROR: unexpected error; the server log has details under request id ${response.json.requestId}`,
     );
     expect(other.logs.join('')).toContain(response.json.requestId);
+    // A client still connected is not one that left (src/http/errors.ts), whatever its body.
+    for (const method of ['GET', 'POST']) {
+      const real = await fetch(`${url}${other.pipesUrl}`, {
+        method,
+        headers: { authorization: other.admin, 'content-type': 'application/json' },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
+      expect(real.status).toBe(500);
+      expect(((await real.json()) as { code: string }).code).toBe('SLUICE_ERR_INTERNAL');
+    }
     await other.sluice.server.close();
   });
 });

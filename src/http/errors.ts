@@ -43,7 +43,8 @@ const CLIENT_CLOSED_REQUEST = 499;
 
 /** Whether the request's client is gone: its connection closed before the answer was sent. */
 function clientWentAway(request: FastifyRequest): boolean {
-  return request.raw.destroyed || request.raw.socket?.destroyed === true;
+  // Not the request stream's own `destroyed`: Node sets it once the body was read, client or not.
+  return request.raw.socket?.destroyed === true;
 }
 
 /**
