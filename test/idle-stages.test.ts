@@ -17,6 +17,19 @@ const stagesOf = (s: TestSluice, pipeId: string) =>
     `SELECT count() AS n FROM system.tables WHERE database = '_sluice_staging' AND name LIKE '%${pipeId.replace(/-/g, '')}%'`,
   );
 
+/** A continuous pipe of the folder `name`'s NDJSON files into `idle.<table>`, polled every `pollMs`. */
+const continuousPipe = (name: string, table: string, pollMs: number) => ({
+  name,
+  source: { objectStorage: { format: 'JSONEachRow', url: `file:///${name}/*.ndjson`, isContinuous: true } },
+  destination: {
+    database: 'idle',
+    table,
+    tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+    columns: [{ name: 'id', type: 'UInt64' }],
+  },
+  settings: { object_storage_polling_interval_ms: pollMs },
+});
+
 describe('an idle pipe keeps no staging tables (src/pipes/runtime/idle-stages.ts)', () => {
   let s: TestSluice;
   beforeAll(async () => {
@@ -29,17 +42,7 @@ describe('an idle pipe keeps no staging tables (src/pipes/runtime/idle-stages.ts
 
   it('makes none for a pipe whose first listing found nothing (src/pipes/runtime/early-stages.ts)', async () => {
     await mkdir(join(s.dataDir, 'files', 'empty'), { recursive: true });
-    const id = await createPipe(s, {
-      name: 'empty',
-      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///empty/*.ndjson', isContinuous: true } },
-      destination: {
-        database: 'idle',
-        table: 'nothing',
-        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
-        columns: [{ name: 'id', type: 'UInt64' }],
-      },
-      settings: { object_storage_polling_interval_ms: 100 },
-    });
+    const id = await createPipe(s, continuousPipe('empty', 'nothing', 100));
     await waitForState(s, id, 'Running');
     // Within the idle time (1.5 s here) a run's early stages would be there: none ever is.
     const seen = [];
@@ -54,17 +57,7 @@ describe('an idle pipe keeps no staging tables (src/pipes/runtime/idle-stages.ts
   });
 
   it('drops them once the source had nothing for a while, and makes them anew for the next file', async () => {
-    const id = await createPipe(s, {
-      name: 'idle',
-      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///idle/*.ndjson', isContinuous: true } },
-      destination: {
-        database: 'idle',
-        table: 'events',
-        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
-        columns: [{ name: 'id', type: 'UInt64' }],
-      },
-      settings: { object_storage_polling_interval_ms: 200 },
-    });
+    const id = await createPipe(s, continuousPipe('idle', 'events', 200));
     await untilEqual(() => sql(s, 'SELECT count() AS n FROM idle.events'), [{ n: 10 }]);
     // The first file's batch ran in stages of slot 0 (data, its errors, history), which then idle.
     await untilEqual(() => stagesOf(s, id), [{ n: 0 }], 'the idle stages dropped', 20_000);
