@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Engine } from '../../engine/index.js';
 import type { BatchContext } from './batch.js';
+import { forgetStages } from './ready-stages.js';
 import { dropStages } from './stages.js';
 
 /** How long a run goes without a batch before its staging tables are dropped (IdleStages). */
@@ -32,14 +33,12 @@ export class IdleStages {
 
   /**
    * With no batch in flight: drops the pipe's stages and forgets that they were checked
-   * (`context`'s marks), so the next batch makes them anew. A drop that fails is logged and left
+   * (forgetStages), so the next batch makes them anew. A drop that fails is logged and left
    * to that batch, which finds what is left and makes it anew.
    */
   async drop(engine: Engine, pipeId: string, context: BatchContext, logger: Logger): Promise<void> {
     this.held = false;
-    context.stagesChecked?.clear();
-    context.freshStages?.clear();
-    context.stagesCheckedAt?.clear();
+    forgetStages(context);
     try {
       await dropStages(engine, pipeId);
     } catch (error) {

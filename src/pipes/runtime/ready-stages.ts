@@ -128,6 +128,18 @@ export async function readyStages(
 }
 
 /**
+ * Forgets every mark of a run's stages (checked, known empty, checked ahead of a claim): the next
+ * batch of each slot checks and makes them anew (their tables were dropped: idle-stages.ts).
+ */
+export function forgetStages(
+  context: Pick<BatchContext, 'stagesChecked' | 'freshStages' | 'stagesCheckedAt'>,
+): void {
+  context.stagesChecked?.clear();
+  context.freshStages?.clear();
+  context.stagesCheckedAt?.clear();
+}
+
+/**
  * How long a check of a slot's stages made ahead of its first claim stands for that batch. A
  * destination changed after any check meets the batch at its moves (stages.ts, ensureStage: the
  * staged rows are staged again as the destination is now, or the pipe fails saying its columns
