@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callApi, type ServedSluice, serveEnv, sluiceServe } from './support/cli.js';
 import { objectStoragePipe } from './support/pipes.js';
-import { BOOTSTRAP_TOKEN, basic, startSluice, type TestSluice } from './support/sluice.js';
+import {
+  BOOTSTRAP_KEY_ID,
+  BOOTSTRAP_KEY_SECRET,
+  BOOTSTRAP_TOKEN,
+  basic,
+  startSluice,
+  type TestSluice,
+} from './support/sluice.js';
 import { waitFor } from './support/wait.js';
 
 describe('HTTP status codes and the error envelope', () => {
@@ -217,7 +224,7 @@ describe('a client that leaves before its answer (sluice serve, a real socket)',
   });
 
   it('is no server error: a query whose client left before its rows is logged at info, and the server answers on', async () => {
-    const auth = basic('sk_test_admin', 'test-admin-secret-0123456789');
+    const auth = basic(BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET);
     const [organization] = (await callApi(`${server.url}/v1/organizations`)).result;
     const [service] = (await callApi(`${server.url}/v1/organizations/${organization.id}/services`)).result;
     const query = `${server.url}/v1/organizations/${organization.id}/services/${service.id}/query`;
