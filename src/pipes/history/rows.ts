@@ -37,9 +37,10 @@ export function stateEvent(
   pipe: { pipeId: string; pipeName: string },
   state: string,
   errorCode: string,
+  at = new Date(),
 ): HistoryEvent {
   return {
-    at: new Date(),
+    at,
     ...pipe,
     kind: 'state',
     batch: '',

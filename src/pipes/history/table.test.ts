@@ -17,6 +17,39 @@ describe('the pipe history table and its per-minute view (chDB)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('is made once for callers at the same moment (a first pipe asks from its stages and its first state row)', async () => {
+    const fresh = new EmbeddedEngine(join(dir, 'fresh'), { confined: false });
+    try {
+      const statements: string[] = [];
+      const counting = {
+        query: (sql: string) => {
+          statements.push(sql);
+          return fresh.query(sql);
+        },
+        execute: (sql: string) => {
+          statements.push(sql);
+          return fresh.execute(sql);
+        },
+      };
+      await ensureHistory(counting, 30);
+      const once = statements.length;
+      statements.length = 0;
+      await fresh.execute('DROP DATABASE _sluice_history');
+      await Promise.all([
+        ensureHistory(counting, 30),
+        ensureHistory(counting, 30),
+        ensureHistory(counting, 30),
+      ]);
+      expect(statements).toHaveLength(once);
+      expect((await fresh.query(`SELECT count() AS n FROM ${MINUTES}`)).rows).toEqual([{ n: 0 }]);
+      // Once settled, the next call ensures again (an admin may have dropped them since).
+      await ensureHistory(counting, 30);
+      expect(statements).toHaveLength(2 * once);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('reads per pipe and minute: sums, the largest lag, the last state and error code', async () => {
     await ensureHistory(engine, 30);
     await engine.execute(

@@ -77,7 +77,23 @@ GROUP BY minute, pipe_id`;
  * Makes the history's database, table and view where they are missing (an admin may drop them;
  * they come back), and keeps `days` of it: a changed retention changes the table's TTL.
  */
-export async function ensureHistory(engine: Queryable, days: number): Promise<void> {
+export function ensureHistory(engine: Queryable, days: number): Promise<void> {
+  const current = ensuring.get(engine);
+  if (current?.days === days) return current.done;
+  const done = makeHistory(engine, days).finally(() => {
+    if (ensuring.get(engine)?.done === done) ensuring.delete(engine);
+  });
+  ensuring.set(engine, { days, done });
+  return done;
+}
+
+/**
+ * The ensures under way, per engine: callers at the same moment share one (a service's first pipe
+ * asks from its first batch's stages and from its first state row at once).
+ */
+const ensuring = new WeakMap<Queryable, { days: number; done: Promise<void> }>();
+
+async function makeHistory(engine: Queryable, days: number): Promise<void> {
   await ensureDatabase(engine, HISTORY_DATABASE);
   await engine.execute(eventsTableSql(days));
   const storage = await tableStorage(engine, HISTORY_DATABASE, EVENTS_TABLE);

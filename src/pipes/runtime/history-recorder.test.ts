@@ -21,6 +21,10 @@ describe('the pipe history recorder: a row a minute for pipes in trouble (chDB)'
   let failed: { pipeId: string; errorCode: string }[] = [];
   let recorder: HistoryRecorder;
   let queries = 0;
+  /** How long each next read of a pipe's row takes, in order (none: at once). */
+  let viewDelays: number[] = [];
+  /** The states written by each INSERT, in the order the engine was asked. */
+  const inserted: string[][] = [];
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-recorder-'));
@@ -32,17 +36,24 @@ describe('the pipe history recorder: a row a minute for pipes in trouble (chDB)'
             queries += 1;
             return engine.query(sql, options);
           },
-          execute: (sql: string, options: object) => engine.execute(sql, options),
+          execute: (sql: string, options: object) => {
+            if (sql.startsWith('INSERT'))
+              inserted.push([...sql.matchAll(/"state":"(\w+)"/g)].map((m) => m[1] ?? ''));
+            return engine.execute(sql, options);
+          },
         }),
       } as unknown as EngineRegistry,
       logger: pino({ level: 'silent' }),
       days: 30,
-      view: async (pipeId) =>
-        states.has(pipeId)
+      view: async (pipeId) => {
+        const delay = viewDelays.shift() ?? 0;
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+        return states.has(pipeId)
           ? ({
               row: { id: pipeId, name: `pipe ${pipeId}`, state: states.get(pipeId) },
             } as unknown as RuntimeView)
-          : undefined,
+          : undefined;
+      },
       running: () => running,
       notRunning: async () => running.filter((id) => states.get(id) !== 'Running'),
       failed: async () => failed,
@@ -143,6 +154,26 @@ describe('the pipe history recorder: a row a minute for pipes in trouble (chDB)'
     failed = [];
     await tickEveryMinute('2026-11-27T13:00:00Z', 2);
     expect(await minutesOf('s')).toEqual([]);
+  });
+
+  it("writes a pipe's state rows in the order of its moves, each at its move's time, and settles once all are written", async () => {
+    states.set('m', 'Running');
+    inserted.length = 0;
+    // The first move's write is the slowest to start: written at once, it would land last.
+    viewDelays = [80, 0, 40, 0];
+    const moves = ['Running', 'Degraded', 'Running', 'Stopped'];
+    for (const state of moves) void recorder.moved('m', state);
+    const movedBy = Date.now();
+    await recorder.settled();
+    expect(inserted).toEqual(moves.map((state) => [state]));
+    const rows = (
+      await engine.query(
+        `SELECT state, toUnixTimestamp64Milli(at) AS at FROM ${EVENTS} WHERE pipe_id = 'm' AND kind = 'state'`,
+      )
+    ).rows;
+    expect(rows.map((row) => row.state).sort()).toEqual([...moves].sort());
+    // Each row says when the pipe moved, not when its write came (80 ms and more later).
+    for (const row of rows) expect(Number(row.at)).toBeLessThanOrEqual(movedBy);
   });
 
   it("a status's last hour is read from the engine once a minute, and again after each row written", async () => {

@@ -42,6 +42,8 @@ export class HistoryRecorder {
   private readonly lastHours = new Map<string, { minute: number; minutes: PipeMinute[] }>();
   /** Counts writes, so a read that overlapped one is not kept. */
   private generation = 0;
+  /** Each pipe's state rows not yet written, the last of a chain (`moved`). */
+  private readonly writing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly deps: {
@@ -70,13 +72,36 @@ export class HistoryRecorder {
     clearInterval(this.timer);
   }
 
-  /** The pipe was moved to `state` (its error's code with it when it failed or is degraded). */
-  async moved(pipeId: string, state: string, errorCode = ''): Promise<void> {
+  /**
+   * The pipe was moved to `state` (its error's code with it when it failed or is degraded). The
+   * rows of one pipe are written in the order of its moves; the returned promise settles (never
+   * rejects) once this one is written, or logged as not written. The runtime does not wait for it
+   * (supervisor.ts, `transition`): a service's first row makes its history's tables, and a run's
+   * first batch would wait for that.
+   */
+  moved(pipeId: string, state: string, errorCode = ''): Promise<void> {
+    const at = new Date();
+    const write = (this.writing.get(pipeId) ?? Promise.resolve()).then(() =>
+      this.writeMove(pipeId, state, errorCode, at),
+    );
+    this.writing.set(pipeId, write);
+    void write.then(() => {
+      if (this.writing.get(pipeId) === write) this.writing.delete(pipeId);
+    });
+    return write;
+  }
+
+  /** Settles once every state row asked for so far is written (or logged as not written). */
+  async settled(): Promise<void> {
+    await Promise.all(this.writing.values());
+  }
+
+  private async writeMove(pipeId: string, state: string, errorCode: string, at: Date): Promise<void> {
     const view = await this.deps.view(pipeId).catch((error: unknown) => {
       this.deps.logger.warn({ err: error, pipeId, state }, 'could not write a state to the pipe history');
       return undefined;
     });
-    if (view) await this.record(view, (pipe) => stateEvent(pipe, state, errorCode));
+    if (view) await this.record(view, (pipe) => stateEvent(pipe, state, errorCode, at));
   }
 
   /**

@@ -240,6 +240,8 @@ export class PipeSupervisor implements PipeRuntime {
     const workers = [...this.workers.values()];
     for (const worker of workers) worker.controller.abort();
     await Promise.all([...workers.map((worker) => worker.done), this.cleanups.close()]);
+    // The engines close after this: the last moves' rows are written first.
+    await this.history.settled();
   }
 
   private async run(pipeId: string, signal: AbortSignal): Promise<void> {
@@ -356,7 +358,9 @@ export class PipeSupervisor implements PipeRuntime {
     const moved = await this.deps.pipes.runtimeTransition(pipeId, to, reason, from);
     const failed = to === 'Degraded' || to === 'Failed';
     if (moved && failed) await this.deps.store.repos.progress.recordError(pipeId, reason, code);
-    if (moved) await this.history.moved(pipeId, to, failed ? code : '');
+    // Written in the background, in order (history-recorder.ts): the move is the store's, and a
+    // run goes on at once (its first batch would otherwise wait for a service's first history row).
+    if (moved) void this.history.moved(pipeId, to, failed ? code : '');
     return moved;
   }
 
