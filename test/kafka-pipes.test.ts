@@ -168,6 +168,40 @@ describe('a Kafka pipe', () => {
   });
 });
 
+describe("a new Kafka pipe's first batch", () => {
+  it('is small and runs alone on a backlog: no other batch is claimed until it commits', async () => {
+    // 200,000 small messages in 4 partitions: one fetch brings more than a whole batch's 100,000
+    // messages, which would be claimed beside the first batch at once if it did not run alone
+    // (src/pipes/sources/kafka/reader.ts: until it commits, one batch in flight and no more
+    // fetched than the first batch takes).
+    await kafka.createTopic('first', 4);
+    const COUNT = 200_000;
+    const messages = Array.from({ length: COUNT }, (_, i) => ({
+      topic: 'first',
+      partition: i % 4,
+      value: JSON.stringify({ id: i, name: `message ${i}` }),
+    }));
+    await produce(kafka.connection('plaintext'), messages, 5_000);
+    const id = await createPipe(s, kafkaPipe('first', { brokers: plaintext(), topics: 'first' }));
+    // The open batches and the rows written, read in one store transaction: of one moment.
+    let [mostOpen, firstRows] = [0, 0];
+    while (firstRows === 0) {
+      const [open, progress] = await s.sluice.store.transaction(
+        async (repos) => [await repos.progress.openBatches(id), await repos.progress.get(id)] as const,
+      );
+      firstRows = progress?.rowsWritten ?? 0;
+      if (firstRows === 0) mostOpen = Math.max(mostOpen, open.length);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(mostOpen).toBe(1);
+    expect(firstRows).toBeLessThanOrEqual(10_000);
+    await waitForRows('first', COUNT);
+    expect(await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM kafka.first')).toEqual([
+      { n: COUNT, ids: COUNT },
+    ]);
+  });
+});
+
 describe('a Kafka pipe reading transactions', () => {
   it("skips the records of aborted transactions (read committed), written by Kafka's own Java producer", async () => {
     const topic = 'transactions';

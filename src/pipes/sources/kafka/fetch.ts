@@ -21,13 +21,20 @@ export interface Fetched {
 }
 
 const FETCH = { maxWaitMs: 500, partitionMaxBytes: PARTITION_MAX_BYTES, maxBytes: 16 * 1024 * 1024 };
+type Metadata = Awaited<ReturnType<RawFetchConsumer['metadata']>>;
 
 /**
  * One round of Fetch requests, one per partition leader, for the wanted offsets. Whole record
  * batches come back as the broker sent them (no object per message beyond the client's own), which
  * is what lets a pipe read at the broker's speed (test/support/kafka/CLIENT-CHOICE.md).
  */
-export async function fetchOnce(consumer: RawFetchConsumer, topics: string[], wants: FetchWant[]) {
+export async function fetchOnce(
+  consumer: RawFetchConsumer,
+  topics: string[],
+  wants: FetchWant[],
+  /** The most bytes an answer holds (a run's first asks for less: reader.ts, fetchLimits). */
+  maxBytes = FETCH.maxBytes,
+) {
   const metadata = await consumer.metadata({ topics });
   const byLeader = new Map<number, FetchWant[]>();
   for (const want of wants) {
@@ -36,16 +43,19 @@ export async function fetchOnce(consumer: RawFetchConsumer, topics: string[], wa
     byLeader.set(leader, [...(byLeader.get(leader) ?? []), want]);
   }
   const answers = await Promise.all(
-    [...byLeader].map(([node, list]) => fetchFrom(consumer, metadata, node, list)),
+    [...byLeader].map(([node, list]) =>
+      fetchFrom(consumer, metadata, node, list, Math.min(maxBytes, FETCH.maxBytes)),
+    ),
   );
   return answers.flat();
 }
 
 async function fetchFrom(
   consumer: RawFetchConsumer,
-  metadata: Awaited<ReturnType<RawFetchConsumer['metadata']>>,
+  metadata: Metadata,
   node: number,
   wants: FetchWant[],
+  maxBytes: number,
 ): Promise<Fetched[]> {
   const topicNames = new Map<string, string>();
   const requests = new Map<string, { partition: number; fetchOffset: bigint }[]>();
@@ -59,7 +69,7 @@ async function fetchFrom(
     node,
     maxWaitTime: FETCH.maxWaitMs,
     minBytes: 1,
-    maxBytes: FETCH.maxBytes,
+    maxBytes,
     topics: [...requests].map(([topicId, partitions]) => ({
       topicId,
       partitions: partitions.map((p) => ({

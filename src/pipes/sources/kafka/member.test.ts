@@ -11,8 +11,10 @@ function hostWith(signal: AbortSignal, failures: unknown[]): MemberHost {
     logger: pino({ level: 'silent' }),
     signal,
     fetchable: () => [],
+    fetchLimits: () => ({ bytes: 1 }),
     assigned: async () => {},
     outOfRange: async () => {},
+    fetched: () => {},
     failed: (error) => failures.push(error),
   };
 }

@@ -74,10 +74,14 @@ export interface MemberHost {
   readonly signal: AbortSignal;
   /** The partitions a member may fetch now (owned, with room under the memory budget). */
   fetchable(member: Member): PartitionState[];
+  /** The most a member holds of messages before it stops fetching; a fetch asks for no more bytes. */
+  fetchLimits(): { bytes: number };
   /** The group gave this member these partitions (after a join or a rebalance). */
   assigned(member: Member, assignments: { topic: string; partitions: number[] }[]): Promise<void>;
   /** A position is outside its partition's log now: the host moves it where the log is. */
   outOfRange(member: Member, partitions: PartitionState[]): Promise<void>;
+  /** A fetch brought messages into the partitions' buffers. */
+  fetched(): void;
   /** A fetch failed for good (the client's own retries spent): the run stops with it. */
   failed(error: unknown): void;
 }
@@ -151,7 +155,7 @@ export class Member {
       }));
       let answers: Awaited<ReturnType<typeof fetchOnce>>;
       try {
-        answers = await fetchOnce(this.consumer, this.host.topics, wants);
+        answers = await fetchOnce(this.consumer, this.host.topics, wants, this.host.fetchLimits().bytes);
       } catch (error) {
         if (!brokerSaid(error, 'OFFSET_OUT_OF_RANGE')) throw error;
         await this.host.outOfRange(this, partitions);
@@ -163,6 +167,7 @@ export class Member {
         // Moved to another member meanwhile, or read from elsewhere since: the answer is stale.
         if (!state || !asked || state.owner !== this || state.position !== asked.offset) continue;
         state.add(answer.messages, answer.next, answer.highWatermark);
+        if (answer.messages.length > 0) this.host.fetched();
       }
     }
   }

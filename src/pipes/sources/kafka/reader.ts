@@ -23,6 +23,7 @@ import { connectionOptions, type KafkaConfig, topicNames, unsupportedKafka } fro
 import { coordinatorReady } from './coordinator.js';
 import { kafkaFailure } from './errors.js';
 import { readRange } from './fetch.js';
+import { FirstBatch } from './first-batch.js';
 import { Member, type MemberHost, PartitionState, partitionKey, splitPartitionKey } from './member.js';
 import { kafkaMessagePlan } from './messages.js';
 import type { KafkaRecord } from './record-batches.js';
@@ -33,9 +34,6 @@ import type { KafkaStatus } from './status-shape.js';
 export interface KafkaRange {
   partitions: { topic: string; partition: number; from: string; to: string }[];
 }
-
-/** How many batches' worth of messages a member holds before it stops fetching (fetchable). */
-const BUFFERED_BATCHES = 2;
 
 /** The cursor: per `topic:partition`, the offset after the last claimed message. */
 type KafkaCursor = Record<string, string>;
@@ -69,8 +67,8 @@ export async function openKafka(context: RunContext): Promise<SourceRun> {
 class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCommits, MemberHost {
   readonly firstCursor: Json = {};
   readonly pollMs = POLL_MS;
-  /** Three batches per member: parsing, loading and moving overlap (the engines run statements side by side). */
-  readonly inFlight: number;
+  /** Until its first batch is visible (first-batch.ts). */
+  private readonly firstBatch: FirstBatch;
   private readonly replicas: number;
   readonly topics: string[];
   readonly logger;
@@ -84,8 +82,6 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   private readonly how;
   private failure: { error: unknown } | undefined;
   private turn = 0;
-  /** Whether this run claimed a batch yet: the first flushes sooner (flushDue). */
-  private claimedAny = false;
   /** Claim-to-commit times, so a batch is visible within the pipe's wait (flushDue). */
   private readonly writes = new RecentWrites();
   private watching: Promise<void> | undefined;
@@ -103,7 +99,13 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
     this.flush = streamFlush(context.config);
     this.how = kafkaMessagePlan(context.config, context.allowPrivateSources);
     this.replicas = context.config.scaling.replicas ?? 1;
-    this.inFlight = 3 * this.replicas;
+    // Three batches per member: parsing, loading and moving overlap (the engines run statements
+    // side by side).
+    this.firstBatch = new FirstBatch(this.flush, 3 * this.replicas);
+  }
+
+  get inFlight(): number {
+    return this.firstBatch.inFlight(this.partitions.values());
   }
 
   async start(): Promise<void> {
@@ -181,11 +183,13 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   fetchable(member: Member): PartitionState[] {
     const owned = [...this.partitions.values()].filter((p) => p.owner === member);
     const buffered = owned.reduce((sum, p) => sum + p.bytes, 0);
-    // Backpressure: a member with two batches' worth waiting fetches no more until one is claimed.
-    // With one batch's worth, the next batch's fetch waited for the last one's claim and the
-    // engine idled between loads (README, "Benchmarks": 15% more steady throughput with two).
-    if (buffered >= BUFFERED_BATCHES * this.flush.bytes) return [];
-    return owned.filter((p) => p.messages.length < BUFFERED_BATCHES * this.flush.rows);
+    const { bytes, rows } = this.fetchLimits();
+    if (buffered >= bytes) return [];
+    return owned.filter((p) => p.messages.length < rows);
+  }
+
+  fetchLimits(): { bytes: number; rows: number } {
+    return this.firstBatch.fetchLimits(this.partitions.values());
   }
 
   async assigned(member: Member, assignments: { topic: string; partitions: number[] }[]): Promise<void> {
@@ -238,6 +242,10 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
     }
   }
 
+  fetched(): void {
+    this.firstBatch.fetched();
+  }
+
   failed(error: unknown): void {
     if (this.signal.aborted) return;
     this.failure ??= { error: kafkaFailure(error) };
@@ -245,14 +253,15 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
 
   async next(cursor: Json | null): Promise<Claim | 'idle'> {
     if (this.failure) throw this.failure.error;
+    await this.firstBatch.firstAnswer(this.signal);
     for (let tried = 0; tried < this.members.length; tried += 1) {
       const member = this.members[(this.turn + tried) % this.members.length] as Member;
       const owned = [...this.partitions.values()].filter((p) => p.owner === member && p.messages.length > 0);
       const timing = { recentWriteMs: this.writes.longestMs, pollMs: this.pollMs };
-      if (!flushDue(owned, this.flush, timing, !this.claimedAny)) continue;
+      if (!flushDue(owned, this.flush, timing, !this.firstBatch.claimed)) continue;
       this.turn = (this.turn + tried + 1) % this.members.length;
-      const limits = batchLimits(this.flush, !this.claimedAny);
-      this.claimedAny = true;
+      const limits = batchLimits(this.flush, !this.firstBatch.claimed);
+      this.firstBatch.claimed = true;
       const claim = this.claim(owned, (cursor ?? {}) as KafkaCursor, limits);
       this.writes.claimed(writeKey(claim.range as unknown as KafkaRange));
       return claim;
@@ -331,6 +340,7 @@ class KafkaRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, TracksCo
   /** After the store committed a batch: its offsets go to the group too, for lag tools. */
   async committed(batch: { range: Json }): Promise<void> {
     const range = batch.range as unknown as KafkaRange;
+    this.firstBatch.committed = true;
     this.writes.committed(writeKey(range));
     const member = this.members[0];
     if (!member || range.partitions.length === 0) return;
