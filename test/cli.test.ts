@@ -27,6 +27,9 @@ describe('the sluice command', () => {
     expect(result.stderr).toContain('SLUICE_MASTER_KEY (--master-key) must be 32 bytes');
   });
 
+  // Six CLI processes, each a cold start of Node with tsx: on a slower two-core machine running the
+  // suite beside it, about ten seconds each (CI on 2026-12-02: this test ran out of the default
+  // minute while its neighbour's eleven took 118 s).
   it('explains each command, and names a mistake in the command line before touching the data', async () => {
     const untouched = join(dataDir, 'never-created');
     const fresh = { ...env, SLUICE_DATA_DIR: untouched };
@@ -52,7 +55,7 @@ describe('the sluice command', () => {
       expect(result.stderr).not.toContain('undefined');
     }
     expect(existsSync(untouched)).toBe(false);
-  });
+  }, 180_000);
 
   // Eleven CLI processes, each a cold start of Node with tsx: on a busy two-core machine that alone
   // can take a minute.
