@@ -10,7 +10,9 @@ export const EARLY_STAGES_AFTER_MS = 50;
  * is slow. A source that answers at once gains nothing from them: with files, the batch makes its
  * stages right away; without, an idle run would keep three empty tables a minute (idle-stages.ts),
  * and creating 1,000 idle pipes went from 13-31 s to 67-79 s with their 3,000 CREATE TABLEs in
- * the service's engine beside the creates (bench/idle-pipes.ts).
+ * the service's engine beside the creates (bench/idle-pipes.ts). A source whose first answer is
+ * never worth them says so (`NoStagesAhead`, src/pipes/sources/contract.ts: object storage, whose
+ * listing of an empty folder took over 50 ms on a loaded machine) and the runner skips them.
  */
 export class EarlyStages {
   private making: Promise<unknown> | undefined;

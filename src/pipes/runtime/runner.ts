@@ -12,6 +12,7 @@ import {
   type SourceConnector,
   type SourceRun,
   tracksCommits,
+  wantsNoStagesAhead,
   writesSeveralTables,
 } from '../sources/index.js';
 import { type BatchContext, completeBatch } from './batch.js';
@@ -130,7 +131,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           ),
       ),
     );
-    if (unfinished.some((b) => b.slot === 0)) early.skip();
+    if (unfinished.some((b) => b.slot === 0) || wantsNoStagesAhead(source)) early.skip();
     const idle = new IdleStages(context.idleStagesMs ?? IDLE_STAGES_MS);
     const run = (batch: Batch, release?: () => void) =>
       slots.run(batch.slot, async () => {

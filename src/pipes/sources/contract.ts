@@ -174,6 +174,16 @@ export interface OwnsItsStates {
   readonly ownsState: true;
 }
 
+/**
+ * Its run's first answer is never worth slot 0's stages made beside it (src/pipes/runtime/
+ * early-stages.ts): object storage, whose listing that finds files is claimed at once (its batch
+ * makes the stages) and whose listing that finds nothing needs none, however long it took on a
+ * busy machine. Without it: the stages are made beside a first answer that takes over 50 ms.
+ */
+export interface NoStagesAhead {
+  readonly noStagesAhead: true;
+}
+
 /** A one-off source that says why it is complete, for the pipe's state history. */
 export interface ExplainsCompletion {
   readonly completion: string;
@@ -251,6 +261,10 @@ export function limitsInFlight(run: SourceRun): run is SourceRun & LimitsInFligh
 
 export function writesSeveralTables(run: SourceRun): run is SourceRun & WritesSeveralTables {
   return 'tables' in run;
+}
+
+export function wantsNoStagesAhead(run: SourceRun): run is SourceRun & NoStagesAhead {
+  return 'noStagesAhead' in run;
 }
 
 export function ownsItsStates(run: SourceRun): run is SourceRun & OwnsItsStates {

@@ -13,7 +13,7 @@ import {
   rangeRead,
   readSettings,
 } from '../../records/index.js';
-import type { Claim, Json, RunContext, SourceRun } from '../contract.js';
+import type { Claim, Json, NoStagesAhead, RunContext, SourceRun } from '../contract.js';
 import type { BatchSink } from '../ports.js';
 import { storageCredentials, withoutCredentials } from './credentials.js';
 import { type Credentials, listFiles, type SourceFile } from './listing.js';
@@ -54,9 +54,10 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
     concurrency: settings.object_storage_concurrency ?? (config.scaling.concurrency || DEFAULTS.concurrency),
   };
   const insert = fileInserter(context, location, source);
-  return {
+  const run: SourceRun & NoStagesAhead = {
     firstCursor: source.startAfter ?? null,
     pollMs: settings.object_storage_polling_interval_ms ?? DEFAULTS.pollingMs,
+    noStagesAhead: true,
     async next(cursor) {
       const claim = await nextFiles(context, location, source, cursor, limits);
       if (claim) return claim;
@@ -72,6 +73,7 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
     },
     close: async () => {},
   };
+  return run;
 }
 
 /** Lists after the cursor and claims the next files, or undefined when none. */
