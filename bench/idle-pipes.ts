@@ -32,8 +32,9 @@ const TICKS = 100;
 export async function benchIdlePipes(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-idle-pipes-'));
   const dataDir = join(dir, 'data');
-  // BENCH_IDLE_NODE_OPTIONS reaches the Sluice process only (e.g. `--cpu-prof --cpu-prof-dir=...`,
-  // written when it stops): where inside Sluice the CPU goes.
+  // BENCH_IDLE_NODE_OPTIONS reaches the Sluice process only (e.g. `--inspect=9229`, to attach a
+  // profiler: where inside Sluice the CPU goes). Node refuses `--cpu-prof` in NODE_OPTIONS; for a
+  // profile file run `node --cpu-prof bin/sluice.js serve` and make the pipes against it.
   const nodeOptions = process.env.BENCH_IDLE_NODE_OPTIONS;
   const child = startedByNpm(dataDir, {
     SLUICE_RATE_LIMIT: '0',
