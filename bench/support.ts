@@ -110,6 +110,14 @@ export async function followBacklog(
     ninetySeconds: ((samples.find((sample) => sample.rows >= 0.9 * count)?.at ?? done) - start) / 1000,
     steadyRowsPerSecond: (lastFull.rows - steadyFrom.rows) / ((lastFull.at - steadyFrom.at) / 1000),
     /**
+     * From the first batch's commit to the last full batch: the refill after a first batch that ran
+     * alone included. The slots commit in bursts, so on a backlog of a few batches the window from
+     * a quarter of the rows can hold one burst alone (1.65 of the bare consumer in one run).
+     */
+    afterFirstRowsPerSecond: (lastFull.rows - first.rows) / ((lastFull.at - first.at) / 1000),
+    /** Each change of the rows visible: seconds after the create's request, and the rows. */
+    commits: moving.map((sample) => `${((sample.at - start) / 1000).toFixed(2)}s ${sample.rows}`).join(', '),
+    /**
      * The machine's share busy over that same window: a figure over the whole run takes in the
      * tail's wait, when nothing runs (a run that read 40% busy in all was 83-87% busy here).
      */
