@@ -85,7 +85,8 @@ export async function benchIdlePipes(): Promise<void> {
         ),
       );
     }
-    const createSeconds = (performance.now() - began) / 1000;
+    const made = performance.now();
+    const createSeconds = (made - began) / 1000;
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     // An object-storage run makes no stages ahead of its first batch (NoStagesAhead in
     // src/pipes/sources/contract.ts), and a run with nothing to read drops any it has after a
@@ -100,8 +101,7 @@ export async function benchIdlePipes(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     const stagesGoneSeconds = (performance.now() - began) / 1000 - createSeconds;
-    const madeAt = began + createSeconds * 1000;
-    const checksBehind = madeAt + FIRST_IDLE_CHECK_MS - performance.now();
+    const checksBehind = made + FIRST_IDLE_CHECK_MS - performance.now();
     if (checksBehind > 0) await new Promise((resolve) => setTimeout(resolve, checksBehind));
     const idle = await watch(pid);
     const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
