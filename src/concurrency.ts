@@ -52,3 +52,32 @@ export async function allDone<T extends readonly unknown[]>(
   for (const result of settled) if (result.status === 'rejected') throw result.reason;
   return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
+
+/**
+ * Runs `work` every `everyMs`, one run at a time (ticks that come while one runs are skipped), on
+ * a timer that does not hold the process open. `work` handles its own failures (logs them): a
+ * rejection here would be unhandled.
+ */
+export class Periodic {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly work: () => Promise<void>,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      this.running ??= this.work().finally(() => (this.running = undefined));
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  /** No run starts from now on; waits for the one under way. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

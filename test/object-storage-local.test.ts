@@ -154,6 +154,27 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     expect(stopped.json.result.state).toBe('Stopped');
   });
 
+  it('a pipe deleted in the store by another node: the worker here stops within a sweep', async () => {
+    await mkdir(join(files, 'gone'), { recursive: true });
+    await writeFile(join(files, 'gone/1.ndjson'), events(0, 10));
+    const id = await createPipe(
+      s,
+      localPipe('gone', 'file:///gone/*.ndjson', { isContinuous: true }, 'gone'),
+    );
+    await waitForState(s, id, 'Running');
+    await expectEventually(async () => (await sql(s, 'SELECT count() AS n FROM local.gone'))[0]?.n === 10);
+    // What a node sharing the store (SLUICE_DATABASE_URL) writes when it deletes the pipe: no
+    // call reaches this node's runtime, which learns of it from the store alone.
+    await s.sluice.store.repos.pipes.delete(id);
+    const stopped = (line: string) => line.includes(id) && line.includes('deleted under its worker');
+    await expectEventually(async () => s.logs.some(stopped), 20_000);
+    // Its worker is gone: a file after that is never claimed (a claim would fail and retry).
+    await writeFile(join(files, 'gone/2.ndjson'), events(10, 10));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(s.logs.filter((line) => line.includes(id) && line.includes('retrying'))).toEqual([]);
+    expect(await sql(s, 'SELECT count() AS n FROM local.gone')).toEqual([{ n: 10 }]);
+  });
+
   it('startAfter skips the keys up to it', async () => {
     const id = await createPipe(
       s,

@@ -131,6 +131,17 @@ export class PipesRepo {
     return (await this.db.query<PipeRow>(`select ${PIPE} from pipes where id = $1${lock}`, [id]))[0];
   }
 
+  /** Which of `ids` name no pipe any more (deleted, perhaps by another node). */
+  async missing(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<{ id: string }>(
+      `select asked.id::text as id from unnest($1::uuid[]) as asked(id)
+        where not exists (select 1 from pipes where pipes.id = asked.id)`,
+      [ids],
+    );
+    return rows.map((row) => row.id);
+  }
+
   async idsInStates(states: readonly string[], kinds?: readonly string[]): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
       `select id from pipes where state = any($1::text[]) and ($2::text[] is null or source_kind = any($2::text[]))

@@ -21,11 +21,14 @@ import { EarlyStages } from './early-stages.js';
 import { batchEvent } from './history-stage.js';
 import { IDLE_STAGES_MS, IdleStages } from './idle-stages.js';
 import { readyStages } from './ready-stages.js';
+import type { RunnerProgress } from './run-progress.js';
 
 /** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
 
 export interface RunnerContext extends RunContext {
+  /** The pipe's progress: the source's port, and the runtime's claims (run-progress.ts). */
+  progress: RunnerProgress;
   /** The service's engine, the runtime's alone: stages, moves, and the loads of `read`'s sink. */
   engine: Engine;
   /** The service's source reader, which the loads of `read`'s sink stream from (records/stream-load.ts). */
@@ -81,7 +84,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
   context.opened?.(source);
   try {
     // First, so a failure of anything below is recorded where the status shows it (lastError).
-    await store.repos.progress.ensure(pipeId, source.firstCursor);
+    await context.progress.ensure(source.firstCursor);
     const tables = () => (writesSeveralTables(source) ? source.tables : undefined);
     let destinations = await prepareDestinations(engine, config, tables());
     let preparedFor = tables();
@@ -154,27 +157,20 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       if (!ownsItsStates(source) && (await context.setState('Running', 'ingesting', STARTING)))
         state = 'Running';
       while (!signal.aborted) {
-        let answer: 'claimed' | 'idle' | 'complete' | 'deleted' = 'idle';
+        let answer: 'claimed' | 'idle' | 'complete' = 'idle';
         for (let slot = slots.free(inFlight()); slot !== undefined; slot = slots.free(inFlight())) {
           await context.checkDisk?.();
           const release = await context.permits?.acquire(signal);
           let batch: Batch | undefined;
           try {
-            // The progress row was ensured above and goes only with its pipe (on delete cascade):
-            // gone, the pipe was deleted under this worker (a race with a PATCH), which stops
-            // claiming. One read a poll, not two: 1,000 idle pipes poll 33 times a second.
-            const progress = await store.repos.progress.get(pipeId);
-            if (!progress) {
-              answer = 'deleted';
-              break;
-            }
-            const next = await early.answer(source.next(progress.cursor ?? null));
+            // The cursor as this run left it (run-progress.ts): an idle poll asks the store nothing.
+            const next = await early.answer(source.next(await context.progress.cursor()));
             if (next === 'idle' || next === 'complete') {
               if (answer !== 'claimed') answer = next;
               break;
             }
             await prepareIfChanged();
-            batch = await store.transaction((repos) => repos.progress.claim(pipeId, slot, next));
+            batch = await context.progress.claim(slot, next);
           } finally {
             // Nothing claimed: the permit goes back at once; a claimed batch keeps it to its commit.
             if (!batch) release?.();
@@ -183,7 +179,6 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
           run(batch, release);
           answer = 'claimed';
         }
-        if (answer === 'deleted') return;
         if (slots.busy()) {
           // A free slot whose source had nothing ready asks again after pollMs, not only when a
           // running batch ends: a stream's next batch fills while the last one is written.

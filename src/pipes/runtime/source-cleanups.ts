@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { backoffDelay } from '../../backoff.js';
+import { Periodic } from '../../concurrency.js';
 import type { EngineRegistry } from '../../engine/index.js';
 import { codeOf } from '../../errors.js';
 import type { Store } from '../../store/index.js';
@@ -32,11 +33,10 @@ const GIVE_UP_MS = 7 * 24 * 3_600_000;
  * that runs pipes (one attempt at a time), after restarts too, until it answers or for a week.
  *
  * Not covered: a worker of another node still setting the pipe up when the delete lands can make
- * its slot after this dropped it (the runner sees the pipe gone at its next step, not at once).
+ * its slot after this dropped it (its node stops the worker within a sweep, gone-pipes.ts, not at once).
  */
 export class SourceCleanups {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private readonly sweeps = new Periodic(CLEANUP_SWEEP_MS, () => this.sweep());
   private closed = false;
 
   constructor(
@@ -50,18 +50,13 @@ export class SourceCleanups {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => {
-      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    }, CLEANUP_SWEEP_MS);
-    this.timer.unref();
+    this.sweeps.start();
   }
 
   /** No attempt starts from now on; the one under way ends (its lease covers one cut short). */
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.sweeping;
+    await this.sweeps.stop();
   }
 
   /** Attempts every cleanup that is due. */

@@ -20,6 +20,7 @@ import {
 import type { PipeState } from '../state.js';
 import type { CdcCapacity } from './cdc-capacity.js';
 import { createProblems, definitionProblems } from './create-checks.js';
+import { GonePipes } from './gone-pipes.js';
 import { HistoryRecorder } from './history-recorder.js';
 import { IdleStatuses } from './idle-statuses.js';
 import { runProgressOf } from './run-progress.js';
@@ -70,6 +71,7 @@ export class PipeSupervisor implements PipeRuntime {
   private readonly cleanups: SourceCleanups;
   private readonly access: SourceAccess;
   private readonly history: HistoryRecorder;
+  private readonly gone: GonePipes;
 
   constructor(
     private readonly deps: SourceAccessDeps & {
@@ -105,6 +107,7 @@ export class PipeSupervisor implements PipeRuntime {
     this.cleanups = new SourceCleanups({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
     this.access = new SourceAccess(deps);
     this.idle = new IdleStatuses({ ...deps, contextFor: (pipe) => this.cleanupContext(pipe) });
+    this.gone = new GonePipes({ ...deps, running: () => this.workers.keys(), stop: (id) => this.stop(id) });
   }
 
   /**
@@ -115,6 +118,7 @@ export class PipeSupervisor implements PipeRuntime {
     await removeOldDeduplication(this.deps);
     this.cleanups.start();
     this.history.start();
+    this.gone.start();
     for (const pipeId of await this.deps.pipes.pipesInStates(RUNNING_STATES)) this.changed(pipeId);
   }
 
@@ -239,7 +243,7 @@ export class PipeSupervisor implements PipeRuntime {
     this.history.stop();
     const workers = [...this.workers.values()];
     for (const worker of workers) worker.controller.abort();
-    await Promise.all([...workers.map((worker) => worker.done), this.cleanups.close()]);
+    await Promise.all([...workers.map((worker) => worker.done), this.cleanups.close(), this.gone.close()]);
     // The engines close after this: the last moves' rows are written first.
     await this.history.settled();
   }
