@@ -166,9 +166,13 @@ export async function start(child: ChildProcess): Promise<Started> {
 }
 
 export async function stop(child: ChildProcess, dataDir?: string): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+  // A child that already ended (it failed to start) emits no 'exit' again: waiting for one would
+  // leave nothing in the event loop, and the bench would end with code 13 and no word of why.
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
   // npm exits as it passes the signal on: the server is gone when its lock is.
   while (dataDir && existsSync(join(dataDir, LOCK_FILE))) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -233,6 +237,9 @@ function printedUrl(child: ChildProcess): Promise<{ url: string; output: string 
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening:\n${output}`));
+    });
   });
 }
