@@ -100,11 +100,9 @@ export async function completeBatch(
   // slot's last batch, are empty; a read of this batch that set a part aside, or a failed batch of
   // the slot, may have left rows: emptied first.
   let empty = freshStages?.delete(batch.slot) === true;
+  const stageTables = staged.flatMap((d) => [stages(d).data, stages(d).errors]);
   const listPartitions = () =>
-    stagePartitions(engine, [
-      ...staged.flatMap((d) => [stages(d).data, stages(d).errors]),
-      ...(history ? [historyStage(batch.pipeId, batch.slot)] : []),
-    ]);
+    stagePartitions(engine, [...stageTables, ...(history ? [historyStage(batch.pipeId, batch.slot)] : [])]);
   let partitions: Map<string, string[]> | undefined;
   while (!batch.staged) {
     if (!empty) await emptyStages(engine, staged, stages, history ? batch : undefined);
@@ -112,7 +110,7 @@ export async function completeBatch(
     try {
       const counted = await readInto(context, targets, batch, read);
       const landed = await stagedCounts(engine, staged, stages);
-      if (staged.length === destinations.length) checkCounts(batch, counted, landed);
+      if (staged.length === destinations.length) checkCounts(batch, counted, landed, stageTables);
       if (history) {
         const event = history.event(batch, {
           rows: landed.rows,
@@ -247,15 +245,18 @@ async function stagedCounts(engine: Engine, staged: readonly Destination[], stag
 
 /**
  * The stages must hold exactly what the batch read: a block the engine dropped (or doubled) on
- * the way fails the batch, loudly, before anything of it reaches the destination.
+ * the way fails the batch, loudly, before anything of it reaches the destination. The stages are
+ * the pipe's own, but a service's admin can write into them: the message names them, so such a
+ * write is not taken for a defect.
  */
 function checkCounts(
   batch: Batch,
   read: { rows: number; badRecords: number },
   landed: { rows: number; badRecords: number },
+  tables: readonly string[],
 ): void {
   if (read.rows === landed.rows && read.badRecords === landed.badRecords) return;
   throw new StagedCountError(
-    `batch ${batch.seq} read ${read.rows} rows and ${read.badRecords} bad records, but the engine staged ${landed.rows} rows and ${landed.badRecords} bad records: nothing of it was moved into the destination. This is a defect of Sluice or of the engine; start the pipe to read the batch again, and report it`,
+    `batch ${batch.seq} read ${read.rows} rows and ${read.badRecords} bad records, but the engine staged ${landed.rows} rows and ${landed.badRecords} bad records in the pipe's staging tables (${tables.map(stageTable).join(', ')}): nothing of it was moved into the destination. Either something else wrote into or deleted from those tables (they are Sluice's alone: no query of the service should touch them), or Sluice or the engine lost or doubled rows on the way, a defect to report. Start the pipe to read the batch again`,
   );
 }
