@@ -134,6 +134,10 @@ export const ERROR_CODES = {
     true,
   ),
   SLUICE_ERR_SOURCE: entry('the source failed in a way that may pass', true),
+  SLUICE_ERR_CURSOR_MOVED: entry(
+    "the pipe's position moved under its run (another run claimed): the run starts again from the store's",
+    true,
+  ),
 
   // Alerts.
   SLUICE_ERR_LUCENE_SYNTAX: entry('a Lucene query that cannot be read'),

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.js';
+import { CodedError, type ErrorCode } from '../errors.js';
 import type { Queryable } from './db.js';
 
 /** A JSON value: how a source describes a range it reads and where it has got to. */
@@ -137,9 +137,12 @@ export class ProgressRepo {
 
   /**
    * Claims a range for a slot: the batch is recorded and the cursor moves past it together, so no
-   * two slots ever read the same records. Call inside a transaction.
+   * two slots ever read the same records. Call inside a transaction. With `after`, only from that
+   * cursor: a run keeps the cursor it moved last (src/pipes/runtime/run-progress.ts), and one that
+   * moved under it (another run of the pipe claimed meanwhile) fails the claim, which the
+   * transaction then undoes, rather than letting two runs claim the same range.
    */
-  async claim(pipeId: string, slot: number, claim: Claim): Promise<Batch> {
+  async claim(pipeId: string, slot: number, claim: Claim, after?: { cursor: Json | null }): Promise<Batch> {
     const rows = await this.db.query<{ seq: number }>(
       'select coalesce(max(seq), 0)::float8 + 1 as seq from pipe_batches where pipe_id = $1',
       [pipeId],
@@ -158,11 +161,18 @@ export class ProgressRepo {
         JSON.stringify(claim.skipped),
       ],
     );
-    await this.db.query('update pipe_progress set cursor = $2::jsonb, updated_at = $3 where pipe_id = $1', [
-      pipeId,
-      JSON.stringify(claim.cursor),
-      new Date(),
-    ]);
+    // A cursor made by recordError before the first run is SQL null; one made by ensure, JSON null.
+    const moved = await this.db.query(
+      `update pipe_progress set cursor = $2::jsonb, updated_at = $3
+        where pipe_id = $1 and ($4::jsonb is null or coalesce(cursor, 'null'::jsonb) = $4::jsonb)
+        returning pipe_id`,
+      [pipeId, JSON.stringify(claim.cursor), new Date(), after ? JSON.stringify(after.cursor) : null],
+    );
+    if (moved.length === 0)
+      throw new CodedError(
+        'SLUICE_ERR_CURSOR_MOVED',
+        "the pipe's position moved while its run claimed the next range (another run of the same pipe claimed meanwhile): the run starts again from the stored position",
+      );
     const { range, files, bytes, skipped } = claim;
     return { pipeId, seq, slot, range, files, bytes, skipped, staged: false, rows: 0, badRecords: 0 };
   }

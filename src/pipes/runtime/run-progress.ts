@@ -35,7 +35,8 @@ export function runProgressOf(store: Store, pipeId: string): RunnerProgress {
       return cursor.value;
     },
     claim: async (slot, claim) => {
-      const batch = await store.transaction((repos) => repos.progress.claim(pipeId, slot, claim));
+      const after = cursor && { cursor: cursor.value };
+      const batch = await store.transaction((repos) => repos.progress.claim(pipeId, slot, claim, after));
       cursor = { value: claim.cursor };
       return batch;
     },
