@@ -118,7 +118,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         },
       }),
     };
-    const unfinished = await store.repos.progress.openBatches(pipeId);
+    const unfinished = await context.progress.openBatches();
     // A run's first claim goes to slot 0: its stages are made beside the source's first fetch and
     // flush when that is slow, rather than after the claim (early-stages.ts). Only a slot no
     // unfinished batch holds (that batch's stages are its own); a failure here leaves them to the
