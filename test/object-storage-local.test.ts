@@ -1,6 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historyStage } from '../src/pipes/runtime/history-stage.js';
+import { stageNames } from '../src/pipes/runtime/stages.js';
 import { createPipe, sql, statusOf, waitForCommittedToEnd, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
@@ -152,6 +154,42 @@ describe('object-storage pipes over file:// (local files directory)', () => {
       body: { command: 'stop' },
     });
     expect(stopped.json.result.state).toBe('Stopped');
+  });
+
+  it("a continuous pipe's stages hold nothing between batches: a move's empty marks never reach the destination", async () => {
+    // Each file its own batch, each into a partition of its own: a move leaves an empty part in
+    // its stage for each part it took, and a stage never merges; kept, they would pile up and
+    // every later batch would move them all, old partitions too, into the table.
+    await mkdir(join(files, 'marks'), { recursive: true });
+    for (let i = 0; i < 4; i += 1) await writeFile(join(files, `marks/${i}.ndjson`), events(i * 10, 10));
+    const body = localPipe('marks', 'file:///marks/*.ndjson', { isContinuous: true });
+    const id = await createPipe(s, {
+      ...body,
+      destination: {
+        ...body.destination,
+        tableDefinition: { ...body.destination.tableDefinition, partitionBy: 'intDiv(id, 10)' },
+      },
+      settings: { object_storage_max_file_count: 1, object_storage_polling_interval_ms: 100 },
+    });
+    await waitForCommittedToEnd(
+      s,
+      id,
+      (cursor, status) => String(cursor).endsWith('marks/3.ndjson') && status.filesPending === 0,
+    );
+    const stages = [0, 1, 2, 3].flatMap((slot) => [
+      ...Object.values(stageNames(id, slot)),
+      historyStage(id, slot),
+    ]);
+    const partsIn = (where: string) =>
+      sql(s, `SELECT count() AS n, countIf(rows = 0) AS empty FROM system.parts WHERE active AND ${where}`);
+    expect(
+      await partsIn(`database = '_sluice_staging' AND table IN (${stages.map((t) => `'${t}'`).join(', ')})`),
+    ).toEqual([{ n: 0, empty: 0 }]);
+    expect(await partsIn("database = 'local' AND table = 'marks'")).toEqual([{ n: 4, empty: 0 }]);
+    expect(await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM local.marks')).toEqual([
+      { n: 40, ids: 40 },
+    ]);
+    await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${id}` });
   });
 
   it('a pipe deleted in the store by another node: the worker here stops within a sweep', async () => {

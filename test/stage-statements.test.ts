@@ -10,10 +10,12 @@ import { createPipeWithoutFiles, sql } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 // What a batch costs before its load (issue 39: at 1M rows a one-off pipe's fixed steps weighed as
-// much as its load): stages made once, and not emptied when they were just made. Each batch reads
-// two rows through the service's real engine; the destination must hold every one, once.
+// much as its load): stages made once, and not emptied before a read when they are known empty.
+// After its moves a batch empties them (of the empty parts each move leaves behind), beside its
+// commit. Each batch reads two rows through the service's real engine; the destination must hold
+// every one, once.
 
-describe("a batch's stages: made once, emptied only when a batch may have left rows in them", () => {
+describe("a batch's stages: made once, read into as they are, emptied after the moves", () => {
   let s: TestSluice;
   let pipeId: string;
   beforeAll(async () => {
@@ -64,8 +66,23 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     seen.filter((t) => t.startsWith('CREATE TABLE `_sluice_staging`')).length;
   const stagesEmptied = (seen: string[]) =>
     seen.filter((t) => t.startsWith('TRUNCATE TABLE `_sluice_staging`')).length;
+  /** Whether every TRUNCATE of a stage came after the batch's read and its last move. */
+  const emptiedAfterMoves = (seen: string[]) => {
+    const last = (prefix: string) => seen.findLastIndex((t) => t.startsWith(prefix));
+    const firstEmptied = seen.findIndex((t) => t.startsWith('TRUNCATE TABLE `_sluice_staging`'));
+    return (
+      firstEmptied > last('INSERT INTO `_sluice_staging`') &&
+      firstEmptied > last('ALTER TABLE `_sluice_staging`')
+    );
+  };
+  /** The active parts, empty ones too, of a slot's stages. */
+  const stageParts = (slot: number) =>
+    sql(
+      s,
+      `SELECT count() AS n FROM system.parts WHERE database = '_sluice_staging' AND active AND table LIKE '%${pipeId.replace(/-/g, '')}_${slot}%'`,
+    );
 
-  it("makes a service's first batch's stages once (its history table made with them) and reads into them unemptied, as the next batch does after the moves left them empty", async () => {
+  it("makes a service's first batch's stages once (its history table made with them) and reads into them unemptied, as the next batch does after the last one's moves and emptying", async () => {
     const { store } = s.sluice;
     const { seen, engine, destinations } = await recordedPipe();
     await store.repos.progress.ensure(pipeId, null);
@@ -93,15 +110,20 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     );
     await readyStages(context, destinations, { pipeId, slot: 0, staged: false });
     expect(await batch(1)).toMatchObject({ rows: 2, staged: true });
-    // Data, errors and history: each made once, and none emptied (they were made empty).
+    // Data, errors and history: each made once, not emptied before the read (they were made
+    // empty), each emptied once after the moves: not even an empty part is left in them.
     expect(stagesMade(seen)).toBe(3);
-    expect(stagesEmptied(seen)).toBe(0);
+    expect(stagesEmptied(seen)).toBe(3);
+    expect(emptiedAfterMoves(seen)).toBe(true);
+    expect(await stageParts(0)).toEqual([{ n: 0 }]);
 
-    // The last batch's moves left the stages empty: the next batch reads into them as they are.
+    // The next batch reads into them as they are, and empties them after its moves.
     seen.length = 0;
     expect(await batch(2)).toMatchObject({ rows: 2, staged: true });
     expect(stagesMade(seen)).toBe(0);
-    expect(stagesEmptied(seen)).toBe(0);
+    expect(stagesEmptied(seen)).toBe(3);
+    expect(emptiedAfterMoves(seen)).toBe(true);
+    expect(await stageParts(0)).toEqual([{ n: 0 }]);
 
     // A row in a stage all the same is never taken as the batch's own: its count check fails it,
     // nothing of it moved; read again, the batch empties the stages first and lands once.
@@ -118,7 +140,8 @@ describe("a batch's stages: made once, emptied only when a batch may have left r
     expect(await sql(s, 'SELECT count() AS n FROM once.rows WHERE id IN (3, 99)')).toEqual([{ n: 0 }]);
     seen.length = 0;
     expect(await completeBatch(context, destinations, third, readThird)).toMatchObject({ rows: 2 });
-    expect(stagesEmptied(seen)).toBe(3);
+    // Emptied before the read (the failed read's rows) and after the moves.
+    expect(stagesEmptied(seen)).toBe(6);
     expect(await sql(s, 'SELECT id, count() AS n FROM once.rows GROUP BY id ORDER BY id')).toEqual([
       { id: 1, n: 2 },
       { id: 2, n: 2 },

@@ -57,8 +57,8 @@ export interface BatchContext {
    */
   stagesChecked?: Map<number, string>;
   /**
-   * The slots whose stages are empty as far as this run knows: made anew by readyStages, or left
-   * empty by the moves of the slot's last batch, and no batch has read into them since. The next
+   * The slots whose stages are empty as far as this run knows: made anew by readyStages, or emptied
+   * after the moves of the slot's last batch, and no batch has read into them since. The next
    * batch of the slot reads into them without emptying them first.
    */
   freshStages?: Set<number>;
@@ -153,12 +153,19 @@ export async function completeBatch(
   }
   if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove, partitions);
   failpoint('moved', batch);
-  await store.transaction((repos) => repos.progress.commit(batch, new Date()));
+  // For each part it takes, a move leaves an empty part in the stage (the engine's mark of the
+  // range it removed). A stage never merges, so they would pile up, one more each batch, and every
+  // later move would carry all of them into the destination (and a partition long gone from the
+  // source, for a partitioned table). The stages are emptied beside the commit: what they held
+  // has moved, so a crash in between leaves a staged batch whose moves find nothing left.
+  await allDone([
+    store.transaction((repos) => repos.progress.commit(batch, new Date())),
+    emptyStages(engine, staged, stages, history ? batch : undefined),
+  ]);
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
   if (kept) stagesChecked?.delete(batch.slot);
-  // The moves took every partition the stages held once the batch was staged, and nothing writes
-  // into a stage after that: the slot's next batch needs no TRUNCATE (three statements of tens of
-  // milliseconds each, per batch). A row there all the same fails that batch's count check.
+  // Nothing writes into a stage after its batch was staged: the slot's next batch reads into them
+  // as they are. A row there all the same fails that batch's count check.
   else freshStages?.add(batch.slot);
   return batch;
 }
