@@ -5,6 +5,7 @@ import { historyStage } from '../src/pipes/runtime/history-stage.js';
 import { stageNames } from '../src/pipes/runtime/stages.js';
 import { createPipe, sql, statusOf, waitForCommittedToEnd, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
+import { untilEqual } from './support/wait.js';
 
 const events = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) =>
@@ -182,9 +183,13 @@ describe('object-storage pipes over file:// (local files directory)', () => {
     ]);
     const partsIn = (where: string) =>
       sql(s, `SELECT count() AS n, countIf(rows = 0) AS empty FROM system.parts WHERE active AND ${where}`);
-    expect(
-      await partsIn(`database = '_sluice_staging' AND table IN (${stages.map((t) => `'${t}'`).join(', ')})`),
-    ).toEqual([{ n: 0, empty: 0 }]);
+    // Emptied after each batch's commit, in the background (src/pipes/runtime/stage-emptying.ts).
+    await untilEqual(
+      () => partsIn(`database = '_sluice_staging' AND table IN (${stages.map((t) => `'${t}'`).join(', ')})`),
+      [{ n: 0, empty: 0 }],
+      "the pipe's stages empty",
+      5_000,
+    );
     expect(await partsIn("database = 'local' AND table = 'marks'")).toEqual([{ n: 4, empty: 0 }]);
     expect(await sql(s, 'SELECT count() AS n, uniqExact(id) AS ids FROM local.marks')).toEqual([
       { n: 40, ids: 40 },

@@ -20,6 +20,7 @@ import {
 } from './history-stage.js';
 import { checkedJustNow, readyStages, STAGE_STATEMENTS } from './ready-stages.js';
 import { batchSink } from './source-ports.js';
+import { emptyTables, type StageEmptying } from './stage-emptying.js';
 import {
   type Destination,
   movePartitions,
@@ -71,6 +72,11 @@ export interface BatchContext {
   failpoint?: Failpoint;
   /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
   history?: BatchHistory;
+  /**
+   * Empties a batch's stages after its commit, in the background (stage-emptying.ts); without it
+   * the batch empties them itself before it returns.
+   */
+  emptying?: StageEmptying;
 }
 
 /**
@@ -90,16 +96,18 @@ export async function completeBatch(
   const { engine, store, stagesChecked, freshStages, history } = context;
   const failpoint = context.failpoint ?? (() => {});
   const batch = { ...claimed };
+  // The slot's last batch may still be emptying the stages: settled before they are touched.
+  const emptiedBefore = await context.emptying?.settled(batch.slot);
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
   const kept = checkedJustNow(context, destinations, batch.slot)
     ? false
     : await readyStages(context, destinations, batch);
   const targets = targetsOf(destinations, stages);
-  // Stages made anew for this batch (or just before its claim), or emptied by the moves of the
+  // Stages made anew for this batch (or just before its claim), or emptied after the moves of the
   // slot's last batch, are empty; a read of this batch that set a part aside, or a failed batch of
   // the slot, may have left rows: emptied first.
-  let empty = freshStages?.delete(batch.slot) === true;
+  let empty = freshStages?.delete(batch.slot) === true || emptiedBefore === true;
   const stageTables = staged.flatMap((d) => [stages(d).data, stages(d).errors]);
   const listPartitions = () =>
     stagePartitions(engine, [...stageTables, ...(history ? [historyStage(batch.pipeId, batch.slot)] : [])]);
@@ -153,20 +161,21 @@ export async function completeBatch(
   }
   if (history) await moveHistory(engine, batch.pipeId, batch.slot, beforeMove, partitions);
   failpoint('moved', batch);
-  // For each part it takes, a move leaves an empty part in the stage (the engine's mark of the
-  // range it removed). A stage never merges, so they would pile up, one more each batch, and every
-  // later move would carry all of them into the destination (and a partition long gone from the
-  // source, for a partitioned table). The stages are emptied beside the commit: what they held
-  // has moved, so a crash in between leaves a staged batch whose moves find nothing left.
-  await allDone([
-    store.transaction((repos) => repos.progress.commit(batch, new Date())),
-    emptyStages(engine, staged, stages, history ? batch : undefined),
-  ]);
+  await store.transaction((repos) => repos.progress.commit(batch, new Date()));
   // A stage kept for this batch's moves is made anew, as the destination is now, for the next.
   if (kept) stagesChecked?.delete(batch.slot);
-  // Nothing writes into a stage after its batch was staged: the slot's next batch reads into them
-  // as they are. A row there all the same fails that batch's count check.
-  else freshStages?.add(batch.slot);
+  else {
+    // Each move left an empty part in its stage (stage-emptying.ts): the stages moved out of are
+    // emptied, which a crash before it leaves to the slot's next batch (not known empty then).
+    // Nothing else writes into a stage after its batch was staged, so the next batch reads into
+    // them as they are; a row there all the same fails that batch's count check.
+    const moved = [...partitions.entries()].filter(([, list]) => list.length > 0).map(([stage]) => stage);
+    if (context.emptying) context.emptying.start(batch.slot, batch.pipeId, moved);
+    else {
+      await emptyTables(engine, moved);
+      freshStages?.add(batch.slot);
+    }
+  }
   return batch;
 }
 

@@ -22,6 +22,7 @@ import { batchEvent } from './history-stage.js';
 import { IDLE_STAGES_MS, IdleStages } from './idle-stages.js';
 import { readyStages } from './ready-stages.js';
 import type { RunnerProgress } from './run-progress.js';
+import { StageEmptying } from './stage-emptying.js';
 
 /** States a pipe's worker runs in before its source ingests (a database pipe's setup and snapshot). */
 const STARTING = ['Provisioning', 'Degraded', 'Running', 'Resync', 'Setup', 'Snapshot'];
@@ -104,6 +105,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       stagesChecked: new Map<number, string>(),
       freshStages: new Set<number>(),
       stagesCheckedAt: new Map(),
+      emptying: new StageEmptying(engine, context.logger),
       failpoint: context.failpoint,
       ...(context.history && {
         history: {
@@ -202,7 +204,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         }
         // Nothing in flight and nothing to read: stages idle for long go (made anew for the next).
         if (idle.due()) {
-          await early.settled();
+          await Promise.all([early.settled(), batchContext.emptying?.settleAll()]);
           await idle.drop(engine, pipeId, batchContext, context.logger);
         }
         await sleep(source.pollMs, signal);
@@ -211,6 +213,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       // No batch may outlive its worker: a restarted worker would run it twice at once. Nor may
       // slot 0's early stages: a restarted worker's would be made beside them.
       await Promise.all([slots.settle(), early.settled()]);
+      await batchContext.emptying?.settleAll();
     }
   } finally {
     context.opened?.(undefined);
