@@ -11,13 +11,7 @@ import {
   UnreadablePartError,
 } from '../records/index.js';
 import type { BatchSink } from '../sources/index.js';
-import {
-  type BatchHistory,
-  emptyHistoryStage,
-  historyStage,
-  moveHistory,
-  stageHistory,
-} from './history-stage.js';
+import { type BatchHistory, historyStage, moveHistory, stageHistory } from './history-stage.js';
 import { checkedJustNow, readyStages, STAGE_STATEMENTS } from './ready-stages.js';
 import { batchSink } from './source-ports.js';
 import { emptyTables, type StageEmptying } from './stage-emptying.js';
@@ -109,11 +103,11 @@ export async function completeBatch(
   // the slot, may have left rows: emptied first.
   let empty = freshStages?.delete(batch.slot) === true || emptiedBefore === true;
   const stageTables = staged.flatMap((d) => [stages(d).data, stages(d).errors]);
-  const listPartitions = () =>
-    stagePartitions(engine, [...stageTables, ...(history ? [historyStage(batch.pipeId, batch.slot)] : [])]);
+  const slotStages = [...stageTables, ...(history ? [historyStage(batch.pipeId, batch.slot)] : [])];
+  const listPartitions = () => stagePartitions(engine, slotStages);
   let partitions: Map<string, string[]> | undefined;
   while (!batch.staged) {
-    if (!empty) await emptyStages(engine, staged, stages, history ? batch : undefined);
+    if (!empty) await emptyTables(engine, slotStages);
     empty = false;
     try {
       const counted = await readInto(context, targets, batch, read);
@@ -227,24 +221,6 @@ async function readInto(
     await insertBadRecords(engine, targets.errorsInto(destination), batch.pipeId, mine);
   }
   return { rows: result.rows, badRecords: bad.length, oldestAt: result.oldestAt };
-}
-
-/** Empties a slot's stages (its history stage too, given the batch), side by side. */
-async function emptyStages(
-  engine: Engine,
-  staged: readonly Destination[],
-  stages: Stages,
-  history: Pick<Batch, 'pipeId' | 'slot'> | undefined,
-): Promise<void> {
-  const tables = staged.flatMap((d) => [stages(d).data, stages(d).errors]);
-  await mapLimited(
-    [
-      ...tables.map((t) => () => engine.execute(`TRUNCATE TABLE ${stageTable(t)}`)),
-      ...(history ? [() => emptyHistoryStage(engine, history.pipeId, history.slot)] : []),
-    ],
-    STAGE_STATEMENTS,
-    (empty) => empty(),
-  );
 }
 
 /** What the stages hold, counted by the engine (the counts side by side). */

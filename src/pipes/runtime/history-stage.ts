@@ -102,10 +102,6 @@ export const HISTORY_TABLES = [
   { database: HISTORY_DATABASE, table: MINUTES_VIEW },
 ] as const;
 
-export async function emptyHistoryStage(engine: Engine, pipeId: string, slot: number): Promise<void> {
-  await engine.execute(`TRUNCATE TABLE ${stageTable(historyStage(pipeId, slot))}`);
-}
-
 export async function stageHistory(
   engine: Engine,
   pipeId: string,
