@@ -5,6 +5,7 @@ import { type BatchContext, completeBatch, StagedCountError } from '../src/pipes
 import { prepareDestinations } from '../src/pipes/runtime/destination.js';
 import { batchEvent } from '../src/pipes/runtime/history-stage.js';
 import { readyStages } from '../src/pipes/runtime/ready-stages.js';
+import { StageEmptying } from '../src/pipes/runtime/stage-emptying.js';
 import { stageNames, stageTable } from '../src/pipes/runtime/stages.js';
 import { createPipeWithoutFiles, sql } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
@@ -60,6 +61,7 @@ describe("a batch's stages: made once, read into as they are, emptied after the 
     store: s.sluice.store,
     stagesChecked: new Map(),
     freshStages: new Set(),
+    emptying: new StageEmptying(engine, s.sluice.logger),
   });
 
   const stagesMade = (seen: string[]) =>
@@ -98,10 +100,13 @@ describe("a batch's stages: made once, read into as they are, emptied after the 
       const claimed = await store.transaction((repos) =>
         repos.progress.claim(pipeId, 0, { range: { n }, files: 1, bytes: 1, skipped: [], cursor: `k${n}` }),
       );
-      return completeBatch(context, destinations, claimed, async (_b, sink) => {
+      const done = await completeBatch(context, destinations, claimed, async (_b, sink) => {
         await engine.execute(`INSERT INTO ${sink.into()} (id) VALUES (${n}), (${n})`);
         return { rows: 2, badRecords: [] };
       });
+      // The stages are emptied after the commit, in the background: settled before they are looked at.
+      await context.emptying.settleAll();
+      return done;
     };
 
     // As the runner does for slot 0 beside the first claim: the history's tables do not exist yet.
@@ -141,6 +146,7 @@ describe("a batch's stages: made once, read into as they are, emptied after the 
     expect(await sql(s, 'SELECT count() AS n FROM once.rows WHERE id IN (3, 99)')).toEqual([{ n: 0 }]);
     seen.length = 0;
     expect(await completeBatch(context, destinations, third, readThird)).toMatchObject({ rows: 2 });
+    await context.emptying.settleAll();
     // Emptied before the read (the failed read's rows), all three, and after the moves.
     expect(stagesEmptied(seen)).toBe(5);
     expect(await sql(s, 'SELECT id, count() AS n FROM once.rows GROUP BY id ORDER BY id')).toEqual([

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tableName } from '../src/engine/index.js';
+import { type Engine, tableName } from '../src/engine/index.js';
 import type { PipeConfig } from '../src/pipes/model.js';
 import { completeBatch, StagedCountError } from '../src/pipes/runtime/batch.js';
 import { prepareDestinations } from '../src/pipes/runtime/destination.js';
+import { StageEmptying } from '../src/pipes/runtime/stage-emptying.js';
 import { createPipeWithoutFiles, sql } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
@@ -24,6 +25,12 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
   const service = () => ({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' as const });
   const engineOf = () => s.sluice.engines.engineFor(service());
   const readerOf = () => s.sluice.engines.sourceReaderFor(service());
+  const contextOf = (engine: Engine) => ({
+    engine,
+    sourceReader: readerOf(),
+    store: s.sluice.store,
+    emptying: new StageEmptying(engine, s.sluice.logger),
+  });
 
   async function batchWith(rowsSaid: (loaded: number) => number, failpoint?: (step: string) => void) {
     const { store } = s.sluice;
@@ -35,7 +42,7 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
       repos.progress.claim(pipeId, 0, { range: { n: 1 }, files: 1, bytes: 1, skipped: [], cursor: 'x' }),
     );
     return completeBatch(
-      { engine, sourceReader: readerOf(), store, ...(failpoint ? { failpoint } : {}) },
+      { ...contextOf(engine), ...(failpoint ? { failpoint } : {}) },
       destinations,
       claimed,
       async (_batch, sink) => {
@@ -87,7 +94,7 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     const view = await s.sluice.pipes.runtimeView(pipeId);
     const destinations = await prepareDestinations(engine, view?.config as PipeConfig, undefined);
     const done = await completeBatch(
-      { engine, sourceReader: readerOf(), store },
+      contextOf(engine),
       destinations,
       open as NonNullable<typeof open>,
       async () => {

@@ -66,11 +66,8 @@ export interface BatchContext {
   failpoint?: Failpoint;
   /** The batch's row of its pipe's history, staged and moved with it (history-stage.ts). */
   history?: BatchHistory;
-  /**
-   * Empties a batch's stages after its commit, in the background (stage-emptying.ts); without it
-   * the batch empties them itself before it returns.
-   */
-  emptying?: StageEmptying;
+  /** Empties a batch's stages after its commit, in the background (stage-emptying.ts). */
+  emptying: StageEmptying;
 }
 
 /**
@@ -91,7 +88,7 @@ export async function completeBatch(
   const failpoint = context.failpoint ?? (() => {});
   const batch = { ...claimed };
   // The slot's last batch may still be emptying the stages: settled before they are touched.
-  const emptiedBefore = await context.emptying?.settled(batch.slot);
+  const emptiedBefore = await context.emptying.settled(batch.slot);
   const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
   const kept = checkedJustNow(context, destinations, batch.slot)
@@ -164,11 +161,7 @@ export async function completeBatch(
     // Nothing else writes into a stage after its batch was staged, so the next batch reads into
     // them as they are; a row there all the same fails that batch's count check.
     const moved = [...partitions.entries()].filter(([, list]) => list.length > 0).map(([stage]) => stage);
-    if (context.emptying) context.emptying.start(batch.slot, batch.pipeId, moved);
-    else {
-      await emptyTables(engine, moved);
-      freshStages?.add(batch.slot);
-    }
+    context.emptying.start(batch.slot, batch.pipeId, moved);
   }
   return batch;
 }

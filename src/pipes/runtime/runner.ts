@@ -204,7 +204,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
         }
         // Nothing in flight and nothing to read: stages idle for long go (made anew for the next).
         if (idle.due()) {
-          await Promise.all([early.settled(), batchContext.emptying?.settleAll()]);
+          await Promise.all([early.settled(), batchContext.emptying.settleAll()]);
           await idle.drop(engine, pipeId, batchContext, context.logger);
         }
         await sleep(source.pollMs, signal);
@@ -213,7 +213,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       // No batch may outlive its worker: a restarted worker would run it twice at once. Nor may
       // slot 0's early stages: a restarted worker's would be made beside them.
       await Promise.all([slots.settle(), early.settled()]);
-      await batchContext.emptying?.settleAll();
+      await batchContext.emptying.settleAll();
     }
   } finally {
     context.opened?.(undefined);
