@@ -7,9 +7,11 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { objectStoragePipe } from '../test/support/pipes.js';
 import { profiled } from './profile.js';
-import { cpuUsage, load, printTable } from './support.js';
+import { type InterleavedResult, interleaved, load, printTable } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** Slices of each request, taken in turn with its bare route's (support.ts interleaved). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 10;
 const TOKEN = 'slt_bench-token-0123456789abcdef';
 
@@ -72,6 +74,11 @@ async function makeAlert(
   return alert.id;
 }
 
+function must(result: InterleavedResult | undefined): InterleavedResult {
+  if (!result) throw new Error('a target was not measured');
+  return result;
+}
+
 /**
  * Requests per second of create-pipe and get-pipe against a bare Fastify route that returns a
  * constant, both served by this process and driven the same way, so the ratio is Sluice's overhead
@@ -115,26 +122,46 @@ export async function benchApi(): Promise<void> {
     const alertUrl = `${base}/api/v2/alerts/${await makeAlert(base, pipes.replace(/\/pipes$/, '/query'), headers)}`;
     const bearer = { authorization: `Bearer ${TOKEN}` };
 
-    const common = { seconds: SECONDS, connections: CONNECTIONS };
-    // Where the CPU goes during each run (support.ts cpuUsage): the server and autocannon share
-    // this process, so its cores and event loop are both sides of every request.
-    const measured = async (options: Parameters<typeof load>[0]) => {
-      const usage = cpuUsage();
-      const result = await load(options);
-      return { ...result, cpu: usage() };
-    };
-    const bareGet = await measured({ ...common, url: `${bareBase}/bare` });
-    // With BENCH_PROFILE, where this process's CPU went in each of Sluice's runs (profile.ts).
-    const getPipe = await profiled('api-get-pipe', () =>
-      measured({ ...common, url: `${pipes}/${pipeId}`, headers }),
+    const getPipeTarget = { url: `${pipes}/${pipeId}`, headers, connections: CONNECTIONS };
+    const getAlertTarget = { url: alertUrl, headers: bearer, connections: CONNECTIONS };
+    const createTarget = { url: pipes, method: 'POST' as const, body, headers, connections: CONNECTIONS };
+    // Each request and its bare route in turn, a slice at a time (support.ts interleaved), so the
+    // ratio compares them on the same machine. CPU figures are the slices' (support.ts): the server
+    // and autocannon share this process, so its cores and event loop are both sides of every request.
+    const rounds = { seconds: SECONDS, rounds: ROUNDS };
+    const gets = await interleaved(
+      {
+        bare: { url: `${bareBase}/bare`, connections: CONNECTIONS },
+        pipe: getPipeTarget,
+        alert: getAlertTarget,
+      },
+      rounds,
     );
-    const getAlert = await profiled('api-get-alert', () =>
-      measured({ ...common, url: alertUrl, headers: bearer }),
+    const posts = await interleaved(
+      {
+        bare: { url: `${bareBase}/bare`, method: 'POST', body, headers, connections: CONNECTIONS },
+        create: createTarget,
+      },
+      rounds,
     );
-    const barePost = await measured({ ...common, url: `${bareBase}/bare`, method: 'POST', body, headers });
-    const createPipe = await profiled('api-create-pipe', () =>
-      measured({ ...common, url: pipes, method: 'POST', body, headers }),
-    );
+    // With BENCH_PROFILE, one more run of each of Sluice's requests under the profiler (profile.ts):
+    // where this process's CPU went, apart from the measured slices the profiler would slow.
+    if (process.env.BENCH_PROFILE) {
+      for (const [label, target] of [
+        ['api-get-pipe', getPipeTarget],
+        ['api-get-alert', getAlertTarget],
+        ['api-create-pipe', createTarget],
+      ] as const) {
+        await profiled(label, () => load({ ...target, seconds: SECONDS }));
+      }
+    }
+    const [bareGet, getPipe, getAlert, barePost, createPipe] = [
+      must(gets.bare),
+      must(gets.pipe),
+      must(gets.alert),
+      must(posts.bare),
+      must(posts.create),
+    ];
     const row = (name: string, r: typeof bareGet, baseline: typeof bareGet, goal?: number) => {
       const ratio = r.requestsPerSecond / baseline.requestsPerSecond;
       return {
@@ -150,7 +177,7 @@ export async function benchApi(): Promise<void> {
       };
     };
     printTable(
-      `API throughput (${SECONDS} s each, ${CONNECTIONS} connections, metadata in PGlite, control plane only)`,
+      `API throughput (${SECONDS} s each in ${ROUNDS} slices taken in turn with the bare route's, ${CONNECTIONS} connections, metadata in PGlite, control plane only)`,
       [
         row('bare Fastify GET', bareGet, bareGet),
         row('GET pipe', getPipe, bareGet, 0.7),
