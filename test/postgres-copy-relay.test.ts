@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyOut, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
+import { copyOut, copyToFile, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { createPipe, sql, statusOf, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
@@ -69,6 +72,26 @@ describe('the COPY relay against PostgreSQL', () => {
       expect((await client.query('SELECT 41 + 1 AS n')).rows).toEqual([{ n: 42 }]);
     } finally {
       await client.end();
+    }
+  });
+
+  it("writes a range's text over a reused file's longer text and cuts it after: the file holds the range alone", async () => {
+    const client = await session();
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-copy-'));
+    try {
+      // A spare of an earlier, larger range (src/pipes/records/scratch-text.ts).
+      const path = join(dir, 'range.tsv');
+      await writeFile(path, 'left over from an earlier range\n'.repeat(20_000));
+      const { ino } = await stat(path);
+      const rows = await copyToFile(client, 'COPY (SELECT i FROM generate_series(1, 1000) i) TO STDOUT', path, true);
+      expect(rows).toBe(1000);
+      let expected = '';
+      for (let i = 1; i <= 1000; i++) expected += `${i}\n`;
+      expect(await readFile(path, 'utf8')).toBe(expected);
+      expect((await stat(path)).ino).toBe(ino);
+    } finally {
+      await client.end();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { close, constants, open } from 'node:fs';
-import { rename } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
-import { type Engine, EngineError, TRANSIENT_SCRATCH_PREFIX } from '../../engine/index.js';
+import { type Engine, EngineError } from '../../engine/index.js';
 import { readSkippedRows } from './bad-records.js';
 import type { InsertPlan } from './insert-plan.js';
 import type { SkippedRow } from './load.js';
 import { loadFile } from './load-file.js';
+import { ScratchSpares } from './scratch-spares.js';
 
 const openFile = promisify(open);
 const closeFile = promisify(close);
@@ -133,64 +132,24 @@ export async function streamThroughReader(
     return { rows, skipped: await readSkippedRows(sourceReader, engine.scratchPath(errors)) };
   } finally {
     await Promise.all([
-      ...fifos.map((fifo) => (ended ? spareFifo(engine, fifo) : engine.removeScratch(fifo))),
+      ...fifos.map((fifo) => (ended ? spareFifos.keep(engine, fifo) : engine.removeScratch(fifo))),
       engine.removeScratch(errors),
     ]);
   }
 }
 
 /**
- * Per engine, the FIFOs of its scratch space that loads of this process ended well (both sides
- * finished, so nothing holds them open and nothing is left in them), for the next loads: making a
- * FIFO runs `mkfifo` (Node has no call for it), whose process costs Sluice about 10 ms of CPU on a
- * large heap, per load. A FIFO of a failed load is removed, never taken again; the engine removes
- * the spares whenever it starts (TRANSIENT_SCRATCH_PREFIX), and those a killed Sluice left.
+ * The FIFOs of loads that ended well (both sides finished, so nothing holds them open and nothing
+ * is left in them), for the next loads: making a FIFO runs `mkfifo` (Node has no call for it),
+ * whose process costs Sluice about 10 ms of CPU on a large heap, per load. A FIFO of a failed load
+ * is removed, never taken again.
  */
-const spareFifos = new WeakMap<Engine, SparePool>();
-const MOST_SPARE_FIFOS = 8;
-
-/** An engine's spare FIFOs, and those being renamed into it now (counted toward the most kept). */
-interface SparePool {
-  names: string[];
-  renaming: number;
-}
-
-function sparePool(engine: Engine): SparePool {
-  let pool = spareFifos.get(engine);
-  if (!pool) {
-    pool = { names: [], renaming: 0 };
-    spareFifos.set(engine, pool);
-  }
-  return pool;
-}
+const spareFifos = new ScratchSpares('fifo', 8);
 
 /** A FIFO at the scratch name `fifo`: a spare one renamed there, else a new one. */
 async function makeFifo(engine: Engine, fifo: string): Promise<void> {
-  const spare = spareFifos.get(engine)?.names.pop();
-  if (spare !== undefined) {
-    try {
-      await rename(engine.scratchPath(spare), engine.scratchPath(fifo));
-      return;
-    } catch (error) {
-      // Gone with the scratch space (an engine's restart empties it): a new one is made.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-  }
+  if (await spareFifos.take(engine, fifo)) return;
   await run('mkfifo', ['-m', '600', engine.scratchPath(fifo)]);
-}
-
-/** Keeps the FIFO of a load that ended well for a later load, under a name of its own. */
-async function spareFifo(engine: Engine, fifo: string): Promise<void> {
-  const pool = sparePool(engine);
-  if (pool.names.length + pool.renaming >= MOST_SPARE_FIFOS) return engine.removeScratch(fifo);
-  const spare = `${TRANSIENT_SCRATCH_PREFIX}fifo-${randomUUID()}`;
-  pool.renaming += 1;
-  try {
-    await rename(engine.scratchPath(fifo), engine.scratchPath(spare));
-  } finally {
-    pool.renaming -= 1;
-  }
-  pool.names.push(spare);
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   expressionProblem,
   tableStorage,
 } from '../../engine/index.js';
-import { loadFile, loadThroughReader, type ProducingReader } from '../records/index.js';
+import { loadFile, loadThroughReader, type ProducingReader, spareTexts } from '../records/index.js';
 import type { BatchSink, Scratch, TargetTables, TextLoad } from '../sources/index.js';
 
 /**
@@ -29,7 +29,12 @@ export function targetTablesOf(engine: Engine): TargetTables {
 
 /** The service's scratch directory, which its source reader reads and writes too. */
 export function scratchOf(engine: Engine): Scratch {
-  return { path: (name) => engine.scratchPath(name), remove: (name) => engine.removeScratch(name) };
+  return {
+    path: (name) => engine.scratchPath(name),
+    remove: (name) => engine.removeScratch(name),
+    reuse: (name) => spareTexts.take(engine, name),
+    keep: (name) => spareTexts.keep(engine, name),
+  };
 }
 
 /**

@@ -22,6 +22,14 @@ export type SourceReader = Queryable;
 export interface Scratch {
   path(name: string): string;
   remove(name: string): Promise<void>;
+  /**
+   * Gives `name` the text file of an earlier batch (`keep`) when there is one: true then, and its
+   * old text is to be written over from its start and cut after the new (records, writeWhole). Its
+   * pages are in memory already, where a new file's are new memory (records/scratch-text.ts).
+   */
+  reuse(name: string): Promise<boolean>;
+  /** Done with the text file `name`, which nothing holds open: kept for a later `reuse`, or removed. */
+  keep(name: string): Promise<void>;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { literal, settingsClause } from '../../../engine/index.js';
 import {
@@ -9,6 +8,7 @@ import {
   type RangeRead,
   type SkippedRow,
   whyRecordFails,
+  writeWhole,
 } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
 import { recordsText, textChunks } from './json-file.js';
@@ -73,57 +73,74 @@ export async function loadJsonMessages<M>(
   engineFirst?: EngineFirst,
 ): Promise<RangeRead> {
   const file = `${name}-${randomUUID()}.json`;
+  // The text file of an earlier batch, written over (records/scratch-text.ts), kept again once done.
+  const reused = await sink.scratch.reuse(file);
+  let read: RangeRead;
+  try {
+    read = await loadText(sink, sourceReader, how, messages, { name, file, reused }, engineFirst);
+  } catch (error) {
+    await sink.scratch.remove(file);
+    throw error;
+  }
+  await sink.scratch.keep(file);
+  return read;
+}
+
+async function loadText<M>(
+  sink: BatchSink,
+  sourceReader: SourceReader,
+  how: MessagePlan<M>,
+  messages: readonly M[],
+  { name, file, reused }: { name: string; file: string; reused: boolean },
+  engineFirst: EngineFirst | undefined,
+): Promise<RangeRead> {
   const path = sink.scratch.path(file);
   let text = recordsText(how, messages);
   const bad = text.refused.map((r) => badRecord(how, messages[r.index] as M, r.error));
-  try {
-    await writeText(path, text.chunks);
-    if (engineFirst && how.plan.textIsTarget && sink.staged() && engineFirst.take()) {
-      const { refused } = await sink.loadText({
-        columnList: how.plan.columnList,
-        file,
-        format: 'JSONEachRow',
-        // Under the pipe's own settings, on two cores, the text is parsed on one thread (a replica's
-        // batches in flight and the table's merges keep the cores busy; bench/kafka.ts, 2,000 MB
-        // backlog, three alternating pairs: steady 301-324 MB/s against 246-317).
-        settings: { ...PARSE_SETTINGS, ...how.settings, ...ENGINE_TEXT_SETTINGS },
-        rows: text.lines.length,
-      });
-      if (!refused) return { rows: text.lines.length, badRecords: bad };
-      engineFirst.refused(refused, name);
-    }
-    const { rows, skipped } = await sink.load({
-      name: file,
-      from: `file(${literal(path)}, 'JSONEachRow', ${literal(how.plan.structure)})`,
-      plan: how.plan,
-      settings: how.settings,
-      recheck: async () => {
-        const invalid = await notJsonLines(sourceReader, path);
-        if (invalid.size === 0) return 'load';
-        const notJson = text.lines.filter((_, line) => invalid.has(line + 1));
-        for (const index of notJson) {
-          bad.push(badRecord(how, messages[index] as M, 'the message is not valid JSON'));
-        }
-        text = recordsText(
-          how,
-          messages,
-          text.lines.filter((_, line) => !invalid.has(line + 1)),
-        );
-        await writeText(path, text.chunks);
-        return 'again';
-      },
+  await writeText(path, text.chunks, reused);
+  if (engineFirst && how.plan.textIsTarget && sink.staged() && engineFirst.take()) {
+    const { refused } = await sink.loadText({
+      columnList: how.plan.columnList,
+      file,
+      format: 'JSONEachRow',
+      // Under the pipe's own settings, on two cores, the text is parsed on one thread (a replica's
+      // batches in flight and the table's merges keep the cores busy; bench/kafka.ts, 2,000 MB
+      // backlog, three alternating pairs: steady 301-324 MB/s against 246-317).
+      settings: { ...PARSE_SETTINGS, ...how.settings, ...ENGINE_TEXT_SETTINGS },
+      rows: text.lines.length,
     });
-    bad.push(...(await explain(sourceReader, how, messages, text.lines, skipped)));
-    return { rows, badRecords: bad };
-  } finally {
-    await sink.scratch.remove(file);
+    if (!refused) return { rows: text.lines.length, badRecords: bad };
+    engineFirst.refused(refused, name);
   }
+  const { rows, skipped } = await sink.load({
+    name: file,
+    from: `file(${literal(path)}, 'JSONEachRow', ${literal(how.plan.structure)})`,
+    plan: how.plan,
+    settings: how.settings,
+    recheck: async () => {
+      const invalid = await notJsonLines(sourceReader, path);
+      if (invalid.size === 0) return 'load';
+      const notJson = text.lines.filter((_, line) => invalid.has(line + 1));
+      for (const index of notJson) {
+        bad.push(badRecord(how, messages[index] as M, 'the message is not valid JSON'));
+      }
+      text = recordsText(
+        how,
+        messages,
+        text.lines.filter((_, line) => !invalid.has(line + 1)),
+      );
+      await writeText(path, text.chunks, false);
+      return 'again';
+    },
+  });
+  bad.push(...(await explain(sourceReader, how, messages, text.lines, skipped)));
+  return { rows, badRecords: bad };
 }
 
 /** Writes a batch's text to its file; its chunks then serve the next text (buffer-pool.ts). */
-async function writeText(path: string, chunks: Buffer[]): Promise<void> {
+async function writeText(path: string, chunks: Buffer[], reused: boolean): Promise<void> {
   try {
-    await writeFile(path, chunks);
+    await writeWhole(path, chunks, reused);
   } finally {
     textChunks.give(chunks);
   }

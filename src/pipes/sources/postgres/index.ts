@@ -12,5 +12,5 @@ export { PostgresSource } from './config.js';
 export { postgresConnector, postgresKind } from './kind.js';
 /** The socket the snapshot reads with and its COPY relay; the benchmark's baseline uses them too. */
 export { sharedReadSocket } from './session/index.js';
-export { copyOut } from './snapshot/index.js';
+export { copyOut, copyToFile } from './snapshot/index.js';
 export type { PostgresStatus } from './status-shape.js';

@@ -44,14 +44,24 @@ export async function readBatch(host: BatchHost, batch: Batch, sink: BatchSink):
   const into = { sink, tables: context.target };
   const name = `pg-${batch.pipeId}-${batch.slot}-${randomUUID()}`;
   const file = { name, file: `${name}.tsv`, path: sink.scratch.path(`${name}.tsv`), label: '' };
-  try {
-    if (range.kind === 'snapshot') {
+  if (range.kind === 'snapshot') {
+    // The text file of an earlier range, written over (records/scratch-text.ts), kept again once done.
+    const reused = await sink.scratch.reuse(file.file);
+    let read: RangeRead;
+    try {
       const plan = host.planOf(range.table);
-      const rows = await copyRange(host.sessions, plan, range, host.snapshotName, file.path);
+      const rows = await copyRange(host.sessions, plan, range, host.snapshotName, { ...file, reused });
       const label = `${plan.source.schema}.${plan.source.table} range ${range.index}`;
       const { rangesAtOnce } = snapshotParallelism(host.source.settings);
-      return await loadRowsFile(into, plan, { ...file, label, rows }, { logger, rangesAtOnce });
+      read = await loadRowsFile(into, plan, { ...file, label, rows }, { logger, rangesAtOnce });
+    } catch (error) {
+      await sink.scratch.remove(file.file);
+      throw error;
     }
+    await sink.scratch.keep(file.file);
+    return read;
+  }
+  try {
     const stream = host.stream as ChangeStream;
     const [from, to] = [rangeFrom(range), rangeTo(range)];
     await stream.waitFor(from, to, context.signal);

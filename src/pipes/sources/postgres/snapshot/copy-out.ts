@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import { truncate } from 'node:fs/promises';
 import type { Duplex, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
@@ -38,11 +39,15 @@ const blocks = new BufferPool(BLOCK_BYTES, 24);
 export const COPY_SILENCE_MS = 60_000;
 
 /**
- * Runs `COPY ... TO STDOUT` on `client` and writes its text to the file at `path`; resolves with
- * the rows the server says it sent.
+ * Runs `COPY ... TO STDOUT` on `client` and writes its text to the file at `path` (a new one, or
+ * a reused one written over from its start and cut after the new text: sources/ports.ts,
+ * Scratch.reuse); resolves with the rows the server says it sent.
  */
-export function copyToFile(client: pg.Client, sql: string, path: string): Promise<number> {
-  return copyOut(client, sql, createWriteStream(path, { highWaterMark: WRITE_AHEAD_BYTES }));
+export async function copyToFile(client: pg.Client, sql: string, path: string, reused = false): Promise<number> {
+  const file = createWriteStream(path, { highWaterMark: WRITE_AHEAD_BYTES, flags: reused ? 'r+' : 'w' });
+  const rows = await copyOut(client, sql, file);
+  if (reused) await truncate(path, file.bytesWritten);
+  return rows;
 }
 
 /**

@@ -63,7 +63,7 @@ export function rangeAt(table: string, plan: TableRanges, index: number): Snapsh
 }
 
 /**
- * Writes one range of a table to `path` in COPY's text format, read under the exported snapshot
+ * Writes one range of a table to `file` in COPY's text format (over a reused file's old text), read under the exported snapshot
  * when there is one (a snapshot resumed after a restart reads each range as it is now: the
  * changes from the slot's position, which follow, end in the same rows).
  */
@@ -72,7 +72,7 @@ export async function copyRange(
   plan: TablePlan,
   range: SnapshotRange,
   snapshotName: string | null,
-  path: string,
+  file: { path: string; reused: boolean },
 ): Promise<number> {
   return sessions.use(async (client) => {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -88,7 +88,8 @@ export async function copyRange(
       rows = await copyToFile(
         client,
         `COPY (SELECT ${plan.copySelect} FROM ${table} WHERE ${where.join(' AND ')}) TO STDOUT`,
-        path,
+        file.path,
+        file.reused,
       );
     } catch (error) {
       const { schema, table } = plan.source;
