@@ -117,8 +117,7 @@ class SliceSum {
       cpu: {
         processCores: (this.processMicros / 1e3 / this.wallMs).toFixed(2),
         eventLoop: `${Math.round((this.loopActive / Math.max(this.loopTotal, 1)) * 100)}%`,
-        machineBusy:
-          this.machineTotal > 0 ? `${Math.round((1 - this.machineIdle / this.machineTotal) * 100)}%` : 'n/a',
+        machineBusy: busyBetween({ idle: 0, total: 0 }, { idle: this.machineIdle, total: this.machineTotal }),
       },
     };
   }
