@@ -20,7 +20,11 @@ export async function writeWhole(path: string, chunks: readonly Buffer[], reused
   try {
     let at = 0;
     for (const chunk of chunks) {
-      await file.write(chunk, 0, chunk.length, at);
+      // A write may take less than it was given: the rest follows from where it stopped.
+      for (let done = 0; done < chunk.length; ) {
+        const { bytesWritten } = await file.write(chunk, done, chunk.length - done, at + done);
+        done += bytesWritten;
+      }
       at += chunk.length;
     }
     await file.truncate(at);
