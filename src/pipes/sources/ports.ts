@@ -17,7 +17,7 @@ export type SourceReader = Queryable;
 /**
  * Files of the service's scratch space that the source reader reads and the runtime loads from
  * (a stream's messages, a database's rows in COPY's text): a source writes `path(name)` and names
- * it in what it reads, and removes it when done.
+ * it in what it reads, and removes it when done, or keeps a batch's text for the next (`keep`).
  */
 export interface Scratch {
   path(name: string): string;
