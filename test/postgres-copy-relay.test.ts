@@ -83,7 +83,12 @@ describe('the COPY relay against PostgreSQL', () => {
       const path = join(dir, 'range.tsv');
       await writeFile(path, 'left over from an earlier range\n'.repeat(20_000));
       const { ino } = await stat(path);
-      const rows = await copyToFile(client, 'COPY (SELECT i FROM generate_series(1, 1000) i) TO STDOUT', path, true);
+      const rows = await copyToFile(
+        client,
+        'COPY (SELECT i FROM generate_series(1, 1000) i) TO STDOUT',
+        path,
+        true,
+      );
       expect(rows).toBe(1000);
       let expected = '';
       for (let i = 1; i <= 1000; i++) expected += `${i}\n`;

@@ -14,7 +14,11 @@ describe("batches' text files, kept and written over", () => {
   let engine: Engine;
   beforeAll(async () => {
     s = await startSluice({ runtime: false });
-    engine = s.sluice.engines.engineFor({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' });
+    engine = s.sluice.engines.engineFor({
+      id: s.serviceId,
+      organizationId: s.organizationId,
+      kind: 'embedded',
+    });
     // Started (the scratch space is made with the engine's process).
     await engine.query('SELECT 1');
   });

@@ -43,7 +43,12 @@ export const COPY_SILENCE_MS = 60_000;
  * a reused one written over from its start and cut after the new text: sources/ports.ts,
  * Scratch.reuse); resolves with the rows the server says it sent.
  */
-export async function copyToFile(client: pg.Client, sql: string, path: string, reused = false): Promise<number> {
+export async function copyToFile(
+  client: pg.Client,
+  sql: string,
+  path: string,
+  reused = false,
+): Promise<number> {
   const file = createWriteStream(path, { highWaterMark: WRITE_AHEAD_BYTES, flags: reused ? 'r+' : 'w' });
   const rows = await copyOut(client, sql, file);
   if (reused) await truncate(path, file.bytesWritten);
