@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
 import type { PipeConfig } from '../src/pipes/model.js';
@@ -188,6 +189,51 @@ describe("a batch's stages: made once, read into as they are, emptied after the 
     seen.length = 0;
     await ready(4);
     expect(historyEnsured()).toBe(0);
+  });
+  it("counts a stage the engine loaded a stream's text into once: the load's own count is the batch's", async () => {
+    const { store } = s.sluice;
+    const { seen, engine, destinations } = await recordedPipe();
+    const context = runContext(engine);
+    const stage = stageTable(stageNames(pipeId, 6).data);
+    const stageCounts = () => seen.filter((t) => t === `SELECT count() AS n FROM ${stage}`).length;
+    await readyStages(context, destinations, { pipeId, slot: 6, staged: false });
+    const run = async (n: number, written: number) => {
+      seen.length = 0;
+      let refusedLoad = false;
+      const claimed = await store.transaction((repos) =>
+        repos.progress.claim(pipeId, 6, { range: { n }, files: 1, bytes: 1, skipped: [], cursor: `t${n}` }),
+      );
+      const done = await completeBatch(context, destinations, claimed, async (_b, sink) => {
+        const file = `text-${n}.json`;
+        await writeFile(sink.scratch.path(file), `{"id":${n}}\n{"id":${n}}\n`);
+        // As a stream's batch does (sources/messages/json-load.ts): the lines it wrote, counted.
+        const { refused } = await sink.loadText({
+          columnList: '(`id`)',
+          file,
+          format: 'JSONEachRow',
+          settings: {},
+          rows: written,
+        });
+        await sink.scratch.remove(file);
+        refusedLoad = refused !== undefined;
+        if (refused) await engine.execute(`INSERT INTO ${sink.into()} (id) VALUES (${n}), (${n})`);
+        return { rows: 2, badRecords: [] };
+      });
+      await context.emptying.settleAll();
+      return { rows: done.rows, refused: refusedLoad };
+    };
+    expect(await run(20, 2)).toEqual({ rows: 2, refused: false });
+    expect(stageCounts()).toBe(1);
+    // A load whose count the engine did not meet is refused: the stage emptied, loaded again
+    // another way, and counted again by the batch.
+    expect(await run(21, 3)).toEqual({ rows: 2, refused: true });
+    expect(stageCounts()).toBe(2);
+    expect(
+      await sql(s, 'SELECT id, count() AS n FROM once.rows WHERE id IN (20, 21) GROUP BY id ORDER BY id'),
+    ).toEqual([
+      { id: 20, n: 2 },
+      { id: 21, n: 2 },
+    ]);
   });
   it("checks a slot's stages again for its first batch unless the run checked them a moment before", async () => {
     const { store } = s.sluice;

@@ -13,7 +13,7 @@ import {
 import type { BatchSink } from '../sources/index.js';
 import { type BatchHistory, historyStage, moveHistory, stageHistory } from './history-stage.js';
 import { checkedJustNow, readyStages, STAGE_STATEMENTS } from './ready-stages.js';
-import { batchSink } from './source-ports.js';
+import { batchSink, type StageCounts } from './source-ports.js';
 import { emptyTables, type StageEmptying } from './stage-emptying.js';
 import {
   type Destination,
@@ -108,7 +108,7 @@ export async function completeBatch(
     empty = false;
     try {
       const counted = await readInto(context, targets, batch, read);
-      const landed = await stagedCounts(engine, staged, stages);
+      const landed = await stagedCounts(engine, staged, stages, counted.stageCounts);
       if (staged.length === destinations.length) checkCounts(batch, counted, landed, stageTables);
       if (history) {
         const event = history.event(batch, {
@@ -200,11 +200,13 @@ async function readInto(
   targets: ReturnType<typeof targetsOf>,
   batch: Batch,
   read: RangeReader,
-): Promise<{ rows: number; badRecords: number; oldestAt: number | undefined }> {
+): Promise<{ rows: number; badRecords: number; oldestAt: number | undefined; stageCounts: StageCounts }> {
   const { destinationOf, into } = targets;
+  const stageCounts: StageCounts = new Map();
   const sink = batchSink(
     { engine, sourceReader },
     { into: (table) => into(destinationOf(table)), staged: (table) => destinationOf(table).staged },
+    stageCounts,
   );
   const result = await read(batch, sink);
   const skipped: BadRecord[] = batch.skipped.map((s) => ({ source: s.key, row: 0, error: s.error, raw: '' }));
@@ -213,12 +215,21 @@ async function readInto(
     const mine = bad.filter((record) => destinationOf(record.table) === destination);
     await insertBadRecords(engine, targets.errorsInto(destination), batch.pipeId, mine);
   }
-  return { rows: result.rows, badRecords: bad.length, oldestAt: result.oldestAt };
+  return { rows: result.rows, badRecords: bad.length, oldestAt: result.oldestAt, stageCounts };
 }
 
-/** What the stages hold, counted by the engine (the counts side by side). */
-async function stagedCounts(engine: Engine, staged: readonly Destination[], stages: Stages) {
-  const count = (table: string) => countRows(engine, STAGING_DATABASE, table);
+/**
+ * What the stages hold, counted by the engine (the counts side by side); a data stage the read
+ * counted after its last load (a stream's text the engine loaded itself) is not counted again.
+ */
+async function stagedCounts(
+  engine: Engine,
+  staged: readonly Destination[],
+  stages: Stages,
+  counted: StageCounts,
+) {
+  const count = async (table: string) =>
+    counted.get(stageTable(table)) ?? (await countRows(engine, STAGING_DATABASE, table));
   const counts = await mapLimited(staged, STAGE_STATEMENTS, (d) =>
     allDone([count(stages(d).data), count(stages(d).errors)]),
   );

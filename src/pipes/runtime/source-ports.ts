@@ -43,35 +43,54 @@ export function scratchOf(engine: Engine): Scratch {
  */
 export function batchSink(
   engines: { engine: Engine; sourceReader: ProducingReader },
-  targets: { into(table?: string): string; staged(table?: string): boolean },
+  targets: BatchTargets,
+  counted: StageCounts = new Map(),
 ): BatchSink {
   const { engine } = engines;
   return {
     scratch: scratchOf(engine),
     into: (table) => targets.into(table),
     staged: (table) => targets.staged(table),
-    load: ({ table, ...load }) => loadThroughReader(engines, { ...load, into: targets.into(table) }),
-    loadText: (load) => loadTextInEngine(engine, targets, load),
+    load: ({ table, ...load }) => {
+      const into = targets.into(table);
+      counted.delete(into);
+      return loadThroughReader(engines, { ...load, into });
+    },
+    loadText: (load) => loadTextInEngine(engine, targets, load, counted),
   };
 }
+
+/** Where a batch sink's loads go: a table's stage, or its Null destination itself. */
+type BatchTargets = { into(table?: string): string; staged(table?: string): boolean };
+
+/**
+ * The rows a stage held when a load of the batch last counted them (loadTextInEngine), by the
+ * stage's name as `into` gives it; a load into the stage since forgets its count. The batch's
+ * own count of its stages takes a count from here rather than asking the engine again
+ * (runtime/batch.ts, stagedCounts).
+ */
+export type StageCounts = Map<string, number>;
 
 /** BatchSink.loadText: the engine's own load of a text file into a stage, emptied again when refused. */
 async function loadTextInEngine(
   engine: Engine,
-  targets: { into(table?: string): string; staged(table?: string): boolean },
+  targets: BatchTargets,
   { table, file, rows, ...load }: TextLoad,
+  counted: StageCounts,
 ): Promise<{ refused?: Error }> {
   // A refused load may have written blocks before the value it could not take: only a stage,
   // emptied again, may hold them (a Null destination would have passed them on).
   if (!targets.staged(table))
     throw new Error(`the engine loads text itself only into a stage (${table ?? 'the destination'})`);
   const stage = targets.into(table);
+  counted.delete(stage);
   let refused: Error | undefined;
   try {
     await loadFile(engine, { ...load, into: stage, path: engine.scratchPath(file) });
     if (rows !== undefined) {
       const staged = await countRowsOf(engine, stage);
       if (staged !== rows) refused = new Error(`the engine read ${staged} rows of the ${rows} written`);
+      else counted.set(stage, staged);
     }
   } catch (error) {
     if (!(error instanceof EngineError)) throw error;
