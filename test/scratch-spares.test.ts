@@ -2,7 +2,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
-import { spareTexts, writeWhole } from '../src/pipes/records/index.js';
+import { ScratchSpares, spareTexts, writeWhole } from '../src/pipes/records/index.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 // A batch's text file (a stream's messages, a snapshot range's COPY text) is kept once the service's
@@ -55,6 +55,27 @@ describe("batches' text files, kept and written over", () => {
     expect(await spares()).toHaveLength(4);
     const left = (await readdir(dirname(engine.scratchPath('x')))).filter((name) => name.startsWith('kept-'));
     expect(left).toEqual([]);
+  });
+
+  it('removes the spares once no load took or kept one for the idle time, and each take or keep pushes that back', async () => {
+    const idle = new ScratchSpares('idle', 4, 600);
+    const kept = async () =>
+      (await readdir(dirname(engine.scratchPath('x')))).filter((name) => name.startsWith('transient-idle-'));
+    for (const n of [1, 2]) {
+      await writeFile(engine.scratchPath(`idle-${n}.json`), `${n}\n`);
+      await idle.keep(engine, `idle-${n}.json`);
+    }
+    expect(await kept()).toHaveLength(2);
+    // Used again within the idle time: still kept after it has passed since the first keep.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await idle.take(engine, 'idle-3.json')).toBe(true);
+    await idle.keep(engine, 'idle-3.json');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await kept()).toHaveLength(2);
+    await expect.poll(kept, { timeout: 3000, interval: 50 }).toHaveLength(0);
+    expect(idle.removalsFailed).toBe(0);
+    // None left to take: the next load makes its file.
+    expect(await idle.take(engine, 'idle-4.json')).toBe(false);
   });
 
   it('a file never written (a batch that failed before its text) is nothing to keep', async () => {

@@ -19,4 +19,5 @@ export { loadFile } from './load-file.js';
 export { type RangeRead, rangeRead } from './range-read.js';
 export { readSettings } from './read-settings.js';
 export { spareTexts, writeWhole } from './scratch-text.js';
+export { ScratchSpares } from './scratch-spares.js';
 export { coresTakenBy, PARSE_SETTINGS, type ProducingReader } from './stream-load.js';

@@ -10,7 +10,7 @@ interface Pool {
   idle?: NodeJS.Timeout;
 }
 
-/** How long spares no load took or kept are left in the scratch space. */
+/** How long spares no load took or kept are left in the scratch space, by default. */
 const SPARES_IDLE_MS = 60_000;
 
 /**
@@ -22,11 +22,14 @@ const SPARES_IDLE_MS = 60_000;
  */
 export class ScratchSpares {
   private readonly pools = new WeakMap<Engine, Pool>();
+  /** Spares an idle removal could not remove (left to the engine's next start), for whoever asks. */
+  removalsFailed = 0;
 
   constructor(
     /** Part of a spare's name, for whoever looks into a scratch space. */
     private readonly kind: string,
     private readonly most: number,
+    private readonly idleMs = SPARES_IDLE_MS,
   ) {}
 
   /** Renames a spare to the scratch name `name`; false when there is none (the caller makes the file). */
@@ -76,11 +79,12 @@ export class ScratchSpares {
   /** Pushes back the removal of an engine's spares: loads still use them. */
   private stillUsed(engine: Engine, pool: Pool): void {
     clearTimeout(pool.idle);
-    pool.idle = setTimeout(() => {
+    pool.idle = setTimeout(async () => {
       const names = pool.names.splice(0);
       // A removal that fails leaves the file to the engine's next start (clearLeftovers).
-      void Promise.allSettled(names.map((name) => engine.removeScratch(name)));
-    }, SPARES_IDLE_MS);
+      const removed = await Promise.allSettled(names.map((name) => engine.removeScratch(name)));
+      this.removalsFailed += removed.filter((r) => r.status === 'rejected').length;
+    }, this.idleMs);
     pool.idle.unref();
   }
 }
