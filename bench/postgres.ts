@@ -9,6 +9,7 @@ import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
 import type { PipeStatus } from '../src/pipes/runtime-port.js';
 import { copyOut, type PostgresStatus, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
+import { profiled } from './profile.js';
 import {
   benchSluice,
   childrenOf,
@@ -344,15 +345,18 @@ async function snapshotTurn(
     pipeBody(server, table, target, { replicationMode: 'snapshot', ...settings }),
   );
   const created = Date.now();
-  await until(
-    sluice,
-    scope,
-    pipe.id,
-    (status) => status.state === 'Completed',
-    (status) => {
-      ranges = status.tables?.[0]?.snapshotRanges ?? ranges;
-    },
-    500,
+  // With BENCH_PROFILE, where this process's CPU went (profile.ts); the profiler slows the turn.
+  await profiled(`postgres-snapshot-turn-${turn + 1}`, () =>
+    until(
+      sluice,
+      scope,
+      pipe.id,
+      (status) => status.state === 'Completed',
+      (status) => {
+        ranges = status.tables?.[0]?.snapshotRanges ?? ranges;
+      },
+      500,
+    ),
   );
   const pipeCpu = await meter.since(mark);
   const transitions = await sluice.pipes.transitions(scope, pipe.id);
