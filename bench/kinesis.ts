@@ -135,6 +135,9 @@ async function benchBacklog(sluice: Sluice, scope: Scope, kinesis: RunningKinesi
   console.log(
     `create (checks against the stream) ${pipe.createSeconds.toFixed(2)} s; first rows visible ${pipe.firstRowsSeconds.toFixed(2)} s after create; every row ${pipe.totalSeconds.toFixed(2)} s after create; peak RSS of this process ${Math.round(peakRss / 1e6)} MB`,
   );
+  console.log(
+    `where the first rows' time went: the create's checks ${pipe.createSeconds.toFixed(2)} s, then the run's start (shards, iterators, destinations) until Running ${pipe.runningAfterCreateSeconds.toFixed(2)} s, then the first batch (GetRecords, flush, stages, load, move, commit) ${(pipe.firstRowsAfterResponseSeconds - pipe.runningAfterCreateSeconds).toFixed(2)} s`,
+  );
 }
 
 /** `{"id":…,"name":…,"payload":"xxx…"}` of RECORD_BYTES. */

@@ -1,12 +1,8 @@
-import { sleep } from '../../../concurrency.js';
-import { batchLimits, type StreamFlush } from '../messages/index.js';
+import { batchLimits, FirstMessages, type StreamFlush } from '../messages/index.js';
 import type { PartitionState } from './member.js';
 
 /** How many batches' worth of messages a member holds before it stops fetching (fetchable). */
 const BUFFERED_BATCHES = 2;
-
-/** The longest a run's first `next()` waits for the first fetch that brings messages. */
-const FIRST_ANSWER_MS = 1_000;
 
 /**
  * What a Kafka run does until its first batch is visible (README, "How a Kafka pipe runs",
@@ -19,9 +15,7 @@ export class FirstBatch {
   claimed = false;
   /** Whether a batch of the run committed yet. */
   committed = false;
-  /** Aborted by the first fetch that brings messages. */
-  private readonly firstMessages = new AbortController();
-  private waited = false;
+  private readonly firstMessages = new FirstMessages();
 
   constructor(
     private readonly flush: StreamFlush,
@@ -31,19 +25,12 @@ export class FirstBatch {
 
   /** A fetch brought messages. */
   fetched(): void {
-    if (!this.firstMessages.signal.aborted) this.firstMessages.abort();
+    this.firstMessages.arrived();
   }
 
-  /**
-   * The run's first answer waits for its first messages (FIRST_ANSWER_MS at most): the runtime
-   * makes the first batch's stages meanwhile (src/pipes/runtime/early-stages.ts), and the batch is
-   * claimed as they land rather than at the next poll. Later answers do not wait.
-   */
-  async firstAnswer(signal: AbortSignal): Promise<void> {
-    if (this.waited) return;
-    this.waited = true;
-    const woken = AbortSignal.any([signal, this.firstMessages.signal]);
-    if (!woken.aborted) await sleep(FIRST_ANSWER_MS, woken);
+  /** The run's first answer waits for its first messages (messages/first-messages.ts). */
+  firstAnswer(signal: AbortSignal): Promise<void> {
+    return this.firstMessages.firstAnswer(signal);
   }
 
   /** Batches the run may have in flight now (`LimitsInFlight`). */

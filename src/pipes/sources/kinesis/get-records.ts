@@ -4,7 +4,7 @@ import { type Page, pageOf, patiently, type ShardHost, type StartAt } from './sh
 import { listShards } from './shards.js';
 
 /** GetRecords' largest page. */
-const PAGE = 10_000;
+export const PAGE = 10_000;
 /** A GetShardIterator answers at once; one that does not is taken as not answering. */
 const ITERATOR_TIMEOUT_MS = 5_000;
 
@@ -53,11 +53,16 @@ async function iteratorFrom(host: ShardHost, shard: string, start: StartAt): Pro
   return answer.ShardIterator;
 }
 
-/** One GetRecords call, its records as messages. */
-export async function readPage(host: ShardHost, shard: string, iterator: string): Promise<Page> {
+/** One GetRecords call of at most `limit` records, its records as messages. */
+export async function readPage(
+  host: ShardHost,
+  shard: string,
+  iterator: string,
+  limit = PAGE,
+): Promise<Page> {
   const { client, sdk } = host.connection;
   const answer = await patiently(host, shard, () =>
-    client.send(new sdk.GetRecordsCommand({ ShardIterator: iterator, Limit: PAGE }), {
+    client.send(new sdk.GetRecordsCommand({ ShardIterator: iterator, Limit: limit }), {
       abortSignal: host.signal,
     }),
   );
@@ -65,7 +70,7 @@ export async function readPage(host: ShardHost, shard: string, iterator: string)
   const page = pageOf(answer.Records, where, answer.NextShardIterator, answer.MillisBehindLatest);
   // A page as long as asked for says more waits, whatever MillisBehindLatest says (kinesalite
   // says 0 until a shard closes).
-  return { ...page, full: page.messages.length >= PAGE };
+  return { ...page, full: page.messages.length >= limit };
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
 import {
   batchLimits,
   ClaimedMessages,
+  FirstMessages,
   flushDue,
   type MessagePlan,
   messagePlan,
@@ -28,6 +29,7 @@ import { connectKinesis, type KinesisConnection, type KinesisSource } from './cl
 import { PipeConsumer } from './consumer.js';
 import { type KinesisCursor, type KinesisRange, startOf } from './cursor.js';
 import { connectFanOut } from './fan-out.js';
+import { PAGE } from './get-records.js';
 import { readRangeAgain } from './read-again.js';
 import { type KinesisMessage, kinesisMessages } from './records.js';
 import type { FanOut, ShardHost } from './shard-host.js';
@@ -94,6 +96,8 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
   private claimedAny = false;
   /** Claim-to-commit times, so a batch is visible within the pipe's wait (flushDue). */
   private readonly writes = new RecentWrites();
+  /** The run's first answer waits for its first records (the first batch's stages made meanwhile). */
+  private readonly firstMessages = new FirstMessages();
   private watching: Promise<void> | undefined;
   private wakeWatch: () => void = () => {};
 
@@ -226,8 +230,25 @@ class KinesisRun implements SourceRun, LimitsInFlight, ReportsLiveStatus, Tracks
     this.wakeWatch();
   }
 
+  arrived(): void {
+    this.firstMessages.arrived();
+  }
+
+  /**
+   * Until the run's first claim, each shard's GetRecords asks for its share of the first batch's
+   * rows, not a whole page: on a backlog a page of 10,000 records per shard (up to 10 MB, and five
+   * seconds of a shard's read allowance) is read before any of it can be the first batch, which
+   * takes 10,000 rows of all the shards at most (messages/flush.ts).
+   */
+  pageLimit(): number {
+    if (this.claimedAny) return PAGE;
+    const open = Math.max(1, [...this.readers.values()].filter((reader) => !reader.finished).length);
+    return Math.min(PAGE, Math.ceil(batchLimits(this.flush, true).rows / open));
+  }
+
   async next(cursorJson: Json | null): Promise<Claim | 'idle'> {
     if (this.failure) throw this.failure.error;
+    await this.firstMessages.firstAnswer(this.signal);
     await this.troubles.report();
     const cursor = (cursorJson as unknown as KinesisCursor | null) ?? this.cursor;
     for (let tried = 0; tried < this.replicas; tried += 1) {

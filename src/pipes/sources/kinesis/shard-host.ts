@@ -47,6 +47,10 @@ export interface ShardHost {
   failed(error: unknown): void;
   /** The shard's end was reached: its children may start once its records are committed. */
   ended(shard: string): void;
+  /** A read brought records (the run's first answer waits for that: messages/first-messages.ts). */
+  arrived(): void;
+  /** The most records a GetRecords call asks for now: until the run's first claim, a share of its first batch. */
+  pageLimit(): number;
 }
 
 /**

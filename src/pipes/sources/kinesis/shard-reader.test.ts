@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Page, ShardHost } from './shard-host.js';
 import { ShardReader } from './shard-reader.js';
 
-// hold() reads nothing of its host: a stand-in host is enough to show what a page tells the flush.
-const host = {} as ShardHost;
+// hold() only tells its host that records came: a stand-in host is enough to show what a page
+// tells the flush.
+const host = { arrived: () => {} } as unknown as ShardHost;
 const page = (records: number, extra: Partial<Page> = {}): Page => ({
   messages: [...Array(records).keys()].map((i) => ({
     value: Buffer.from('{}'),

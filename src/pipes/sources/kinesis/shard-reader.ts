@@ -97,6 +97,7 @@ export class ShardReader {
   /** Holds a page's records for the run to claim. */
   hold(page: Page): void {
     if (page.messages.length > 0) {
+      this.host.arrived();
       this.since ??= Date.now();
       this.messages.push(...page.messages);
       this.bytes += page.bytes;
@@ -133,7 +134,7 @@ export class ShardReader {
       lastCall = Date.now();
       let page: Page;
       try {
-        page = await readPage(host, this.id, iterator);
+        page = await readPage(host, this.id, iterator, host.pageLimit());
       } catch (error) {
         if (awsErrorName(error) !== 'ExpiredIteratorException') throw error;
         // Iterators live five minutes: one held past that (a long backpressure) is made again.

@@ -1,4 +1,5 @@
 export { ClaimedMessages } from './claimed.js';
+export { FirstMessages } from './first-messages.js';
 export { batchLimits, flushDue, type HeldMessages, type StreamFlush, streamFlush } from './flush.js';
 export {
   describe,
