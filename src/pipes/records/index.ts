@@ -18,6 +18,6 @@ export { loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
 export { loadFile } from './load-file.js';
 export { type RangeRead, rangeRead } from './range-read.js';
 export { readSettings } from './read-settings.js';
-export { spareTexts, writeWhole } from './scratch-text.js';
 export { ScratchSpares } from './scratch-spares.js';
+export { spareTexts, writeWhole } from './scratch-text.js';
 export { coresTakenBy, PARSE_SETTINGS, type ProducingReader } from './stream-load.js';
