@@ -54,4 +54,40 @@ describe("a create's column types checked by the engine (chDB)", () => {
     expect(problems[3]).toBe(`must be at most ${MAX_FRAGMENT_LENGTH} characters`);
     expect(problems[4]).toBe(problems[1]);
   });
+
+  it('types the engine read before are not asked again; a type that is not one always is', async () => {
+    // A fresh engine object: what `counted` learned above does not count here.
+    const fresh: Queryable & { statements: number } = {
+      statements: 0,
+      query: (sql, options) => {
+        fresh.statements += 1;
+        return engine.query(sql, options);
+      },
+      execute: (sql, options) => {
+        fresh.statements += 1;
+        return engine.execute(sql, options);
+      },
+    };
+    expect(await typeProblems(fresh, ['UInt32', 'String', 'Date'], 4)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(fresh.statements).toBe(1);
+    expect(await typeProblems(fresh, ['Date', 'UInt32', 'String'], 4)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(fresh.statements).toBe(1);
+    // One new type beside known ones: one statement, for it alone.
+    expect(await typeProblems(fresh, ['Date', 'Int8'], 4)).toEqual([undefined, undefined]);
+    expect(fresh.statements).toBe(2);
+    for (let round = 0; round < 2; round += 1) {
+      const problems = await typeProblems(fresh, ['Date', 'Strin'], 4);
+      expect(problems[0]).toBeUndefined();
+      expect(problems[1]).toMatch(/^not a data type: /);
+    }
+    expect(fresh.statements).toBe(4);
+  });
 });

@@ -172,17 +172,43 @@ export async function typeProblems(
   types: readonly string[],
   atOnce: number,
 ): Promise<(string | undefined)[]> {
-  const distinct = [...new Set(types.filter((type) => type.length <= MAX_FRAGMENT_LENGTH))];
-  if (distinct.length > 1 && (await typesAreKnown(engine, distinct))) {
-    return Promise.all(
-      types.map((type) => (distinct.includes(type) ? undefined : typeProblem(engine, type))),
-    );
-  }
+  const known = knownTypesOf(engine);
+  const asked = types.filter((type) => !known.has(type));
+  const distinct = [...new Set(asked.filter((type) => type.length <= MAX_FRAGMENT_LENGTH))];
   const problems = new Map<string, string | undefined>();
-  await mapLimited([...new Set(types)], atOnce, async (type) =>
-    problems.set(type, await typeProblem(engine, type)),
+  if (distinct.length > 1 && (await typesAreKnown(engine, distinct))) {
+    for (const type of distinct) problems.set(type, undefined);
+  }
+  await mapLimited(
+    [...new Set(asked)].filter((type) => !problems.has(type)),
+    atOnce,
+    async (type) => problems.set(type, await typeProblem(engine, type)),
   );
+  for (const [type, problem] of problems) if (problem === undefined) remember(known, type);
   return types.map((type) => problems.get(type));
+}
+
+/**
+ * Per engine, texts it read as one data type lately: a create's usual types (UInt64, String) are
+ * not asked again, one statement less before most creates answer. What a text means does not
+ * change while the engine runs; at most KNOWN_TYPES are kept, so creates with ever new types
+ * cannot grow it.
+ */
+const knownTypes = new WeakMap<Queryable, Set<string>>();
+const KNOWN_TYPES = 1000;
+
+function knownTypesOf(engine: Queryable): Set<string> {
+  let known = knownTypes.get(engine);
+  if (!known) {
+    known = new Set();
+    knownTypes.set(engine, known);
+  }
+  return known;
+}
+
+function remember(known: Set<string>, type: string): void {
+  if (known.size >= KNOWN_TYPES) known.clear();
+  known.add(type);
 }
 
 /** Whether every one of `types` is a data type, in one statement. */
