@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 
@@ -27,6 +27,7 @@ export async function profiled<T>(label: string, work: () => Promise<T>): Promis
     const { profile } = await session.post('Profiler.stop');
     session.disconnect();
     const file = join(folder, `${label}.cpuprofile`);
+    await mkdir(folder, { recursive: true });
     await writeFile(file, JSON.stringify(profile));
     printTopFunctions(label, profile.nodes as ProfileNode[], file);
   }
