@@ -17,15 +17,26 @@ import type { BatchSink, Scratch, TargetTables, TextLoad } from '../sources/inde
 
 /** The service's tables, as a kind that manages the tables it writes reaches them. */
 export function targetTablesOf(engine: Engine): TargetTables {
-  return {
-    query: (sql, options) => engine.query(sql, options),
-    execute: (sql, options) => engine.execute(sql, options),
-    describe: (database, table) => describeTable(engine, database, table),
-    countRows: (database, table) => countRows(engine, database, table),
-    storage: (database, table) => tableStorage(engine, database, table),
-    expressionProblem: (text) => expressionProblem(engine, text),
-  };
+  let tables = targetTables.get(engine);
+  if (!tables) {
+    tables = {
+      query: (sql, options) => engine.query(sql, options),
+      execute: (sql, options) => engine.execute(sql, options),
+      describe: (database, table) => describeTable(engine, database, table),
+      countRows: (database, table) => countRows(engine, database, table),
+      storage: (database, table) => tableStorage(engine, database, table),
+      expressionProblem: (text) => expressionProblem(engine, text),
+    };
+    targetTables.set(engine, tables);
+  }
+  return tables;
 }
+
+/**
+ * One port per engine, for as long as the engine is used: what is learnt of an engine through
+ * its port (the data types it knows, src/engine/statement.ts) holds from one create to the next.
+ */
+const targetTables = new WeakMap<Engine, TargetTables>();
 
 /** The service's scratch directory, which its source reader reads and writes too. */
 export function scratchOf(engine: Engine): Scratch {
