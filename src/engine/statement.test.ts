@@ -6,6 +6,22 @@ import { EmbeddedEngine } from './chdb/embedded-engine.js';
 import type { Queryable } from './engine.js';
 import { MAX_FRAGMENT_LENGTH, typeProblems } from './statement.js';
 
+/** An engine that counts the statements it is asked (a new object: nothing learnt of another). */
+function counting(engine: Queryable): Queryable & { statements: number } {
+  const counted = {
+    statements: 0,
+    query: (sql: string, options?: Parameters<Queryable['query']>[1]) => {
+      counted.statements += 1;
+      return engine.query(sql, options);
+    },
+    execute: (sql: string, options?: Parameters<Queryable['execute']>[1]) => {
+      counted.statements += 1;
+      return engine.execute(sql, options);
+    },
+  };
+  return counted;
+}
+
 describe("a create's column types checked by the engine (chDB)", () => {
   let dir: string;
   let engine: EmbeddedEngine;
@@ -14,17 +30,7 @@ describe("a create's column types checked by the engine (chDB)", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-statement-'));
     engine = new EmbeddedEngine(join(dir, 'engine'), { confined: false });
-    counted = {
-      statements: 0,
-      query: (sql, options) => {
-        counted.statements += 1;
-        return engine.query(sql, options);
-      },
-      execute: (sql, options) => {
-        counted.statements += 1;
-        return engine.execute(sql, options);
-      },
-    };
+    counted = counting(engine);
   });
   afterAll(async () => {
     await engine.close();
@@ -57,17 +63,7 @@ describe("a create's column types checked by the engine (chDB)", () => {
 
   it('types the engine read before are not asked again; a type that is not one always is', async () => {
     // A fresh engine object: what `counted` learned above does not count here.
-    const fresh: Queryable & { statements: number } = {
-      statements: 0,
-      query: (sql, options) => {
-        fresh.statements += 1;
-        return engine.query(sql, options);
-      },
-      execute: (sql, options) => {
-        fresh.statements += 1;
-        return engine.execute(sql, options);
-      },
-    };
+    const fresh = counting(engine);
     expect(await typeProblems(fresh, ['UInt32', 'String', 'Date'], 4)).toEqual([
       undefined,
       undefined,
