@@ -96,12 +96,27 @@ export class HistoryRecorder {
     await Promise.all(this.writing.values());
   }
 
+  /**
+   * Settles once every state row of one pipe asked for so far is written (or logged): a pipe's
+   * stop waits for it (supervisor.ts), so a delete right after a move does not take away the pipe
+   * its row is written for (a row waiting behind a slow one, a service's first, read the pipe
+   * only after the delete and was lost).
+   */
+  async settledFor(pipeId: string): Promise<void> {
+    await this.writing.get(pipeId);
+  }
+
   private async writeMove(pipeId: string, state: string, errorCode: string, at: Date): Promise<void> {
     const view = await this.deps.view(pipeId).catch((error: unknown) => {
       this.deps.logger.warn({ err: error, pipeId, state }, 'could not write a state to the pipe history');
-      return undefined;
+      return null;
     });
     if (view) await this.record(view, (pipe) => stateEvent(pipe, state, errorCode, at));
+    else if (view === undefined)
+      this.deps.logger.warn(
+        { pipeId, state },
+        'a state was not written to the pipe history: the pipe is gone',
+      );
   }
 
   /**

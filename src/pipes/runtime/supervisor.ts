@@ -231,6 +231,8 @@ export class PipeSupervisor implements PipeRuntime {
       worker.controller.abort();
       await worker.done;
     }
+    // The rows of the moves it made are written before a stop returns: a delete takes the pipe away.
+    await this.history.settledFor(pipeId);
     // The stop command's move to Stopped is the pipes service's, after this: its history row is here.
     if (options.byRequest) await this.history.moved(pipeId, 'Stopped');
     // A deleted pipe's staging tables go, and what it held at its source (a slot, a publication)
