@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
-import { createPipe, waitForState } from './support/runtime.js';
+import { createFilePipe, waitForState } from './support/runtime.js';
 import { startSluice, type TestSluice } from './support/sluice.js';
 
 // A pipe's state rows are written into its history in the background, in the order of its moves
@@ -37,16 +37,7 @@ describe("a pipe deleted right after its last move keeps that move's state row",
   it('writes Running and Completed before the delete answers', async () => {
     await mkdir(join(s.dataDir, 'files', 'gone'), { recursive: true });
     await writeFile(join(s.dataDir, 'files', 'gone', 'a.ndjson'), '{"id": 1}\n{"id": 1}\n');
-    const pipeId = await createPipe(s, {
-      name: 'gone',
-      source: { objectStorage: { format: 'JSONEachRow', url: 'file:///gone/*.ndjson' } },
-      destination: {
-        database: 'gone',
-        table: 'rows',
-        tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
-        columns: [{ name: 'id', type: 'UInt64' }],
-      },
-    });
+    const pipeId = await createFilePipe(s, 'gone', 'file:///gone/*.ndjson');
     // Completed in the store while Running's row is still held: Completed's waits behind it.
     await waitForState(s, pipeId, 'Completed');
     const deleted = await s.request({ method: 'DELETE', url: `${s.pipesUrl}/${pipeId}` });

@@ -47,14 +47,11 @@ export async function createPipe(s: TestSluice, body: unknown): Promise<string> 
   return response.json.result.id as string;
 }
 
-/**
- * A continuous `file://` pipe into `<database>.rows (id UInt64)` whose files never come: its
- * batches are the test's own, claimed and read by hand on a Sluice started without its runtime.
- */
-export function createPipeWithoutFiles(s: TestSluice, database: string): Promise<string> {
+/** A one-off pipe named `database` from the NDJSON files at `url` into `<database>.rows (id UInt64)`. */
+export function createFilePipe(s: TestSluice, database: string, url: string): Promise<string> {
   return createPipe(s, {
     name: database,
-    source: { objectStorage: { format: 'JSONEachRow', url: 'file:///none/*.ndjson' } },
+    source: { objectStorage: { format: 'JSONEachRow', url } },
     destination: {
       database,
       table: 'rows',
@@ -62,6 +59,14 @@ export function createPipeWithoutFiles(s: TestSluice, database: string): Promise
       columns: [{ name: 'id', type: 'UInt64' }],
     },
   });
+}
+
+/**
+ * A `file://` pipe into `<database>.rows (id UInt64)` whose files never come: its batches are the
+ * test's own, claimed and read by hand on a Sluice started without its runtime.
+ */
+export function createPipeWithoutFiles(s: TestSluice, database: string): Promise<string> {
+  return createFilePipe(s, database, 'file:///none/*.ndjson');
 }
 
 /**
