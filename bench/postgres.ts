@@ -9,6 +9,7 @@ import type { EmbeddedEngine, Engine } from '../src/engine/index.js';
 import type { PipeStatus } from '../src/pipes/runtime-port.js';
 import { copyOut, type PostgresStatus, sharedReadSocket } from '../src/pipes/sources/postgres/index.js';
 import { type RunningPostgres, startPostgres } from '../test/support/postgres.js';
+import { engineCounters } from './engine-counters.js';
 import { profiled } from './profile.js';
 import {
   benchSluice,
@@ -242,7 +243,7 @@ async function benchSnapshot(
       `turn ${turn + 1}: COPY, one session: ${run.copyCpu.describe()}; the machine's ${cpus().length} cores ${run.copyCpu.machineBusy} busy`,
     );
     console.log(
-      `turn ${turn + 1}: Sluice pipe: ${run.pipeCpu.describe()}; the machine's ${cpus().length} cores ${run.pipeCpu.machineBusy} busy; create (checks against the server) ${run.createSeconds.toFixed(2)} s, setup to Snapshot ${run.setupSeconds.toFixed(2)} s`,
+      `turn ${turn + 1}: Sluice pipe: ${run.pipeCpu.describe()}; the machine's ${cpus().length} cores ${run.pipeCpu.machineBusy} busy; create (checks against the server) ${run.createSeconds.toFixed(2)} s, setup to Snapshot ${run.setupSeconds.toFixed(2)} s; ${run.engineSaid}`,
     );
   }
   await benchKeylessSnapshot(sluice, scope, engine, server, client, meter);
@@ -305,6 +306,8 @@ interface SnapshotRun {
   copyCpu: CpuUse;
   pipeSeconds: number;
   pipeCpu: CpuUse;
+  /** The service engine's own counters over the pipe's turn (engine-counters.ts). */
+  engineSaid: string;
   ranges: number;
   createSeconds: number;
   setupSeconds: number;
@@ -337,6 +340,7 @@ async function snapshotTurn(
   const copyCpu = await meter.since(mark);
 
   mark = meter.read();
+  const counters = await engineCounters(engine);
   const start = Date.now();
   let ranges = 0;
   const target = `bench_snapshot_${table}_${turn + 1}`;
@@ -359,6 +363,7 @@ async function snapshotTurn(
     ),
   );
   const pipeCpu = await meter.since(mark);
+  const engineSaid = await counters.describe();
   const transitions = await sluice.pipes.transitions(scope, pipe.id);
   const reached = (state: string) => transitions.find((t) => t.toState === state)?.at.getTime();
   const pipeSeconds = ((reached('Completed') ?? Date.now()) - start) / 1000;
@@ -374,6 +379,7 @@ async function snapshotTurn(
     copyCpu,
     pipeSeconds,
     pipeCpu,
+    engineSaid,
     ranges,
     createSeconds: (created - start) / 1000,
     setupSeconds: ((reached('Snapshot') ?? created) - created) / 1000,
