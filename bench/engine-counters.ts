@@ -1,4 +1,4 @@
-import type { Engine } from '../src/engine/index.js';
+import { type Engine, literal } from '../src/engine/index.js';
 
 /** The engine's own counters (its `system.events`, for the whole engine process) a bench reads. */
 const COUNTERS = [
@@ -38,7 +38,7 @@ export async function engineCounters(
 }
 
 async function read(engine: Engine): Promise<Counters> {
-  const names = COUNTERS.map((name) => `'${name}'`).join(', ');
+  const names = COUNTERS.map(literal).join(', ');
   const { rows } = await engine.query(`SELECT event, value FROM system.events WHERE event IN (${names})`);
   const found = new Map(rows.map((row) => [String(row.event), Number(row.value)]));
   return Object.fromEntries(COUNTERS.map((name) => [name, found.get(name) ?? 0])) as Counters;
