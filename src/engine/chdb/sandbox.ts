@@ -95,10 +95,18 @@ export function sandboxed(
 /** The system's own directories: read-only, or the symbolic links they are on merged-/usr systems. */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64'];
 /**
- * Files a process needs to run: the loader's cache, the local time zone, and what the engine
- * reads of its own limits (cgroup memory and the CPUs), which tell nothing of other processes.
+ * Files a process needs to run: the loader's cache, the local time zone, what the engine reads of
+ * its own limits (cgroup memory and the CPUs), and the kernel's huge-page mode, which its allocator
+ * reads before it asks for huge pages (ENGINE_ALLOCATOR, engine-process.ts); none tells anything of
+ * other processes.
  */
-const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/localtime', '/sys/fs/cgroup', '/sys/devices/system/cpu'];
+const SYSTEM_FILES = [
+  '/etc/ld.so.cache',
+  '/etc/localtime',
+  '/sys/fs/cgroup',
+  '/sys/devices/system/cpu',
+  '/sys/kernel/mm/transparent_hugepage',
+];
 /** What a process that reaches the network needs besides: name resolution and CA certificates. */
 const NETWORK_FILES = [
   '/etc/resolv.conf',
