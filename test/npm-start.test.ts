@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { environmentOf, hugePageMode, hugePagesMbOf } from './support/huge-pages.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -78,9 +79,8 @@ describe('npm start', () => {
     // The start script asks glibc's malloc for transparent huge pages (package.json): where the
     // kernel hands them out on request, the server's own allocations sit on them (about 2 MB
     // without, V8's and PGlite's memory being mapped apart from malloc).
-    const environment = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
-    expect(environment).toContain('GLIBC_TUNABLES=glibc.malloc.hugetlb=1');
-    if (hugePageMode() === 'madvise') expect(await hugePagesMb(pid)).toBeGreaterThan(8);
+    expect(environmentOf(pid)).toContain('GLIBC_TUNABLES=glibc.malloc.hugetlb=1');
+    if (hugePageMode() === 'madvise') expect(hugePagesMbOf(pid)).toBeGreaterThan(8);
     const exited = new Promise((resolve) => npm.once('exit', resolve));
     npm.kill('SIGTERM');
     await exited;
@@ -98,15 +98,4 @@ describe('npm start', () => {
 function withoutTunables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { GLIBC_TUNABLES: _, ...rest } = env;
   return rest;
-}
-
-/** The kernel's transparent huge page mode (`always`, `madvise` or `never`; none without them). */
-function hugePageMode(): string | undefined {
-  if (!existsSync('/sys/kernel/mm/transparent_hugepage/enabled')) return undefined;
-  return /\[(\w+)\]/.exec(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'))?.[1];
-}
-
-async function hugePagesMb(pid: number): Promise<number> {
-  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-  return Number(/AnonHugePages:\s+(\d+) kB/.exec(rollup)?.[1]) / 1024;
 }

@@ -1,21 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceEngineRoom } from '../registry.js';
-import { EmbeddedEngine } from './embedded-engine.js';
-import { ENGINE_ALLOCATOR } from './engine-process.js';
-import { detectSandbox, type SandboxPolicy } from './sandbox.js';
+import { detectSandbox, EmbeddedEngine, type SandboxPolicy, serviceEngineRoom } from '../src/engine/index.js';
+import { environmentOf, hugePageMode, hugePagesMbOf } from './support/huge-pages.js';
 
 /**
- * The kernel's huge-page mode: with `madvise` a process gets huge pages only where it asks for
- * them, which is what these tests watch; with `always` every process gets them and with `never`
- * none does, so there they could not tell the engine's request from no request.
+ * The engines' allocator asks for transparent huge pages (ENGINE_ALLOCATOR,
+ * src/engine/chdb/engine-process.ts). Only a kernel in `madvise` mode shows whether it asked.
  */
-const THP_MODE = /\[(\w+)\]/.exec(readTextOrEmpty('/sys/kernel/mm/transparent_hugepage/enabled'))?.[1];
-
-describe.skipIf(THP_MODE !== 'madvise')(
+describe.skipIf(hugePageMode() !== 'madvise')(
   "the engine's allocator backs its memory with huge pages (kernel huge-page mode: madvise)",
   () => {
     let dir: string;
@@ -45,8 +39,8 @@ describe.skipIf(THP_MODE !== 'madvise')(
       try {
         for (const engine of [confined, plain]) {
           const pid = await loaded(engine);
-          expect(environmentOf(pid)).toContain(`JE_MALLOC_CONF=${ENGINE_ALLOCATOR}`);
-          expect(hugePagesKb(pid)).toBeGreaterThan(0);
+          expect(environmentOf(pid)).toContain('JE_MALLOC_CONF=thp:always,metadata_thp:auto');
+          expect(hugePagesMbOf(pid)).toBeGreaterThan(0);
         }
       } finally {
         await confined.close();
@@ -60,7 +54,7 @@ describe.skipIf(THP_MODE !== 'madvise')(
       try {
         const pid = await loaded(engine);
         expect(environmentOf(pid)).toContain('JE_MALLOC_CONF=thp:default');
-        expect(hugePagesKb(pid)).toBe(0);
+        expect(hugePagesMbOf(pid)).toBe(0);
       } finally {
         delete process.env.JE_MALLOC_CONF;
         await engine.close();
@@ -78,25 +72,4 @@ async function loaded(engine: EmbeddedEngine): Promise<number> {
   const pid = engine.processId();
   if (pid === undefined) throw new Error('the engine has no process after a statement');
   return pid;
-}
-
-function environmentOf(pid: number): string[] {
-  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-}
-
-/** AnonHugePages of the process, kB. */
-function hugePagesKb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('AnonHugePages:'));
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN);
-}
-
-function readTextOrEmpty(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    // No such file: a kernel without transparent huge pages.
-    return '';
-  }
 }
