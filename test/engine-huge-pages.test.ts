@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectSandbox, EmbeddedEngine, type SandboxPolicy, serviceEngineRoom } from '../src/engine/index.js';
+import {
+  detectSandbox,
+  EmbeddedEngine,
+  ENGINE_ALLOCATOR,
+  type SandboxPolicy,
+  serviceEngineRoom,
+} from '../src/engine/index.js';
 import { environmentOf, hugePageMode, hugePagesMbOf } from './support/huge-pages.js';
 
 /**
@@ -39,7 +45,7 @@ describe.skipIf(hugePageMode() !== 'madvise')(
       try {
         for (const engine of [confined, plain]) {
           const pid = await loaded(engine);
-          expect(environmentOf(pid)).toContain('JE_MALLOC_CONF=thp:always,metadata_thp:auto');
+          expect(environmentOf(pid)).toContain(`JE_MALLOC_CONF=${ENGINE_ALLOCATOR}`);
           expect(hugePagesMbOf(pid)).toBeGreaterThan(0);
         }
       } finally {

@@ -1,5 +1,6 @@
 export { FROZEN_SETTINGS } from './chdb/confinement.js';
 export { EmbeddedEngine } from './chdb/embedded-engine.js';
+export { ENGINE_ALLOCATOR } from './chdb/engine-process.js';
 export {
   detectSandbox,
   type SandboxPolicy,
