@@ -16,11 +16,14 @@ const COLUMNS = STRUCTURE.split(', ').map((column) => {
 });
 /** Issue #39's goal: a pipe at least 0.8 of the engine's own load of the same file (0.9 at 10M rows). */
 const GOAL = ROWS >= 10_000_000 ? 0.9 : 0.8;
-const FORMATS = [
-  ['NDJSON', 'data.ndjson', 'JSONEachRow'],
-  ['CSV', 'data.csv', 'CSVWithNames'],
-  ['Parquet', 'data.parquet', 'Parquet'],
-] as const;
+/** BENCH_FORMATS (`NDJSON,Parquet`) runs only those; all three by default. */
+const FORMATS = (
+  [
+    ['NDJSON', 'data.ndjson', 'JSONEachRow'],
+    ['CSV', 'data.csv', 'CSVWithNames'],
+    ['Parquet', 'data.parquet', 'Parquet'],
+  ] as const
+).filter(([label]) => !process.env.BENCH_FORMATS || process.env.BENCH_FORMATS.split(',').includes(label));
 
 /**
  * Sluice's object-storage ingest rate against, in the same run: the engine's own load of the same

@@ -95,6 +95,10 @@ export const ERROR_CODES = {
   SLUICE_ERR_UNREADABLE_PART: entry(
     'a part of a batch the engine cannot read: set aside into the error table',
   ),
+  SLUICE_ERR_READ_AGAIN: entry(
+    "the service's engine refused a part it loaded itself: the batch is read again, through the source reader",
+    true,
+  ),
   SLUICE_ERR_BAD_RECORD: entry('a record that cannot be read: set aside into the error table'),
 
   // Pipes: the source.

@@ -8,7 +8,8 @@ const RESULT_PREFIX = 'result-';
 
 /**
  * Scratch files a caller keeps between statements only while this process runs (the spare FIFOs
- * of src/pipes/records/stream-load.ts): removed, with the result files, whenever the engine starts.
+ * of src/pipes/records/stream-load.ts, the copies of src/pipes/records/copy-load.ts): removed,
+ * with the result files, whenever the engine starts.
  */
 export const TRANSIENT_SCRATCH_PREFIX = 'transient-';
 

@@ -28,6 +28,21 @@ export class UnreadablePartError extends CodedError {
   }
 }
 
+/**
+ * The service's engine refused a part of a batch it loaded itself (records/copy-load.ts), after it
+ * may have written some of its rows: the runtime empties the batch's stages and reads the batch
+ * again, which the source then reads through the source reader (EngineFirst), as it would have
+ * without the engine's own load. The source logged the refusal.
+ */
+export class ReadAgainError extends CodedError {
+  constructor(
+    readonly key: string,
+    options: { cause: unknown },
+  ) {
+    super('SLUICE_ERR_READ_AGAIN', `the engine refused ${key}: the batch is read again`, options);
+  }
+}
+
 /** Turns an engine failure on one part into a set-aside part, unless it may pass on a retry. */
 export function asUnreadablePart(error: unknown, key: string, redact: (text: string) => string): unknown {
   if (error instanceof EngineError && error.code !== undefined && SCHEMA_CODES.has(error.code)) {

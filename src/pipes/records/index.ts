@@ -12,7 +12,9 @@ export {
   readSkippedRows,
   whyRecordFails,
 } from './bad-records.js';
-export { asUnreadablePart, PermanentError, UnreadablePartError } from './errors.js';
+export { type CopyLoad, CopyRefusedError, copyable, loadCopied } from './copy-load.js';
+export { EngineFirst } from './engine-first.js';
+export { asUnreadablePart, PermanentError, ReadAgainError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';
 export { loadThroughReader, type SkippedRow, StageLoadError } from './load.js';
 export { loadFile } from './load-file.js';

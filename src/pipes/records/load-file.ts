@@ -12,7 +12,7 @@ export async function loadFile(
     into: string;
     columnList: string;
     path: string;
-    format: 'Native' | 'TabSeparated' | 'JSONEachRow';
+    format: 'Native' | 'TabSeparated' | 'JSONEachRow' | 'Parquet';
     settings: Settings;
   },
 ): Promise<void> {

@@ -8,6 +8,7 @@ import {
   PermanentError,
   type ProducingReader,
   type RangeRead,
+  ReadAgainError,
   UnreadablePartError,
 } from '../records/index.js';
 import type { BatchSink } from '../sources/index.js';
@@ -124,6 +125,8 @@ export async function completeBatch(
       // The stages hold the whole batch now: their partitions are listed while it is marked staged.
       [, partitions] = await allDone([store.repos.progress.setStaged(batch), listPartitions()]);
     } catch (error) {
+      // The source reads a part its engine refused another way: into emptied stages again.
+      if (error instanceof ReadAgainError) continue;
       if (!(error instanceof UnreadablePartError)) throw error;
       batch.skipped = [...batch.skipped, { key: error.key, error: error.message }];
       await store.repos.progress.setSkipped(batch);

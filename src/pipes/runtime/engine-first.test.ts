@@ -4,13 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedEngine } from '../../engine/index.js';
 import { createLogger } from '../../log.js';
-import { insertPlan } from '../records/index.js';
-import {
-  EngineFirst,
-  loadMessages,
-  type MessagePlan,
-  type MessageSource,
-} from '../sources/messages/index.js';
+import { EngineFirst, insertPlan } from '../records/index.js';
+import { loadMessages, type MessagePlan, type MessageSource } from '../sources/messages/index.js';
 import { batchSink } from './source-ports.js';
 
 /** A message of a stream: its value, and its number (the virtual column `_id`). */
@@ -116,7 +111,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
 
   it('loads a clean batch in the engine, the rows as the source reader makes them (an omitted field is its type default)', async () => {
     const batch = clean(10);
-    const engineFirst = await load(plan(same), batch, new EngineFirst(createLogger('silent')));
+    const engineFirst = await load(plan(same), batch, new EngineFirst(createLogger('silent'), 'messages'));
     const readerOnly = await load(plan(same), batch);
     expect(engineFirst.throughReader).toBe(false);
     expect(readerOnly.throughReader).toBe(true);
@@ -126,7 +121,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
   });
 
   it('sends a batch the engine refuses through the source reader: the bad message set aside, every other loaded once, the next 16 batches read by the reader', async () => {
-    const first = new EngineFirst(createLogger('silent'));
+    const first = new EngineFirst(createLogger('silent'), 'messages');
     const batch = messages([...clean(9).map((m) => m.value.toString()), '{"id":"not a number","name":"x"}']);
     const refused = await load(plan(same), batch, first);
     expect(refused.throughReader).toBe(true);
@@ -147,7 +142,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
       { sourceField: '_id', destinationField: '_id' },
     ]);
     for (const [how, first] of [plan(same), narrow].flatMap((p) => [
-      [p, new EngineFirst(createLogger('silent'))] as const,
+      [p, new EngineFirst(createLogger('silent'), 'messages')] as const,
       [p, undefined] as const,
     ])) {
       const loaded = await load(how, spoofing, first);
@@ -160,7 +155,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
   });
 
   it('sets aside every message of a batch none of which fits, through the source reader', async () => {
-    for (const first of [new EngineFirst(createLogger('silent')), undefined]) {
+    for (const first of [new EngineFirst(createLogger('silent'), 'messages'), undefined]) {
       const loaded = await load(plan(same), messages(['{"id":"x"}', '{"id":"y"}']), first);
       expect(loaded.read.rows).toBe(0);
       expect(loaded.read.badRecords.map((record) => record.source)).toEqual(['p:0', 'p:1']);
@@ -170,7 +165,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
 
   it("reads a message holding two objects as the source reader does: two rows, loaded once (the engine's load, refused for its count, emptied again)", async () => {
     const batch = messages(['{"id":1,"name":"a"}', '{"id":2,"name":"b"} {"id":3,"name":"c"}']);
-    const loaded = await load(plan(same), batch, new EngineFirst(createLogger('silent')));
+    const loaded = await load(plan(same), batch, new EngineFirst(createLogger('silent'), 'messages'));
     expect(loaded.read.rows).toBe(3);
     expect(loaded.rows.map((row) => row.id).sort()).toEqual([1, 2, 3]);
   });
@@ -184,7 +179,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
     const loaded = await load(
       renamed,
       messages(['{"other":7,"name":"a"}']),
-      new EngineFirst(createLogger('silent')),
+      new EngineFirst(createLogger('silent'), 'messages'),
     );
     expect(loaded.throughReader).toBe(true);
     expect(loaded.rows).toEqual([{ id: 7, v: 42, name: 'a', _id: 0 }]);

@@ -7,7 +7,13 @@ import {
   expressionProblem,
   tableStorage,
 } from '../../engine/index.js';
-import { loadFile, loadThroughReader, type ProducingReader, spareTexts } from '../records/index.js';
+import {
+  loadCopied,
+  loadFile,
+  loadThroughReader,
+  type ProducingReader,
+  spareTexts,
+} from '../records/index.js';
 import type { BatchSink, Scratch, TargetTables, TextLoad } from '../sources/index.js';
 
 /**
@@ -68,6 +74,11 @@ export function batchSink(
       return loadThroughReader(engines, { ...load, into });
     },
     loadText: (load) => loadTextInEngine(engine, targets, load, counted),
+    loadCopy: ({ table, ...load }) => {
+      const into = targets.into(table);
+      counted.delete(into);
+      return loadCopied(engines, { ...load, into });
+    },
   };
 }
 

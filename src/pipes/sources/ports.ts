@@ -1,5 +1,5 @@
 import type { EngineColumn, Queryable, TableStorage } from '../../engine/index.js';
-import type { InsertPlan, SkippedRow } from '../records/index.js';
+import type { CopyLoad, InsertPlan, SkippedRow } from '../records/index.js';
 
 // What a source reaches the engines through (docs/architecture.md, "The source contract"). The
 // runtime holds the engines and hands a source these ports, never an engine itself: a source
@@ -102,6 +102,13 @@ export interface BatchSink {
    * why: the caller reads the file through the source reader (`load`), which sets such rows aside.
    */
   loadText(load: TextLoad): Promise<{ refused?: Error }>;
+  /**
+   * The source reader copies a source file as it is into the scratch space and the service's
+   * engine loads the copy itself into `table` (records/copy-load.ts): the rows, by the file's own
+   * count. A copy the engine refuses throws CopyRefusedError, after which rows of it may be in the
+   * stage: the source then throws ReadAgainError and reads the file through the source reader.
+   */
+  loadCopy(load: Omit<CopyLoad, 'into'> & { table?: string }): Promise<{ rows: number }>;
   /** The name of the table `table`'s records go into: its stage, or the Null destination itself. */
   into(table?: string): string;
   /** Whether `table` goes into its batch stage (a source may then set the stage up for its load). */

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
-import type { RangeRead } from '../../records/index.js';
+import { EngineFirst, type RangeRead } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
-import { EngineFirst } from './json-load.js';
 import { loadMessages } from './load.js';
 import type { MessagePlan } from './plan.js';
 
@@ -18,7 +17,7 @@ export class ClaimedMessages<M, R> {
     private readonly readAgain: (range: R) => Promise<M[]>,
     logger: Logger,
   ) {
-    this.engineFirst = new EngineFirst(logger);
+    this.engineFirst = new EngineFirst(logger, 'messages');
   }
 
   keep(range: R, messages: M[]): void {

@@ -9,7 +9,6 @@ export {
   previewRecords,
   unreadableRecords,
 } from './infer.js';
-export { EngineFirst } from './json-load.js';
 export { loadMessages, sampleProblem } from './load.js';
 export { badRecord, type MessageFormat, type MessagePlan, messagePlan } from './plan.js';
 export type { Reading } from './reading.js';

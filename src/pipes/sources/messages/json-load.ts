@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import { literal, settingsClause } from '../../../engine/index.js';
 import {
   type BadRecord,
+  type EngineFirst,
   MAX_EXPLAINED,
   PARSE_SETTINGS,
   type RangeRead,
@@ -15,43 +15,11 @@ import { recordsText, textChunks } from './json-file.js';
 import { badRecord, type MessagePlan } from './plan.js';
 
 /**
- * After the service's engine refused a batch's text (a message it cannot take), this many of the
- * pipe's next batches go straight through the source reader, which sets such messages aside: a
- * stream with a bad message in most batches does not have each parsed twice.
- */
-const READER_ONLY_AFTER_REFUSAL = 16;
-
-/**
  * Settings of the engine's own load of a batch's text, on top of the pipe's: a field a message
  * leaves out, or gives as null for a column that is not Nullable, is the type's default, as the
  * source reader's typed read makes it, not the table's DEFAULT expression.
  */
 const ENGINE_TEXT_SETTINGS = { input_format_defaults_for_omitted_fields: 0 };
-
-/**
- * Whether a pipe's batches of JSON messages are loaded by the service's engine itself first
- * (loadJsonMessages), for one run of its reader: after a refusal, the next batches are not.
- */
-export class EngineFirst {
-  private readerOnly = 0;
-
-  constructor(private readonly logger: Logger) {}
-
-  /** Whether the next batch is tried in the service's engine first. */
-  take(): boolean {
-    if (this.readerOnly === 0) return true;
-    this.readerOnly -= 1;
-    return false;
-  }
-
-  refused(error: Error, name: string): void {
-    this.readerOnly = READER_ONLY_AFTER_REFUSAL;
-    this.logger.info(
-      { err: error, batch: name },
-      `the engine could not load a batch's messages itself: the source reader reads it and sets aside the messages it cannot take, as it reads the next ${READER_ONLY_AFTER_REFUSAL} batches`,
-    );
-  }
-}
 
 /**
  * Loads a batch of JSON messages into the sink: the engine parses the bytes (json-file.ts), bad

@@ -1,7 +1,7 @@
-import type { RangeRead } from '../../records/index.js';
+import type { EngineFirst, RangeRead } from '../../records/index.js';
 import type { BatchSink, SourceReader } from '../ports.js';
 import { avroSampleProblem, loadAvroMessages } from './avro-load.js';
-import { type EngineFirst, jsonSampleProblem, loadJsonMessages } from './json-load.js';
+import { jsonSampleProblem, loadJsonMessages } from './json-load.js';
 import type { MessagePlan } from './plan.js';
 import type { Reading } from './reading.js';
 

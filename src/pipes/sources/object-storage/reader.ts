@@ -5,11 +5,16 @@ import { privateHostProblem } from '../../../net/index.js';
 import { mappingsOf, type PipeConfig } from '../../model.js';
 import {
   asUnreadablePart,
+  CopyRefusedError,
+  copyable,
+  EngineFirst,
   explainSkippedRows,
+  type InsertPlan,
   insertPlan,
   PermanentError,
   POSITIONAL_FORMATS,
   type RangeRead,
+  ReadAgainError,
   rangeRead,
   readSettings,
 } from '../../records/index.js';
@@ -29,8 +34,10 @@ const DEFAULTS = { maxFileCount: 1000, maxInsertBytes: 1024 ** 3, pollingMs: 30_
 
 /** A batch's range: the files it reads, in key order. */
 interface FileRange {
-  files: { key: string; size: number }[];
+  files: FileOfRange[];
 }
+
+type FileOfRange = { key: string; size: number };
 
 /**
  * Object storage as a source: files in lexical key order after the cursor (the last key claimed),
@@ -54,6 +61,7 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
     concurrency: settings.object_storage_concurrency ?? (config.scaling.concurrency || DEFAULTS.concurrency),
   };
   const insert = fileInserter(context, location, source);
+  const engineFirst = new EngineFirst(context.logger, 'files');
   const run: SourceRun & NoStagesAhead = {
     firstCursor: source.startAfter ?? null,
     pollMs: settings.object_storage_polling_interval_ms ?? DEFAULTS.pollingMs,
@@ -67,9 +75,15 @@ export async function openObjectStorage(context: RunContext): Promise<SourceRun>
     async read(batch, sink) {
       const { files } = batch.range as unknown as FileRange;
       const readable = files.filter((file) => !batch.skipped.some((s) => s.key === file.key));
-      return rangeRead(
-        await mapLimited(readable, limits.concurrency, (file, index) => insert(sink, file, index)),
-      );
+      const copies = engineFirst.take();
+      try {
+        return rangeRead(
+          await mapLimited(readable, limits.concurrency, (file, index) => insert(sink, file, index, copies)),
+        );
+      } catch (error) {
+        if (error instanceof ReadAgainError) engineFirst.refused(error, `${batch.pipeId}#${batch.seq}`);
+        throw error;
+      }
     },
     close: async () => {},
   };
@@ -139,14 +153,25 @@ export function fileReader(
 /** Reads one file into the batch's sink through the source reader, isolating bad rows. */
 function fileInserter(context: RunContext, location: Location, source: ObjectStorageConfig) {
   const { config, sourceReader, pipeId } = context;
-  return async (sink: BatchSink, file: { key: string }, index: number): Promise<RangeRead> => {
+  return async (sink: BatchSink, file: FileOfRange, index: number, copies: boolean): Promise<RangeRead> => {
     // Asked per file: assumed-role credentials are renewed before they expire.
     const credentials = await storageCredentials(source, context.organizationId);
     const reader = fileReader(config, location, source, credentials);
     const { plan, read, settings } = reader;
+    const name = `${pipeId}-${index}-${randomUUID()}`;
     try {
+      if (copies && copiedByEngine(source, plan, file)) {
+        const { rows } = await copyIntoEngine(sink, {
+          name,
+          file,
+          plan,
+          settings: copySettings(config, settings),
+          read,
+        });
+        return { rows, badRecords: [] };
+      }
       const { rows, skipped } = await sink.load({
-        name: `${pipeId}-${index}-${randomUUID()}`,
+        name,
         from: read(file.key, source.format, plan.structure),
         plan,
         settings,
@@ -166,6 +191,52 @@ function fileInserter(context: RunContext, location: Location, source: ObjectSto
       );
     }
   };
+}
+
+/**
+ * Whether the service's engine loads a copy of the file itself (records/copy-load.ts): a format
+ * whose reader wants the whole file (Parquet), every column a field of the same name and type
+ * (no virtual column, rename or cast), and a file small enough to copy.
+ */
+function copiedByEngine(source: ObjectStorageConfig, plan: InsertPlan, file: FileOfRange): boolean {
+  return source.format === 'Parquet' && plan.textIsTarget === true && copyable(file.size);
+}
+
+/**
+ * The blocks a copy's load writes: at least 64 MB unless the pipe says otherwise. Parquet's
+ * parts come in blocks of its row groups, which bound the load's memory; squashed only to the
+ * 16 MB of readSettings, 10M rows made 21 parts instead of 9, and merging them took more CPU
+ * than the load (1.81 CPU-s for the load and 0.5 after it, against 2.34 and 1.3).
+ */
+function copySettings(config: PipeConfig, settings: Record<string, string | number>) {
+  if (config.settings.engine_min_insert_block_size_bytes) return settings;
+  return { ...settings, min_insert_block_size_bytes: 64 * 1024 * 1024 };
+}
+
+/** The copy's load (BatchSink.loadCopy); a copy the engine refused is read again through the source reader. */
+async function copyIntoEngine(
+  sink: BatchSink,
+  load: {
+    name: string;
+    file: FileOfRange;
+    plan: InsertPlan;
+    settings: Record<string, string | number>;
+    read: (key: string, format: string, structure: string) => string;
+  },
+): Promise<{ rows: number }> {
+  const { file, plan } = load;
+  try {
+    return await sink.loadCopy({
+      name: load.name,
+      from: load.read(file.key, 'RawBLOB', 'raw String'),
+      bytes: file.size,
+      format: 'Parquet',
+      columnList: plan.columnList,
+      settings: load.settings,
+    });
+  } catch (error) {
+    throw error instanceof CopyRefusedError ? new ReadAgainError(file.key, { cause: error }) : error;
+  }
 }
 
 function checkSupported(source: ObjectStorageConfig): void {

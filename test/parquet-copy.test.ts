@@ -1,0 +1,123 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedEngine, literal } from '../src/engine/index.js';
+import { createPipe, sql, waitForState } from './support/runtime.js';
+import { startSluice, type TestSluice } from './support/sluice.js';
+
+const ROWS = 1000;
+const COLUMNS = [
+  { name: 'id', type: 'UInt64' },
+  { name: 'name', type: 'String' },
+];
+
+/** A one-off Parquet pipe into `pq.<table>`; with `withFile`, the virtual column `_file` too. */
+function pipe(table: string, url: string, withFile = false) {
+  const columns = [...COLUMNS, ...(withFile ? [{ name: 'file', type: 'String' }] : [])];
+  return {
+    name: table,
+    source: { objectStorage: { format: 'Parquet', url } },
+    destination: {
+      database: 'pq',
+      table,
+      tableDefinition: { engine: { type: 'MergeTree' }, sortingKey: ['id'] },
+      columns,
+    },
+    fieldMappings: columns.map(({ name }) => ({
+      sourceField: name === 'file' ? '_file' : name,
+      destinationField: name,
+    })),
+  };
+}
+
+/**
+ * A Parquet file whose fields are the table's columns is copied as it is into the service's
+ * scratch space and loaded by the service's engine itself (src/pipes/records/copy-load.ts); one
+ * the engine refuses is read again through the source reader. Real chDB engines, sandboxed as
+ * `npm start` runs them; the service engine's statements are written down to tell the two apart.
+ */
+describe("Parquet files loaded by the service's engine from a copy (chDB)", () => {
+  let s: TestSluice;
+  let writer: EmbeddedEngine;
+  /** The service engine's loads of a Parquet copy (FROM INFILE ... FORMAT Parquet). */
+  const copiesLoaded: string[] = [];
+  const files = (dir: string) => join(s.dataDir, 'files', dir);
+
+  async function writeParquet(path: string, from: number) {
+    await writer.execute(
+      `INSERT INTO FUNCTION file(${literal(path)}, 'Parquet', 'id UInt64, name String')
+       SELECT number + ${from}, concat('n', toString(number + ${from})) FROM numbers(${ROWS})`,
+    );
+  }
+
+  beforeAll(async () => {
+    s = await startSluice({ runtime: true });
+    writer = new EmbeddedEngine(join(s.dataDir, 'writer'), { confined: false });
+    for (const dir of ['good', 'mixed']) await mkdir(files(dir), { recursive: true });
+    await writeParquet(join(files('good'), 'a.parquet'), 0);
+    await writeParquet(join(files('good'), 'b.parquet'), ROWS);
+    await writeParquet(join(files('mixed'), 'a.parquet'), 0);
+    await writeFile(join(files('mixed'), 'b.parquet'), 'PAR1 this is not parquet at all PAR1');
+    await writeParquet(join(files('mixed'), 'c.parquet'), 2 * ROWS);
+    const engine = s.sluice.engines.engineFor({
+      id: s.serviceId,
+      organizationId: s.organizationId,
+      kind: 'embedded',
+    });
+    const execute = engine.execute.bind(engine);
+    engine.execute = (text, options) => {
+      if (/ FROM INFILE .* FORMAT Parquet$/s.test(text)) copiesLoaded.push(text);
+      return execute(text, options);
+    };
+  }, 60_000);
+  afterAll(async () => {
+    await writer?.close();
+    await s?.close();
+  });
+
+  const landed = (table: string) =>
+    sql(
+      s,
+      `SELECT count() AS n, sum(id) AS ids, countIf(name != concat('n', toString(id))) AS wrong FROM pq.${table}`,
+    );
+  const sumOf = (from: number, to: number) => ((to - 1 + from) * (to - from)) / 2;
+
+  it('loads the copies in the service engine, and the same files through the source reader where a virtual column is mapped, the same rows', async () => {
+    copiesLoaded.length = 0;
+    const copied = await createPipe(s, pipe('copied', 'file:///good/*.parquet'));
+    expect(await waitForState(s, copied, 'Completed')).toMatchObject({ rowsWritten: 2 * ROWS, filesDone: 2 });
+    expect(copiesLoaded).toHaveLength(2);
+    // Each copy is removed once loaded.
+    const scratch = await readdir(join(s.dataDir, 'services', s.serviceId, 'scratch'));
+    expect(scratch.filter((name) => name.includes('copy-'))).toEqual([]);
+    expect(await landed('copied')).toEqual([{ n: 2 * ROWS, ids: sumOf(0, 2 * ROWS), wrong: 0 }]);
+
+    copiesLoaded.length = 0;
+    const withFile = await createPipe(s, pipe('with_file', 'file:///good/*.parquet', true));
+    expect(await waitForState(s, withFile, 'Completed')).toMatchObject({ rowsWritten: 2 * ROWS });
+    expect(copiesLoaded).toHaveLength(0);
+    expect(await landed('with_file')).toEqual([{ n: 2 * ROWS, ids: sumOf(0, 2 * ROWS), wrong: 0 }]);
+    expect(await sql(s, 'SELECT file, count() AS n FROM pq.with_file GROUP BY file ORDER BY file')).toEqual([
+      { file: 'a.parquet', n: ROWS },
+      { file: 'b.parquet', n: ROWS },
+    ]);
+  });
+
+  it('reads a batch again through the source reader when the engine refuses a copy: the good files land once, the bad one is set aside', async () => {
+    copiesLoaded.length = 0;
+    const id = await createPipe(s, pipe('mixed', 'file:///mixed/*.parquet'));
+    const status = await waitForState(s, id, 'Completed');
+    expect(status).toMatchObject({ rowsWritten: 2 * ROWS, badRecords: 1, filesDone: 3 });
+    // The first read tried each file's copy in the engine (the corrupt one refused).
+    expect(copiesLoaded.length).toBeGreaterThanOrEqual(1);
+    expect(await landed('mixed')).toEqual([
+      { n: 2 * ROWS, ids: sumOf(0, ROWS) + sumOf(2 * ROWS, 3 * ROWS), wrong: 0 },
+    ]);
+    const errors = await sql(s, 'SELECT source, row, error FROM pq.mixed_pipes_error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ source: 'mixed/b.parquet', row: 0 });
+    // The reason is the source reader's, of the file as the pipe names it: no scratch path.
+    expect(String(errors[0]?.error)).not.toContain('scratch');
+    expect(s.logs.join('\n')).toContain("could not load a batch's files itself");
+  });
+});
