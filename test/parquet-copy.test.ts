@@ -1,5 +1,6 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedEngine, literal } from '../src/engine/index.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
@@ -43,17 +44,32 @@ describe("Parquet files loaded by the service's engine from a copy (chDB)", () =
   const copiesLoaded: string[] = [];
   const files = (dir: string) => join(s.dataDir, 'files', dir);
 
-  async function writeParquet(path: string, from: number) {
+  async function writeParquet(path: string, from: number, columns = ['id', 'name']) {
+    const values: Record<string, [string, string]> = {
+      id: ['id UInt64', `number + ${from}`],
+      name: ['name String', `concat('n', toString(number + ${from}))`],
+      extra: ['extra String', "'not a column'"],
+    };
+    const structure = columns.map((column) => values[column]?.[0]).join(', ');
     await writer.execute(
-      `INSERT INTO FUNCTION file(${literal(path)}, 'Parquet', 'id UInt64, name String')
-       SELECT number + ${from}, concat('n', toString(number + ${from})) FROM numbers(${ROWS})`,
+      `INSERT INTO FUNCTION file(${literal(path)}, 'Parquet', ${literal(structure)})
+       SELECT ${columns.map((column) => values[column]?.[1]).join(', ')} FROM numbers(${ROWS})`,
     );
   }
 
   beforeAll(async () => {
     s = await startSluice({ runtime: true });
     writer = new EmbeddedEngine(join(s.dataDir, 'writer'), { confined: false });
-    for (const dir of ['good', 'mixed']) await mkdir(files(dir), { recursive: true });
+    for (const dir of ['good', 'mixed', 'shapes']) await mkdir(files(dir), { recursive: true });
+    // Compressed as a whole, a field the table lacks (first), a column the file lacks.
+    await writeParquet(join(files('shapes'), 'a.parquet'), 0);
+    await writeFile(
+      join(files('shapes'), 'a.parquet.gz'),
+      gzipSync(await readFile(join(files('shapes'), 'a.parquet'))),
+    );
+    await rm(join(files('shapes'), 'a.parquet'));
+    await writeParquet(join(files('shapes'), 'b.parquet'), ROWS, ['extra', 'name', 'id']);
+    await writeParquet(join(files('shapes'), 'c.parquet'), 2 * ROWS, ['id']);
     await writeParquet(join(files('good'), 'a.parquet'), 0);
     await writeParquet(join(files('good'), 'b.parquet'), ROWS);
     await writeParquet(join(files('mixed'), 'a.parquet'), 0);
@@ -101,6 +117,27 @@ describe("Parquet files loaded by the service's engine from a copy (chDB)", () =
       { file: 'a.parquet', n: ROWS },
       { file: 'b.parquet', n: ROWS },
     ]);
+  });
+
+  it('reads what the source reader reads from compressed files, fields the table lacks and columns a file lacks', async () => {
+    copiesLoaded.length = 0;
+    const copied = await createPipe(s, pipe('shapes', 'file:///shapes/*'));
+    expect(await waitForState(s, copied, 'Completed')).toMatchObject({
+      rowsWritten: 3 * ROWS,
+      badRecords: 0,
+    });
+    expect(copiesLoaded).toHaveLength(3);
+    const throughReader = await createPipe(s, pipe('shapes_reader', 'file:///shapes/*', true));
+    expect(await waitForState(s, throughReader, 'Completed')).toMatchObject({ rowsWritten: 3 * ROWS });
+    expect(copiesLoaded).toHaveLength(3);
+    const rows = (table: string) =>
+      sql(
+        s,
+        `SELECT count() AS n, sum(id) AS ids, countIf(name = '') AS unnamed, sum(cityHash64(name)) % 1000003 AS names FROM pq.${table}`,
+      );
+    const copiedRows = await rows('shapes');
+    expect(copiedRows).toEqual(await rows('shapes_reader'));
+    expect(copiedRows[0]).toMatchObject({ n: 3 * ROWS, ids: sumOf(0, 3 * ROWS), unnamed: ROWS });
   });
 
   it('reads a batch again through the source reader when the engine refuses a copy: the good files land once, the bad one is set aside', async () => {

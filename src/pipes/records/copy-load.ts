@@ -87,7 +87,7 @@ export async function loadCopied(engines: ReaderAndEngine, load: CopyLoad): Prom
 }
 
 /** Bytes of copies in flight on one source reader, at most COPY_BUDGET_BYTES; the others wait. */
-class CopyBudget {
+export class CopyBudget {
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
 
