@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import { serviceEngine, startSluice, type TestSluice } from './support/sluice.js';
 
 // What a create asks the service's engine before it answers (issue 39: at 1M rows a one-off pipe's
 // fixed steps weighed as much as its load). Column types the engine read as data types are not
@@ -11,11 +11,7 @@ describe("a create's column types, read by the service's engine (chDB) once", ()
   const seen: string[] = [];
   beforeAll(async () => {
     s = await startSluice();
-    const engine = s.sluice.engines.engineFor({
-      id: s.serviceId,
-      organizationId: s.organizationId,
-      kind: 'embedded',
-    });
+    const engine = serviceEngine(s);
     const query = engine.query.bind(engine);
     engine.query = (sql, options) => {
       seen.push(sql);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
 import { createFilePipe, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import { serviceEngine, startSluice, type TestSluice } from './support/sluice.js';
 
 // A pipe's state rows are written into its history in the background, in the order of its moves
 // (src/pipes/runtime/history-recorder.ts). A row waiting behind a slow one read its pipe only once
@@ -18,11 +18,7 @@ describe("a pipe deleted right after its last move keeps that move's state row",
   let engine: Engine;
   beforeAll(async () => {
     s = await startSluice();
-    engine = s.sluice.engines.engineFor({
-      id: s.serviceId,
-      organizationId: s.organizationId,
-      kind: 'embedded',
-    });
+    engine = serviceEngine(s);
     const execute = engine.execute.bind(engine);
     engine.execute = async (sql, options) => {
       if (sql.startsWith('INSERT INTO `_sluice_history`.`pipe_events`'))

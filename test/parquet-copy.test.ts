@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedEngine, literal } from '../src/engine/index.js';
 import { createPipe, sql, waitForState } from './support/runtime.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import { serviceEngine, startSluice, type TestSluice } from './support/sluice.js';
 
 const ROWS = 1000;
 const COLUMNS = [
@@ -75,11 +75,7 @@ describe("Parquet files loaded by the service's engine from a copy (chDB)", () =
     await writeParquet(join(files('mixed'), 'a.parquet'), 0);
     await writeFile(join(files('mixed'), 'b.parquet'), 'PAR1 this is not parquet at all PAR1');
     await writeParquet(join(files('mixed'), 'c.parquet'), 2 * ROWS);
-    const engine = s.sluice.engines.engineFor({
-      id: s.serviceId,
-      organizationId: s.organizationId,
-      kind: 'embedded',
-    });
+    const engine = serviceEngine(s);
     const execute = engine.execute.bind(engine);
     engine.execute = (text, options) => {
       if (/ FROM INFILE .* FORMAT Parquet$/s.test(text)) copiesLoaded.push(text);

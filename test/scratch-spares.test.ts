@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/index.js';
 import { ScratchSpares, spareTexts, writeWhole } from '../src/pipes/records/index.js';
-import { startSluice, type TestSluice } from './support/sluice.js';
+import { serviceEngine, startSluice, type TestSluice } from './support/sluice.js';
 
 // A batch's text file (a stream's messages, a snapshot range's COPY text) is kept once the service's
 // engine loaded it, and the next batch writes its text over it: its pages are in memory already
@@ -14,11 +14,7 @@ describe("batches' text files, kept and written over", () => {
   let engine: Engine;
   beforeAll(async () => {
     s = await startSluice({ runtime: false });
-    engine = s.sluice.engines.engineFor({
-      id: s.serviceId,
-      organizationId: s.organizationId,
-      kind: 'embedded',
-    });
+    engine = serviceEngine(s);
     // Started (the scratch space is made with the engine's process).
     await engine.query('SELECT 1');
   });

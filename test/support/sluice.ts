@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createSluice, type Sluice, type SluiceOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import type { Engine } from '../../src/engine/index.js';
 import { createLogger } from '../../src/log.js';
 
 export const BOOTSTRAP_KEY_ID = 'sk_test_admin';
@@ -154,4 +155,9 @@ export async function teamToken(s: TestSluice, team: string, user: string): Prom
     body: { user },
   });
   return token.json.result.token as string;
+}
+
+/** The engine of `s`'s embedded service, as Sluice holds it (a test may watch its statements). */
+export function serviceEngine(s: TestSluice): Engine {
+  return s.sluice.engines.engineFor({ id: s.serviceId, organizationId: s.organizationId, kind: 'embedded' });
 }
