@@ -50,8 +50,8 @@ export function copyable(bytes: number): boolean {
  * runs"): the source reader copies the file as it is into the service's scratch space, where
  * only the service's engines see it, and the service's engine parses and loads that copy, reading
  * a columnar file's parts in parallel where it needs them (FROM INFILE on a seekable file). One
- * parse instead of two, and no Native stream between the engines: 10M rows of Parquet, 1.8 s
- * instead of 3.4 (bench/object-storage.ts). The rows are the copy's by its own metadata, counted
+ * parse instead of two, and no Native stream between the engines: 10M rows of Parquet, 1.9 s
+ * instead of 3.4-3.8 (bench/object-storage.ts). The rows are the copy's by its own metadata, counted
  * by the source reader. A count or load the engine refuses throws CopyRefusedError; a copy that
  * fails throws the source reader's error, as a parse of the file there would.
  */
