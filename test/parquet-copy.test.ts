@@ -136,6 +136,22 @@ describe("Parquet files loaded by the service's engine from a copy (chDB)", () =
     expect(copiedRows[0]).toMatchObject({ n: 3 * ROWS, ids: sumOf(0, 3 * ROWS), unnamed: ROWS });
   });
 
+  it('reads every file through the source reader into a Null destination, which passes on at once what it is given (a refused copy would pass rows on twice)', async () => {
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS pq');
+    await sql(s, 'CREATE TABLE pq.passed (id UInt64, name String) ENGINE = Null');
+    await sql(s, 'CREATE TABLE pq.kept (id UInt64, name String) ENGINE = MergeTree ORDER BY id');
+    await sql(s, 'CREATE MATERIALIZED VIEW pq.passing TO pq.kept AS SELECT id, name FROM pq.passed');
+    copiesLoaded.length = 0;
+    const id = await createPipe(s, {
+      name: 'passed',
+      source: { objectStorage: { format: 'Parquet', url: 'file:///good/*.parquet' } },
+      destination: { database: 'pq', table: 'passed', managedTable: false, columns: COLUMNS },
+    });
+    expect(await waitForState(s, id, 'Completed')).toMatchObject({ filesDone: 2 });
+    expect(copiesLoaded).toHaveLength(0);
+    expect(await landed('kept')).toEqual([{ n: 2 * ROWS, ids: sumOf(0, 2 * ROWS), wrong: 0 }]);
+  });
+
   it('reads a batch again through the source reader when the engine refuses a copy: the good files land once, the bad one is set aside', async () => {
     copiesLoaded.length = 0;
     const id = await createPipe(s, pipe('mixed', 'file:///mixed/*.parquet'));

@@ -75,6 +75,10 @@ export function batchSink(
     },
     loadText: (load) => loadTextInEngine(engine, targets, load, counted),
     loadCopy: ({ table, ...load }) => {
+      // A refused copy may have written rows before the value it could not take: only a stage,
+      // emptied again, may hold them (a Null destination would have passed them on).
+      if (!targets.staged(table))
+        throw new Error(`the engine loads a copy itself only into a stage (${table ?? 'the destination'})`);
       const into = targets.into(table);
       counted.delete(into);
       return loadCopied(engines, { ...load, into });
