@@ -60,7 +60,13 @@ describe("Parquet files loaded by the service's engine from a copy (chDB)", () =
   beforeAll(async () => {
     s = await startSluice({ runtime: true });
     writer = new EmbeddedEngine(join(s.dataDir, 'writer'), { confined: false });
-    for (const dir of ['good', 'mixed', 'shapes']) await mkdir(files(dir), { recursive: true });
+    for (const dir of ['good', 'mixed', 'shapes', 'equal']) await mkdir(files(dir), { recursive: true });
+    // Every row twice in a file, and a second file equal to the first.
+    await writer.execute(
+      `INSERT INTO FUNCTION file(${literal(join(files('equal'), 'a.parquet'))}, 'Parquet', 'id UInt64, name String')
+       SELECT intDiv(number, 2), concat('n', toString(intDiv(number, 2))) FROM numbers(${ROWS})`,
+    );
+    await writeFile(join(files('equal'), 'b.parquet'), await readFile(join(files('equal'), 'a.parquet')));
     // Compressed as a whole, a field the table lacks (first), a column the file lacks.
     await writeParquet(join(files('shapes'), 'a.parquet'), 0);
     await writeFile(
@@ -150,6 +156,19 @@ describe("Parquet files loaded by the service's engine from a copy (chDB)", () =
     expect(await waitForState(s, id, 'Completed')).toMatchObject({ filesDone: 2 });
     expect(copiesLoaded).toHaveLength(0);
     expect(await landed('kept')).toEqual([{ n: 2 * ROWS, ids: sumOf(0, 2 * ROWS), wrong: 0 }]);
+  });
+
+  it('keeps equal records: every row twice in a file, and two equal files, land four times', async () => {
+    copiesLoaded.length = 0;
+    const id = await createPipe(s, pipe('equal', 'file:///equal/*.parquet'));
+    expect(await waitForState(s, id, 'Completed')).toMatchObject({ rowsWritten: 2 * ROWS, filesDone: 2 });
+    expect(copiesLoaded).toHaveLength(2);
+    expect(
+      await sql(
+        s,
+        'SELECT count() AS n, uniqExact(id) AS ids, max(c) AS most, min(c) AS least FROM (SELECT id, count() AS c FROM pq.equal GROUP BY id)',
+      ),
+    ).toEqual([{ n: ROWS / 2, ids: ROWS / 2, most: 4, least: 4 }]);
   });
 
   it('reads a batch again through the source reader when the engine refuses a copy: the good files land once, the bad one is set aside', async () => {
