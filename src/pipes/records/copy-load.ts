@@ -1,4 +1,5 @@
 import { EngineError, literal, TRANSIENT_SCRATCH_PREFIX } from '../../engine/index.js';
+import { ReadAgainError } from './errors.js';
 import { loadFile } from './load-file.js';
 import type { ReaderAndEngine } from './stream-load.js';
 
@@ -16,6 +17,8 @@ export const COPY_BUDGET_BYTES = 256 * 1024 * 1024;
 export interface CopyLoad {
   /** Keeps the scratch files of concurrent loads apart. */
   name: string;
+  /** The part of the batch's range the file is, as the source names it (ReadAgainError). */
+  key: string;
   /** What the source reader copies: a table function reading the file as one RawBLOB value. */
   from: string;
   /** The file's size as listed, held against COPY_BUDGET_BYTES while it is copied. */
@@ -26,18 +29,6 @@ export interface CopyLoad {
   /** The pipe's read settings, for the engine's parse. */
   settings: Settings;
   into: string;
-}
-
-/**
- * The service's engine refused a copied file (records/copy-load.ts): some of its rows may be in
- * the table already, so the batch is read again into emptied stages, that file through the
- * source reader, which sets its bad records aside (or the whole file, when it cannot read it).
- */
-export class CopyRefusedError extends EngineError {
-  constructor(cause: EngineError) {
-    super(cause.message, cause.code);
-    this.name = 'CopyRefusedError';
-  }
 }
 
 /** Whether a file of `bytes` may be copied (loadCopied) rather than parsed by the source reader. */
@@ -52,8 +43,9 @@ export function copyable(bytes: number): boolean {
  * a columnar file's parts in parallel where it needs them (FROM INFILE on a seekable file). One
  * parse instead of two, and no Native stream between the engines: 10M rows of Parquet, 1.9 s
  * instead of 3.4-3.8 (bench/object-storage.ts). The rows are the copy's by its own metadata, counted
- * by the source reader. A count or load the engine refuses throws CopyRefusedError; a copy that
- * fails throws the source reader's error, as a parse of the file there would.
+ * by the source reader. A count or load the engine refuses throws ReadAgainError (some of its rows
+ * may be in the stage already); a copy that fails throws the source reader's error, as a parse of
+ * the file there would.
  */
 export async function loadCopied(engines: ReaderAndEngine, load: CopyLoad): Promise<{ rows: number }> {
   const { engine, sourceReader } = engines;
@@ -79,7 +71,7 @@ export async function loadCopied(engines: ReaderAndEngine, load: CopyLoad): Prom
       });
       return { rows: Number(counted.rows[0]?.n ?? 0) };
     } catch (error) {
-      throw error instanceof EngineError ? new CopyRefusedError(error) : error;
+      throw error instanceof EngineError ? new ReadAgainError(load.key, { cause: error }) : error;
     }
   } finally {
     await engine.removeScratch(copy);

@@ -32,7 +32,7 @@ export class UnreadablePartError extends CodedError {
  * The service's engine refused a part of a batch it loaded itself (records/copy-load.ts), after it
  * may have written some of its rows: the runtime empties the batch's stages and reads the batch
  * again, which the source then reads through the source reader (EngineFirst), as it would have
- * without the engine's own load. The source logged the refusal.
+ * without the engine's own load. The source logs the refusal (EngineFirst).
  */
 export class ReadAgainError extends CodedError {
   constructor(

@@ -12,7 +12,7 @@ export {
   readSkippedRows,
   whyRecordFails,
 } from './bad-records.js';
-export { type CopyLoad, CopyRefusedError, copyable, loadCopied } from './copy-load.js';
+export { type CopyLoad, copyable, loadCopied } from './copy-load.js';
 export { EngineFirst } from './engine-first.js';
 export { asUnreadablePart, PermanentError, ReadAgainError, UnreadablePartError } from './errors.js';
 export { type InsertPlan, insertPlan, POSITIONAL_FORMATS } from './insert-plan.js';

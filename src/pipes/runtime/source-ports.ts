@@ -75,11 +75,7 @@ export function batchSink(
     },
     loadText: (load) => loadTextInEngine(engine, targets, load, counted),
     loadCopy: ({ table, ...load }) => {
-      // A refused copy may have written rows before the value it could not take: only a stage,
-      // emptied again, may hold them (a Null destination would have passed them on).
-      if (!targets.staged(table))
-        throw new Error(`the engine loads a copy itself only into a stage (${table ?? 'the destination'})`);
-      const into = targets.into(table);
+      const into = stageOnly(targets, table, 'a copy');
       counted.delete(into);
       return loadCopied(engines, { ...load, into });
     },
@@ -97,6 +93,17 @@ type BatchTargets = { into(table?: string): string; staged(table?: string): bool
  */
 export type StageCounts = Map<string, number>;
 
+/**
+ * The stage of `table`, for a load of the service's engine that it may refuse midway: such a load
+ * may have written blocks before the value it could not take, and only a stage, emptied again,
+ * may hold them (a Null destination would have passed them on).
+ */
+function stageOnly(targets: BatchTargets, table: string | undefined, what: string): string {
+  if (!targets.staged(table))
+    throw new Error(`the engine loads ${what} itself only into a stage (${table ?? 'the destination'})`);
+  return targets.into(table);
+}
+
 /** BatchSink.loadText: the engine's own load of a text file into a stage, emptied again when refused. */
 async function loadTextInEngine(
   engine: Engine,
@@ -104,11 +111,7 @@ async function loadTextInEngine(
   { table, file, rows, ...load }: TextLoad,
   counted: StageCounts,
 ): Promise<{ refused?: Error }> {
-  // A refused load may have written blocks before the value it could not take: only a stage,
-  // emptied again, may hold them (a Null destination would have passed them on).
-  if (!targets.staged(table))
-    throw new Error(`the engine loads text itself only into a stage (${table ?? 'the destination'})`);
-  const stage = targets.into(table);
+  const stage = stageOnly(targets, table, 'text');
   counted.delete(stage);
   let refused: Error | undefined;
   try {

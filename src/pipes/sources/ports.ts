@@ -105,8 +105,9 @@ export interface BatchSink {
   /**
    * The source reader copies a source file as it is into the scratch space and the service's
    * engine loads the copy itself into `table` (records/copy-load.ts): the rows, by the file's own
-   * count. A copy the engine refuses throws CopyRefusedError, after which rows of it may be in the
-   * stage: the source then throws ReadAgainError and reads the file through the source reader.
+   * count. A copy the engine refuses throws ReadAgainError, after which rows of it may be in the
+   * stage: the runtime reads the batch again, and the source reads the file through the source
+   * reader then.
    */
   loadCopy(load: Omit<CopyLoad, 'into'> & { table?: string }): Promise<{ rows: number }>;
   /** The name of the table `table`'s records go into: its stage, or the Null destination itself. */

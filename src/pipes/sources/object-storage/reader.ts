@@ -5,7 +5,6 @@ import { privateHostProblem } from '../../../net/index.js';
 import { mappingsOf, type PipeConfig } from '../../model.js';
 import {
   asUnreadablePart,
-  CopyRefusedError,
   copyable,
   EngineFirst,
   explainSkippedRows,
@@ -215,7 +214,7 @@ function copySettings(config: PipeConfig, settings: Record<string, string | numb
 }
 
 /** The copy's load (BatchSink.loadCopy); a copy the engine refused is read again through the source reader. */
-async function copyIntoEngine(
+function copyIntoEngine(
   sink: BatchSink,
   load: {
     name: string;
@@ -226,18 +225,15 @@ async function copyIntoEngine(
   },
 ): Promise<{ rows: number }> {
   const { file, plan } = load;
-  try {
-    return await sink.loadCopy({
-      name: load.name,
-      from: load.read(file.key, 'RawBLOB', 'raw String'),
-      bytes: file.size,
-      format: 'Parquet',
-      columnList: plan.columnList,
-      settings: load.settings,
-    });
-  } catch (error) {
-    throw error instanceof CopyRefusedError ? new ReadAgainError(file.key, { cause: error }) : error;
-  }
+  return sink.loadCopy({
+    name: load.name,
+    key: file.key,
+    from: load.read(file.key, 'RawBLOB', 'raw String'),
+    bytes: file.size,
+    format: 'Parquet',
+    columnList: plan.columnList,
+    settings: load.settings,
+  });
 }
 
 function checkSupported(source: ObjectStorageConfig): void {
