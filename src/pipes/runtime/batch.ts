@@ -19,6 +19,7 @@ import { emptyTables, type StageEmptying } from './stage-emptying.js';
 import {
   type Destination,
   movePartitions,
+  passOn,
   STAGING_DATABASE,
   stageNames,
   stagePartitions,
@@ -90,7 +91,6 @@ export async function completeBatch(
   const batch = { ...claimed };
   // The slot's last batch may still be emptying the stages: settled before they are touched.
   const emptiedBefore = await context.emptying.settled(batch.slot);
-  const staged = destinations.filter((d) => d.staged);
   const stages = (d: Destination) => stageNames(batch.pipeId, batch.slot, d.stageSuffix);
   const kept = checkedJustNow(context, destinations, batch.slot)
     ? false
@@ -100,7 +100,7 @@ export async function completeBatch(
   // slot's last batch, are empty; a read of this batch that set a part aside, or a failed batch of
   // the slot, may have left rows: emptied first.
   let empty = freshStages?.delete(batch.slot) === true || emptiedBefore === true;
-  const stageTables = staged.flatMap((d) => [stages(d).data, stages(d).errors]);
+  const stageTables = destinations.flatMap((d) => [stages(d).data, stages(d).errors]);
   const slotStages = [...stageTables, ...(history ? [historyStage(batch.pipeId, batch.slot)] : [])];
   const listPartitions = () => stagePartitions(engine, slotStages);
   let partitions: Map<string, string[]> | undefined;
@@ -109,8 +109,8 @@ export async function completeBatch(
     empty = false;
     try {
       const counted = await readInto(context, targets, batch, read);
-      const landed = await stagedCounts(engine, staged, stages, counted.stageCounts);
-      if (staged.length === destinations.length) checkCounts(batch, counted, landed, stageTables);
+      const landed = await stagedCounts(engine, destinations, stages, counted.stageCounts);
+      checkCounts(batch, counted, landed, stageTables);
       if (history) {
         const event = history.event(batch, {
           rows: landed.rows,
@@ -140,16 +140,15 @@ export async function completeBatch(
   // A batch staged before this run (a crash after `staged`) lists what is left of its stages.
   partitions ??= await listPartitions();
   const partitionsOf = (stage: string) => partitions?.get(stage) ?? [];
-  for (const destination of staged) {
+  for (const destination of destinations) {
     const { data, errors } = stages(destination);
     const { database } = destination;
-    await movePartitions(
-      engine,
-      data,
-      tableName(database, destination.table),
-      beforeMove,
-      partitionsOf(data),
-    );
+    const to = tableName(database, destination.table);
+    if (destination.passedOn) {
+      await passOn(engine, data, to, beforeMove, partitionsOf(data));
+      // Emptied by passOn: nothing is left for the emptying after the commit.
+      partitions.delete(data);
+    } else await movePartitions(engine, data, to, beforeMove, partitionsOf(data));
     const errorsTo = tableName(database, destination.errorTable);
     await movePartitions(engine, errors, errorsTo, beforeMove, partitionsOf(errors));
   }
@@ -171,7 +170,7 @@ export async function completeBatch(
 
 type Stages = (d: Destination) => { data: string; errors: string };
 
-/** Where a batch's rows and bad records go: each destination's stages, or a Null destination itself. */
+/** Where a batch's rows and bad records go: each destination's stages. */
 function targetsOf(destinations: readonly Destination[], stages: Stages) {
   const main = destinations[0] as Destination;
   const byTable = new Map(destinations.map((d) => [d.table, d]));
@@ -188,9 +187,8 @@ function targetsOf(destinations: readonly Destination[], stages: Stages) {
     destinations,
     main,
     destinationOf,
-    into: (d: Destination) => (d.staged ? stageTable(stages(d).data) : tableName(d.database, d.table)),
-    errorsInto: (d: Destination) =>
-      d.staged ? stageTable(stages(d).errors) : tableName(d.database, d.errorTable),
+    into: (d: Destination) => stageTable(stages(d).data),
+    errorsInto: (d: Destination) => stageTable(stages(d).errors),
   };
 }
 
@@ -208,7 +206,7 @@ async function readInto(
   const stageCounts: StageCounts = new Map();
   const sink = batchSink(
     { engine, sourceReader },
-    { into: (table) => into(destinationOf(table)), staged: (table) => destinationOf(table).staged },
+    { into: (table) => into(destinationOf(table)) },
     stageCounts,
   );
   const result = await read(batch, sink);
@@ -227,13 +225,13 @@ async function readInto(
  */
 async function stagedCounts(
   engine: Engine,
-  staged: readonly Destination[],
+  destinations: readonly Destination[],
   stages: Stages,
   counted: StageCounts,
 ) {
   const count = async (table: string) =>
     counted.get(stageTable(table)) ?? (await countRows(engine, STAGING_DATABASE, table));
-  const counts = await mapLimited(staged, STAGE_STATEMENTS, (d) =>
+  const counts = await mapLimited(destinations, STAGE_STATEMENTS, (d) =>
     allDone([count(stages(d).data), count(stages(d).errors)]),
   );
   return {

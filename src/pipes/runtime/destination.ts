@@ -86,6 +86,6 @@ async function besideErrors(
     ensureErrorTable(engine, database, errorsOf),
     tableEngine(engine, database, table),
   ]);
-  const staged = engineName !== 'Null';
-  return { database, table, errorTable: errorTableName(errorsOf), staged, stageSuffix };
+  const passedOn = engineName === 'Null';
+  return { database, table, errorTable: errorTableName(errorsOf), passedOn, stageSuffix };
 }

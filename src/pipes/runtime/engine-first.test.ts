@@ -88,7 +88,7 @@ describe("a batch's JSON messages in the service's engine first (chDB)", () => {
   const load = async (how: MessagePlan<Message>, batch: Message[], first?: EngineFirst) => {
     const into = `db.stage_${stage++}`;
     await engine.execute(`CREATE TABLE ${into} AS db.t`);
-    const sink = batchSink({ engine, sourceReader }, { into: () => into, staged: () => true });
+    const sink = batchSink({ engine, sourceReader }, { into: () => into });
     const before = readerLoads;
     const read = await loadMessages(sink, sourceReader, how, batch, `batch-${stage}`, first);
     const rows = await engine.query(`SELECT id, v, name, _id FROM ${into} ORDER BY _id, id`);

@@ -78,14 +78,13 @@ export async function readyStages(
   destinations: readonly Destination[],
   batch: Pick<Batch, 'pipeId' | 'slot' | 'staged'>,
 ): Promise<boolean> {
-  const staged = destinations.filter((d) => d.staged);
-  if (staged.length === 0 && !history) return false;
+  if (destinations.length === 0 && !history) return false;
   // The stages are looked up with their targets (two statements per stage less).
   const stages = [
-    ...staged.flatMap((d) => stagesOf(d, batch.pipeId, batch.slot)),
+    ...destinations.flatMap((d) => stagesOf(d, batch.pipeId, batch.slot)),
     ...(history ? [historyStageOf(batch.pipeId, batch.slot)] : []),
   ];
-  const checked = await shapeOf(engine, staged, history !== undefined, stages);
+  const checked = await shapeOf(engine, destinations, history !== undefined, stages);
   if (stagesChecked?.get(batch.slot) === checked.shape) return false;
   const historyKey = (shape: { history: string }) => `${history?.days}\n${shape.history}`;
   const ensureHistory =
@@ -97,7 +96,9 @@ export async function readyStages(
   // failure ends the run.
   const made = await mapLimited(
     [
-      ...staged.map((d) => () => ensureStages(engine, d, batch.pipeId, batch.slot, batch.staged, storages)),
+      ...destinations.map(
+        (d) => () => ensureStages(engine, d, batch.pipeId, batch.slot, batch.staged, storages),
+      ),
       ...(history
         ? [
             () =>
@@ -119,7 +120,7 @@ export async function readyStages(
   // Tables made or changed just now are recorded as they are now, or the next batch would make
   // its stages (or the history) again.
   const now =
-    checked.whole && !ensureHistory ? checked : await shapeOf(engine, staged, history !== undefined);
+    checked.whole && !ensureHistory ? checked : await shapeOf(engine, destinations, history !== undefined);
   stagesChecked?.set(batch.slot, now.shape);
   if (ensureHistory) historyEnsured.set(engine, historyKey(now));
   // Made anew, the stages are empty: the batch's first read needs no TRUNCATE (completeBatch).

@@ -56,7 +56,7 @@ export function scratchOf(engine: Engine): Scratch {
 
 /**
  * A batch's sink: each load is parsed by the source reader and loaded by the service's engine
- * (records/load.ts) into the table `into` names (its stage, or a Null destination itself).
+ * (records/load.ts) into the stage `into` names.
  */
 export function batchSink(
   engines: { engine: Engine; sourceReader: ProducingReader },
@@ -67,7 +67,6 @@ export function batchSink(
   return {
     scratch: scratchOf(engine),
     into: (table) => targets.into(table),
-    staged: (table) => targets.staged(table),
     load: ({ table, ...load }) => {
       const into = targets.into(table);
       counted.delete(into);
@@ -75,15 +74,15 @@ export function batchSink(
     },
     loadText: (load) => loadTextInEngine(engine, targets, load, counted),
     loadCopy: ({ table, ...load }) => {
-      const into = stageOnly(targets, table, 'a copy');
+      const into = targets.into(table);
       counted.delete(into);
       return loadCopied(engines, { ...load, into });
     },
   };
 }
 
-/** Where a batch sink's loads go: a table's stage, or its Null destination itself. */
-type BatchTargets = { into(table?: string): string; staged(table?: string): boolean };
+/** Where a batch sink's loads go: each table's stage. */
+type BatchTargets = { into(table?: string): string };
 
 /**
  * The rows a stage held when a load of the batch last counted them (loadTextInEngine), by the
@@ -93,17 +92,6 @@ type BatchTargets = { into(table?: string): string; staged(table?: string): bool
  */
 export type StageCounts = Map<string, number>;
 
-/**
- * The stage of `table`, for a load of the service's engine that it may refuse midway: such a load
- * may have written blocks before the value it could not take, and only a stage, emptied again,
- * may hold them (a Null destination would have passed them on).
- */
-function stageOnly(targets: BatchTargets, table: string | undefined, what: string): string {
-  if (!targets.staged(table))
-    throw new Error(`the engine loads ${what} itself only into a stage (${table ?? 'the destination'})`);
-  return targets.into(table);
-}
-
 /** BatchSink.loadText: the engine's own load of a text file into a stage, emptied again when refused. */
 async function loadTextInEngine(
   engine: Engine,
@@ -111,7 +99,9 @@ async function loadTextInEngine(
   { table, file, rows, ...load }: TextLoad,
   counted: StageCounts,
 ): Promise<{ refused?: Error }> {
-  const stage = stageOnly(targets, table, 'text');
+  // A load the engine refuses midway may have written blocks before the value it could not take:
+  // the stage is emptied again (every table a pipe writes has one, a Null destination's too).
+  const stage = targets.into(table);
   counted.delete(stage);
   let refused: Error | undefined;
   try {

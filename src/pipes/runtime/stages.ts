@@ -5,6 +5,7 @@ import {
   describeTable,
   type Engine,
   EngineError,
+  ident,
   isOldStage,
   literal,
   moveCheckSql,
@@ -25,8 +26,11 @@ export interface Destination {
   database: string;
   table: string;
   errorTable: string;
-  /** False for a Null destination: nothing is kept, so nothing is staged. */
-  staged: boolean;
+  /**
+   * A Null destination, which keeps nothing and hands what is inserted into it to its
+   * materialized views: its staged batch is inserted into it (passOn), not moved.
+   */
+  passedOn: boolean;
   /** Tells the stages of the tables of a pipe that writes several apart; '' for a pipe's one table. */
   stageSuffix: string;
 }
@@ -119,7 +123,9 @@ export async function ensureStage(
         tableStorage(engine, database, target.table),
       ]);
   const into = tableName(database, target.table);
-  if (!targetStorage?.engine.endsWith('MergeTree')) {
+  // A Null destination's stage is a plain MergeTree of its columns; its batch is passed on, not moved.
+  const moves = targetStorage?.engine !== 'Null';
+  if (moves && !targetStorage?.engine.endsWith('MergeTree')) {
     throw new PermanentError(
       'SLUICE_ERR_DESTINATION_MISMATCH',
       `${database}.${target.table} is a ${targetStorage?.engine ?? 'missing'} table: a pipe writes into a table of the MergeTree family (or Null)`,
@@ -141,14 +147,14 @@ export async function ensureStage(
     }
     // The destination changed after the batch was staged (an index, a projection): its rows go
     // into a stage made as the destination is now, counted, before they move.
-    if ((await moveProblem(engine, stageTable(stage), into)) !== undefined) {
+    if (moves && (await moveProblem(engine, stageTable(stage), into)) !== undefined) {
       await restage(engine, stage, into, targetStorage);
     }
     return true;
   }
   if (stageStorage) await engine.execute(`DROP TABLE ${stageTable(stage)}`);
   await engine.execute(stageTableSql(stageTable(stage), into, targetStorage));
-  await checkMove(engine, stageTable(stage), into, `${database}.${target.table}`);
+  if (moves) await checkMove(engine, stageTable(stage), into, `${database}.${target.table}`);
   return false;
 }
 
@@ -243,6 +249,32 @@ export async function movePartitions(
       `ALTER TABLE ${stageTable(stage)} MOVE PARTITION ID ${literal(partition)} TO TABLE ${to}`,
     );
   }
+}
+
+/**
+ * Passes a staged batch on to a Null destination, which hands it to its materialized views: one
+ * INSERT ... SELECT of the stage's stored columns, then the stage is emptied. A crash before the
+ * insert passes the batch on when the batch's moves are finished; one between the insert and the
+ * TRUNCATE (milliseconds) passes it on again, since the engine keeps no trace of what its views
+ * took (docs/exactly-once.md). `beforeMove` runs first, as before a move.
+ */
+export async function passOn(
+  engine: Engine,
+  stage: string,
+  to: string,
+  beforeMove: () => void,
+  partitions: readonly string[],
+): Promise<void> {
+  if (partitions.length === 0) return;
+  beforeMove();
+  // Materialized and alias columns the destination computes again; an ephemeral one is not stored.
+  const stored = await engine.query(
+    `SELECT name FROM system.columns WHERE database = ${literal(STAGING_DATABASE)} AND table = ${literal(stage)}
+      AND default_kind IN ('', 'DEFAULT') ORDER BY position`,
+  );
+  const columns = stored.rows.map((row) => ident(String(row.name))).join(', ');
+  await engine.execute(`INSERT INTO ${to} (${columns}) SELECT ${columns} FROM ${stageTable(stage)}`);
+  await engine.execute(`TRUNCATE TABLE ${stageTable(stage)}`);
 }
 
 /** The staging tables of a pipe (all its slots), as a condition on system.tables or system.parts. */

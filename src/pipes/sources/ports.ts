@@ -110,8 +110,6 @@ export interface BatchSink {
    * reader then.
    */
   loadCopy(load: Omit<CopyLoad, 'into'> & { table?: string }): Promise<{ rows: number }>;
-  /** The name of the table `table`'s records go into: its stage, or the Null destination itself. */
+  /** The name of the stage `table`'s records go into (every table a pipe writes has one). */
   into(table?: string): string;
-  /** Whether `table` goes into its batch stage (a source may then set the stage up for its load). */
-  staged(table?: string): boolean;
 }

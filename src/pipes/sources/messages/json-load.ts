@@ -66,7 +66,7 @@ async function loadText<M>(
   let text = recordsText(how, messages);
   const bad = text.refused.map((r) => badRecord(how, messages[r.index] as M, r.error));
   await writeText(path, text.chunks, reused);
-  if (engineFirst && how.plan.textIsTarget && sink.staged() && engineFirst.take()) {
+  if (engineFirst && how.plan.textIsTarget && engineFirst.take()) {
     const { refused } = await sink.loadText({
       columnList: how.plan.columnList,
       file,

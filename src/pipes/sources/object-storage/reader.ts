@@ -159,8 +159,7 @@ function fileInserter(context: RunContext, location: Location, source: ObjectSto
     const { plan, read, settings } = reader;
     const name = `${pipeId}-${index}-${randomUUID()}`;
     try {
-      // Into a stage only: rows of a refused copy, passed on by a Null destination, would stay.
-      if (copies && sink.staged() && copiedByEngine(source, plan, file)) {
+      if (copies && copiedByEngine(source, plan, file)) {
         const { rows } = await copyIntoEngine(sink, {
           name,
           file,

@@ -54,7 +54,7 @@ export async function loadRowsFile(
   // a range read by one statement holds each primary key once, so that pass would fold nothing.
   const insert: Record<string, number> =
     load.rangesAtOnce !== undefined && plan.keysUnique ? { optimize_on_insert: 0 } : {};
-  if (into.sink.staged(table) && (await loadInEngine(into, plan, file, { ...parse, ...insert }, load.logger)))
+  if (await loadInEngine(into, plan, file, { ...parse, ...insert }, load.logger))
     return { rows: file.rows, badRecords: [] };
   const { rows, skipped } = await into.sink.load({
     name: file.name,

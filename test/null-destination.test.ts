@@ -1,0 +1,104 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServedSluice } from './support/cli.js';
+import { dieAt, KILL_STEPS, type Served, serve, statusUntil, stop } from './support/kill-steps.js';
+
+// A Null destination keeps nothing: it hands what is inserted into it to its materialized views.
+// Its batch is staged like any other and passed on once, whole, at the moves
+// (src/pipes/runtime/stages.ts, passOn). A real server process (`sluice serve`, runtime on) is
+// killed with SIGKILL at each step of a pipe's first batch (src/failpoints.ts); the view's table
+// must hold every row once, equal rows as many times as they come.
+
+/** Two rows and a malformed line: every batch has rows to pass on and a bad record to move after. */
+const FILE = '{"k": 1, "v": "a"}\n{"k": 2, "v": "b"}\n{not json\n';
+const FILES = 4;
+
+let dataDir: string;
+const servers: ServedSluice[] = [];
+const ids = new Map<string, string>();
+let served: Served;
+
+const table = (step: string) => step.replace(/-/g, '_');
+
+/** The Null table a pipe writes, and a view passing what it is given into a MergeTree table. */
+async function nullWithView(on: Served, name: string): Promise<void> {
+  await on.query('CREATE DATABASE IF NOT EXISTS nul');
+  await on.query(`CREATE TABLE nul.in_${name} (k UInt8, v String) ENGINE = Null`);
+  await on.query(`CREATE TABLE nul.out_${name} (k UInt8, v String) ENGINE = MergeTree ORDER BY k`);
+  await on.query(
+    `CREATE MATERIALIZED VIEW nul.view_${name} TO nul.out_${name} AS SELECT k, v FROM nul.in_${name}`,
+  );
+}
+
+const pipe = (name: string) => ({
+  name,
+  source: { objectStorage: { format: 'JSONEachRow', url: 'file:///equal/*.ndjson' } },
+  destination: {
+    database: 'nul',
+    table: `in_${table(name)}`,
+    managedTable: false,
+    columns: [
+      { name: 'k', type: 'UInt8' },
+      { name: 'v', type: 'String' },
+    ],
+  },
+  // Equal files, two to a batch.
+  settings: { object_storage_max_file_count: 2 },
+});
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'sluice-null-'));
+  await mkdir(join(dataDir, 'files', 'equal'), { recursive: true });
+  for (let i = 0; i < FILES; i += 1) await writeFile(join(dataDir, 'files', 'equal', `${i}.ndjson`), FILE);
+  // One pipe per step, killed there on its first batch; each earlier pipe resumes on the next server.
+  for (const step of KILL_STEPS) {
+    await dieAt({
+      dataDir,
+      env: {},
+      step,
+      pipeName: step,
+      started: (server) => servers.push(server),
+      act: async (on) => {
+        await nullWithView(on, table(step));
+        const created = await on.call(on.pipes, 'POST', pipe(step));
+        expect(created.status, created.error).toBe(200);
+        ids.set(step, created.result.id);
+      },
+    });
+  }
+  served = await serve(dataDir, {});
+  servers.push(served.server);
+  await nullWithView(served, 'never_killed');
+  const created = await served.call(served.pipes, 'POST', pipe('never-killed'));
+  expect(created.status, created.error).toBe(200);
+  ids.set('never-killed', created.result.id);
+}, 600_000);
+
+afterAll(async () => {
+  if (served) await stop(served);
+  for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('a Null destination passes each batch on once (a real server process)', () => {
+  it.each(['never-killed', ...KILL_STEPS])(
+    '%s: its view holds every row of the equal files once each',
+    async (name) => {
+      const status = await statusUntil(served, ids.get(name) as string, (s) => s.state === 'Completed');
+      expect(
+        await served.query(
+          `SELECT k, v, toUInt32(count()) AS n FROM nul.out_${table(name)} GROUP BY k, v ORDER BY k`,
+        ),
+      ).toEqual([
+        { k: 1, v: 'a', n: FILES },
+        { k: 2, v: 'b', n: FILES },
+      ]);
+      expect(await served.query(`SELECT count() AS n FROM nul.in_${table(name)}_pipes_error`)).toEqual([
+        { n: FILES },
+      ]);
+      expect(status).toMatchObject({ filesDone: FILES, rowsWritten: 2 * FILES, badRecords: FILES });
+    },
+  );
+});
