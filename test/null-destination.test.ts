@@ -74,6 +74,22 @@ beforeAll(async () => {
   const created = await served.call(served.pipes, 'POST', pipe('never-killed'));
   expect(created.status, created.error).toBe(200);
   ids.set('never-killed', created.result.id);
+  // Columns the Null table computes itself (or never stores): its view sees them as a user's insert makes them.
+  await served.query(
+    "CREATE TABLE nul.computed (k UInt8, v String, m String MATERIALIZED upper(v), a String ALIAS concat(v, '!'), d String DEFAULT 'dflt', e UInt8 EPHEMERAL) ENGINE = Null",
+  );
+  await served.query(
+    'CREATE TABLE nul.computed_out (k UInt8, v String, m String, a String, d String) ENGINE = MergeTree ORDER BY k',
+  );
+  await served.query(
+    'CREATE MATERIALIZED VIEW nul.computed_view TO nul.computed_out AS SELECT k, v, m, a, d FROM nul.computed',
+  );
+  const computed = await served.call(served.pipes, 'POST', {
+    ...pipe('computed'),
+    destination: { ...pipe('computed').destination, table: 'computed' },
+  });
+  expect(computed.status, computed.error).toBe(200);
+  ids.set('computed', computed.result.id);
 }, 600_000);
 
 afterAll(async () => {
@@ -101,4 +117,16 @@ describe('a Null destination passes each batch on once (a real server process)',
       expect(status).toMatchObject({ filesDone: FILES, rowsWritten: 2 * FILES, badRecords: FILES });
     },
   );
+
+  it('passes on the columns a Null table stores; it computes its materialized, alias and default columns as for any insert', async () => {
+    await statusUntil(served, ids.get('computed') as string, (s) => s.state === 'Completed');
+    expect(
+      await served.query(
+        'SELECT k, v, m, a, d, toUInt32(count()) AS n FROM nul.computed_out GROUP BY k, v, m, a, d ORDER BY k',
+      ),
+    ).toEqual([
+      { k: 1, v: 'a', m: 'A', a: 'a!', d: 'dflt', n: FILES },
+      { k: 2, v: 'b', m: 'B', a: 'b!', d: 'dflt', n: FILES },
+    ]);
+  });
 });

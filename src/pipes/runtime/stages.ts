@@ -5,7 +5,6 @@ import {
   describeTable,
   type Engine,
   EngineError,
-  ident,
   isOldStage,
   literal,
   moveCheckSql,
@@ -253,10 +252,10 @@ export async function movePartitions(
 
 /**
  * Passes a staged batch on to a Null destination, which hands it to its materialized views: one
- * INSERT ... SELECT of the stage's stored columns, then the stage is emptied. A crash before the
- * insert passes the batch on when the batch's moves are finished; one between the insert and the
- * TRUNCATE (milliseconds) passes it on again, since the engine keeps no trace of what its views
- * took (docs/exactly-once.md). `beforeMove` runs first, as before a move.
+ * INSERT ... SELECT of the stage, then the stage is emptied. A crash before the insert passes the
+ * batch on when the batch's moves are finished; one between the insert and the TRUNCATE
+ * (milliseconds) passes it on again, since the engine keeps no trace of what its views took
+ * (docs/exactly-once.md). `beforeMove` runs first, as before a move.
  */
 export async function passOn(
   engine: Engine,
@@ -267,13 +266,9 @@ export async function passOn(
 ): Promise<void> {
   if (partitions.length === 0) return;
   beforeMove();
-  // Materialized and alias columns the destination computes again; an ephemeral one is not stored.
-  const stored = await engine.query(
-    `SELECT name FROM system.columns WHERE database = ${literal(STAGING_DATABASE)} AND table = ${literal(stage)}
-      AND default_kind IN ('', 'DEFAULT') ORDER BY position`,
-  );
-  const columns = stored.rows.map((row) => ident(String(row.name))).join(', ');
-  await engine.execute(`INSERT INTO ${to} (${columns}) SELECT ${columns} FROM ${stageTable(stage)}`);
+  // The stage is made AS the destination: `*` is the columns an insert into it takes, in order
+  // (its materialized, alias and ephemeral ones it makes again itself).
+  await engine.execute(`INSERT INTO ${to} SELECT * FROM ${stageTable(stage)}`);
   await engine.execute(`TRUNCATE TABLE ${stageTable(stage)}`);
 }
 
