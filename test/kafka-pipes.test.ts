@@ -144,6 +144,40 @@ describe('a Kafka pipe', () => {
       { topic: 'several-b', n: 100, ids: 100 },
     ]);
   });
+  it('passes a Null table each message once, equal messages as many times as they come, to its view', async () => {
+    await kafka.createTopic('passed', 2);
+    const COUNT = 600;
+    // Every value twice: a view deduplicating nothing holds each twice.
+    const messages = Array.from({ length: COUNT }, (_, i) => ({
+      topic: 'passed',
+      partition: i % 2,
+      value: JSON.stringify({ id: i % (COUNT / 2), name: `n${i % (COUNT / 2)}` }),
+    }));
+    await produce(kafka.connection('plaintext'), messages);
+    await sql(s, 'CREATE DATABASE IF NOT EXISTS kafka');
+    await sql(s, 'CREATE TABLE kafka.passed (id UInt64, name String) ENGINE = Null');
+    await sql(s, 'CREATE TABLE kafka.passed_out (id UInt64, name String) ENGINE = MergeTree ORDER BY id');
+    await sql(
+      s,
+      'CREATE MATERIALIZED VIEW kafka.passing TO kafka.passed_out AS SELECT id, name FROM kafka.passed',
+    );
+    const body = kafkaPipe('passed', { brokers: plaintext(), topics: 'passed' });
+    const { tableDefinition: _, ...destination } = body.destination;
+    const id = await createPipe(s, { ...body, destination: { ...destination, managedTable: false } });
+    await waitForRows('passed_out', COUNT);
+    await waitFor(
+      'the pipe to count every message',
+      async () => ((await statusOf(s, id)).rowsWritten === COUNT ? true : undefined),
+      30_000,
+    );
+    expect(
+      await sql(
+        s,
+        'SELECT count() AS n, uniqExact(id) AS ids, min(c) AS least, max(c) AS most FROM (SELECT id, count() AS c FROM kafka.passed_out GROUP BY id)',
+      ),
+    ).toEqual([{ n: COUNT / 2, ids: COUNT / 2, least: 2, most: 2 }]);
+  });
+
   it('loads every byte of a backlog whose fetched records fill buffers that serve again (pooled sections and texts)', async () => {
     // 40,000 messages of about 1.5 KB in 2 partitions: fetched sections of 1-4 MB, which come
     // from a pool and serve again once their records are loaded (src/pipes/sources/kafka/sections.ts).
