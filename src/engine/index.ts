@@ -47,6 +47,7 @@ export {
   type TableStorage,
   tableStorage,
   tableStorages,
+  tablesInsertedInto,
   tablesWithOldDeduplication,
 } from './stages.js';
 export {
@@ -65,5 +66,4 @@ export {
   describeTable,
   ensureDatabase,
   type TableSpec,
-  tableEngine,
 } from './tables.js';

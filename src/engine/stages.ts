@@ -149,6 +149,24 @@ export async function dropMovedStageParts(engine: Queryable): Promise<string[]> 
 }
 
 /**
+ * The tables among `tables` a staged batch reaches by an insert rather than a move (by storageKey):
+ * a Null table, which keeps nothing, and a table with materialized views, which the engine runs on
+ * what is inserted into their table only (a partition moved in reaches no view).
+ */
+export async function tablesInsertedInto(
+  engine: Queryable,
+  tables: readonly { database: string; table: string }[],
+): Promise<Set<string>> {
+  if (tables.length === 0) return new Set();
+  const pairs = tables.map((t) => `(${literal(t.database)}, ${literal(t.table)})`);
+  const result = await engine.query(
+    `SELECT database, name FROM system.tables
+      WHERE (database, name) IN (${pairs.join(', ')}) AND (engine = 'Null' OR notEmpty(dependencies_table))`,
+  );
+  return new Set(result.rows.map((row) => storageKey(String(row.database), String(row.name))));
+}
+
+/**
  * A statement that moves nothing but fails as a real move would when `stage` cannot move into
  * `target` (their keys, indexes or storage differ): asked before a batch is staged into it.
  */

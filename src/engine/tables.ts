@@ -95,16 +95,3 @@ export async function countRowsOf(engine: Queryable, quotedTable: string): Promi
   const result = await engine.query(`SELECT count() AS n FROM ${quotedTable}`);
   return Number(result.rows[0]?.n ?? 0);
 }
-
-/** The engine name of an existing table (MergeTree, Null, ...), or undefined when it does not exist. */
-export async function tableEngine(
-  engine: Queryable,
-  database: string,
-  table: string,
-): Promise<string | undefined> {
-  const result = await engine.query(
-    `SELECT engine FROM system.tables WHERE database = ${literal(database)} AND name = ${literal(table)}`,
-  );
-  const value = result.rows[0]?.engine;
-  return value === undefined ? undefined : String(value);
-}

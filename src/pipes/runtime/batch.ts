@@ -1,5 +1,5 @@
 import { allDone, mapLimited } from '../../concurrency.js';
-import { countRows, type Engine, tableName } from '../../engine/index.js';
+import { countRows, type Engine, storageKey, tableName, tablesInsertedInto } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
 import type { Batch, Store } from '../../store/index.js';
 import {
@@ -104,6 +104,9 @@ export async function completeBatch(
   const slotStages = [...stageTables, ...(history ? [historyStage(batch.pipeId, batch.slot)] : [])];
   const listPartitions = () => stagePartitions(engine, slotStages);
   let partitions: Map<string, string[]> | undefined;
+  // Asked as the batch is staged (so a view made while the pipe runs sees its next batch).
+  const listInsertedInto = () => tablesInsertedInto(engine, destinations);
+  let insertedInto: Set<string> | undefined;
   while (!batch.staged) {
     if (!empty) await emptyTables(engine, slotStages);
     empty = false;
@@ -123,7 +126,11 @@ export async function completeBatch(
       batch.badRecords = counted.badRecords;
       batch.staged = true;
       // The stages hold the whole batch now: their partitions are listed while it is marked staged.
-      [, partitions] = await allDone([store.repos.progress.setStaged(batch), listPartitions()]);
+      [, partitions, insertedInto] = await allDone([
+        store.repos.progress.setStaged(batch),
+        listPartitions(),
+        listInsertedInto(),
+      ]);
     } catch (error) {
       // The source reads a part its engine refused another way: into emptied stages again.
       if (error instanceof ReadAgainError) continue;
@@ -139,12 +146,14 @@ export async function completeBatch(
   };
   // A batch staged before this run (a crash after `staged`) lists what is left of its stages.
   partitions ??= await listPartitions();
+  insertedInto ??= await listInsertedInto();
   const partitionsOf = (stage: string) => partitions?.get(stage) ?? [];
   for (const destination of destinations) {
     const { data, errors } = stages(destination);
     const { database } = destination;
     const to = tableName(database, destination.table);
-    if (destination.passedOn) {
+    // A Null table, or one with materialized views, which see only what is inserted (passOn).
+    if (insertedInto.has(storageKey(database, destination.table))) {
       await passOn(engine, data, to, beforeMove, partitionsOf(data));
       // Emptied by passOn: nothing is left for the emptying after the commit.
       partitions.delete(data);

@@ -5,7 +5,6 @@ import {
   type Engine,
   ensureDatabase,
   type TableSpec,
-  tableEngine,
 } from '../../engine/index.js';
 import type { PipeConfig } from '../model.js';
 import { ensureErrorTable, errorTableName, PermanentError } from '../records/index.js';
@@ -82,10 +81,6 @@ async function besideErrors(
   stageSuffix: string,
   errorsOf = table,
 ) {
-  const [, engineName] = await allDone([
-    ensureErrorTable(engine, database, errorsOf),
-    tableEngine(engine, database, table),
-  ]);
-  const passedOn = engineName === 'Null';
-  return { database, table, errorTable: errorTableName(errorsOf), passedOn, stageSuffix };
+  await ensureErrorTable(engine, database, errorsOf);
+  return { database, table, errorTable: errorTableName(errorsOf), stageSuffix };
 }

@@ -25,11 +25,6 @@ export interface Destination {
   database: string;
   table: string;
   errorTable: string;
-  /**
-   * A Null destination, which keeps nothing and hands what is inserted into it to its
-   * materialized views: its staged batch is inserted into it (passOn), not moved.
-   */
-  passedOn: boolean;
   /** Tells the stages of the tables of a pipe that writes several apart; '' for a pipe's one table. */
   stageSuffix: string;
 }
@@ -122,7 +117,7 @@ export async function ensureStage(
         tableStorage(engine, database, target.table),
       ]);
   const into = tableName(database, target.table);
-  // A Null destination's stage is a plain MergeTree of its columns; its batch is passed on, not moved.
+  // A Null destination's stage is a plain MergeTree of its columns; its batch is passed on (passOn).
   const moves = targetStorage?.engine !== 'Null';
   if (moves && !targetStorage?.engine.endsWith('MergeTree')) {
     throw new PermanentError(
@@ -251,11 +246,12 @@ export async function movePartitions(
 }
 
 /**
- * Passes a staged batch on to a Null destination, which hands it to its materialized views: one
- * INSERT ... SELECT of the stage, then the stage is emptied. A crash before the insert passes the
- * batch on when the batch's moves are finished; one between the insert and the TRUNCATE
- * (milliseconds) passes it on again, since the engine keeps no trace of what its views took
- * (docs/exactly-once.md). `beforeMove` runs first, as before a move.
+ * Passes a staged batch on by insert, to a destination a move would not serve (tablesInsertedInto:
+ * a Null table, a table with materialized views): one INSERT ... SELECT of the stage, then the
+ * stage is emptied. A crash before the insert passes the batch on when the batch's moves are
+ * finished; one during the insert, or between it and the TRUNCATE, passes it on again, since the
+ * engine keeps no trace of what the insert wrote (docs/exactly-once.md). `beforeMove` runs first,
+ * as before a move.
  */
 export async function passOn(
   engine: Engine,
@@ -268,7 +264,11 @@ export async function passOn(
   beforeMove();
   // The stage is made AS the destination: `*` is the columns an insert into it takes, in order
   // (its materialized, alias and ephemeral ones it makes again itself).
-  await engine.execute(`INSERT INTO ${to} SELECT * FROM ${stageTable(stage)}`);
+  // The stage's parts were loaded a block at a time: one insert of them all may span more
+  // partitions than the engine lets a block have by default.
+  await engine.execute(`INSERT INTO ${to} SELECT * FROM ${stageTable(stage)}`, {
+    settings: { max_partitions_per_insert_block: 0 },
+  });
   await engine.execute(`TRUNCATE TABLE ${stageTable(stage)}`);
 }
 

@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServedSluice } from './support/cli.js';
 import { dieAt, KILL_STEPS, type Served, serve, statusUntil, stop } from './support/kill-steps.js';
 
-// A Null destination keeps nothing: it hands what is inserted into it to its materialized views.
-// Its batch is staged like any other and passed on once, whole, at the moves
-// (src/pipes/runtime/stages.ts, passOn). A real server process (`sluice serve`, runtime on) is
-// killed with SIGKILL at each step of a pipe's first batch (src/failpoints.ts); the view's table
-// must hold every row once, equal rows as many times as they come.
+// Materialized views see only what is inserted into their table: a partition moved in reaches none.
+// A Null destination (which keeps nothing) and a destination with views get their staged batch by
+// one insert at the moves, once, whole (src/pipes/runtime/stages.ts, passOn). A real server process
+// (`sluice serve`, runtime on) is killed with SIGKILL at each step of a pipe's first batch
+// (src/failpoints.ts); the view's table (and a MergeTree destination itself) must hold every row
+// once, equal rows as many times as they come.
 
 /** Two rows and a malformed line: every batch has rows to pass on and a bad record to move after. */
 const FILE = '{"k": 1, "v": "a"}\n{"k": 2, "v": "b"}\n{not json\n';
@@ -20,12 +21,18 @@ const servers: ServedSluice[] = [];
 const ids = new Map<string, string>();
 let served: Served;
 
-const table = (step: string) => step.replace(/-/g, '_');
+const KINDS = ['null', 'views'] as const;
+type Kind = (typeof KINDS)[number];
+const table = (name: string) => name.replace(/-/g, '_');
 
-/** The Null table a pipe writes, and a view passing what it is given into a MergeTree table. */
-async function nullWithView(on: Served, name: string): Promise<void> {
+/**
+ * The table a pipe writes (Null, or a MergeTree table of two partitions), and a view passing what
+ * is inserted into it into a MergeTree table.
+ */
+async function destinationWithView(on: Served, kind: Kind, name: string): Promise<void> {
+  const engine = kind === 'null' ? 'Null' : 'MergeTree PARTITION BY k ORDER BY k';
   await on.query('CREATE DATABASE IF NOT EXISTS nul');
-  await on.query(`CREATE TABLE nul.in_${name} (k UInt8, v String) ENGINE = Null`);
+  await on.query(`CREATE TABLE nul.in_${name} (k UInt8, v String) ENGINE = ${engine}`);
   await on.query(`CREATE TABLE nul.out_${name} (k UInt8, v String) ENGINE = MergeTree ORDER BY k`);
   await on.query(
     `CREATE MATERIALIZED VIEW nul.view_${name} TO nul.out_${name} AS SELECT k, v FROM nul.in_${name}`,
@@ -52,28 +59,35 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'sluice-null-'));
   await mkdir(join(dataDir, 'files', 'equal'), { recursive: true });
   for (let i = 0; i < FILES; i += 1) await writeFile(join(dataDir, 'files', 'equal', `${i}.ndjson`), FILE);
-  // One pipe per step, killed there on its first batch; each earlier pipe resumes on the next server.
-  for (const step of KILL_STEPS) {
-    await dieAt({
-      dataDir,
-      env: {},
-      step,
-      pipeName: step,
-      started: (server) => servers.push(server),
-      act: async (on) => {
-        await nullWithView(on, table(step));
-        const created = await on.call(on.pipes, 'POST', pipe(step));
-        expect(created.status, created.error).toBe(200);
-        ids.set(step, created.result.id);
-      },
-    });
+  // One pipe per kind and step, killed there on its first batch; each earlier pipe resumes on the
+  // next server.
+  for (const kind of KINDS) {
+    for (const step of KILL_STEPS) {
+      const name = `${kind}-${step}`;
+      await dieAt({
+        dataDir,
+        env: {},
+        step,
+        pipeName: name,
+        started: (server) => servers.push(server),
+        act: async (on) => {
+          await destinationWithView(on, kind, table(name));
+          const created = await on.call(on.pipes, 'POST', pipe(name));
+          expect(created.status, created.error).toBe(200);
+          ids.set(name, created.result.id);
+        },
+      });
+    }
   }
   served = await serve(dataDir, {});
   servers.push(served.server);
-  await nullWithView(served, 'never_killed');
-  const created = await served.call(served.pipes, 'POST', pipe('never-killed'));
-  expect(created.status, created.error).toBe(200);
-  ids.set('never-killed', created.result.id);
+  for (const kind of KINDS) {
+    const name = `${kind}-never-killed`;
+    await destinationWithView(served, kind, table(name));
+    const created = await served.call(served.pipes, 'POST', pipe(name));
+    expect(created.status, created.error).toBe(200);
+    ids.set(name, created.result.id);
+  }
   // Columns the Null table computes itself (or never stores): its view sees them as a user's insert makes them.
   await served.query(
     "CREATE TABLE nul.computed (k UInt8, v String, m String MATERIALIZED upper(v), a String ALIAS concat(v, '!'), d String DEFAULT 'dflt', e UInt8 EPHEMERAL) ENGINE = Null",
@@ -98,25 +112,26 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-describe('a Null destination passes each batch on once (a real server process)', () => {
-  it.each(['never-killed', ...KILL_STEPS])(
-    '%s: its view holds every row of the equal files once each',
-    async (name) => {
-      const status = await statusUntil(served, ids.get(name) as string, (s) => s.state === 'Completed');
-      expect(
-        await served.query(
-          `SELECT k, v, toUInt32(count()) AS n FROM nul.out_${table(name)} GROUP BY k, v ORDER BY k`,
-        ),
-      ).toEqual([
-        { k: 1, v: 'a', n: FILES },
-        { k: 2, v: 'b', n: FILES },
-      ]);
-      expect(await served.query(`SELECT count() AS n FROM nul.in_${table(name)}_pipes_error`)).toEqual([
-        { n: FILES },
-      ]);
-      expect(status).toMatchObject({ filesDone: FILES, rowsWritten: 2 * FILES, badRecords: FILES });
-    },
-  );
+const cases = KINDS.flatMap((kind) => ['never-killed', ...KILL_STEPS].map((step) => `${kind}-${step}`));
+
+describe('a Null destination, or one with materialized views, gets each batch once (a real server process)', () => {
+  it.each(cases)('%s: its view holds every row of the equal files once each', async (name) => {
+    const status = await statusUntil(served, ids.get(name) as string, (s) => s.state === 'Completed');
+    const rows = [
+      { k: 1, v: 'a', n: FILES },
+      { k: 2, v: 'b', n: FILES },
+    ];
+    const held = (of: string) =>
+      served.query(
+        `SELECT k, v, toUInt32(count()) AS n FROM nul.${of}_${table(name)} GROUP BY k, v ORDER BY k`,
+      );
+    expect(await held('out')).toEqual(rows);
+    if (name.startsWith('views')) expect(await held('in')).toEqual(rows);
+    expect(await served.query(`SELECT count() AS n FROM nul.in_${table(name)}_pipes_error`)).toEqual([
+      { n: FILES },
+    ]);
+    expect(status).toMatchObject({ filesDone: FILES, rowsWritten: 2 * FILES, badRecords: FILES });
+  });
 
   it('passes on the columns a Null table stores; it computes its materialized, alias and default columns as for any insert', async () => {
     await statusUntil(served, ids.get('computed') as string, (s) => s.state === 'Completed');
