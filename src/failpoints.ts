@@ -3,9 +3,10 @@ import { writeSync } from 'node:fs';
 /**
  * The steps of a batch's way to committed (src/pipes/runtime/batch.ts) at which a test may have the
  * process kill itself, to show that a crash at each one loses and doubles nothing (README,
- * "Development": SLUICE_TEST_KILL_AT).
+ * "Development": SLUICE_TEST_KILL_AT); `inserted` falls between a destination's insert and its
+ * stage's emptying (passOn), where a stop inserts the batch again and says so.
  */
-export const BATCH_STEPS = ['claimed', 'staged', 'between-moves', 'moved'] as const;
+export const BATCH_STEPS = ['claimed', 'staged', 'between-moves', 'moved', 'inserted'] as const;
 export type BatchStep = (typeof BATCH_STEPS)[number];
 
 /** Called as a batch passes each step; kills the process at the one it was told. */

@@ -79,6 +79,21 @@ beforeAll(async () => {
       });
     }
   }
+  // Killed between its first batch's insert and its stage's emptying: the one window where the
+  // batch is inserted again (at least once), which the next server says.
+  await dieAt({
+    dataDir,
+    env: {},
+    step: 'inserted',
+    pipeName: 'views-inserted',
+    started: (server) => servers.push(server),
+    act: async (on) => {
+      await destinationWithView(on, 'views', 'views_inserted');
+      const created = await on.call(on.pipes, 'POST', pipe('views-inserted'));
+      expect(created.status, created.error).toBe(200);
+      ids.set('views-inserted', created.result.id);
+    },
+  });
   served = await serve(dataDir, {});
   servers.push(served.server);
   for (const kind of KINDS) {
@@ -131,6 +146,29 @@ describe('a Null destination, or one with materialized views, gets each batch on
       { n: FILES },
     ]);
     expect(status).toMatchObject({ filesDone: FILES, rowsWritten: 2 * FILES, badRecords: FILES });
+  });
+
+  it('views-inserted: killed after its insert, before its stage was emptied, its first batch is inserted again and the log says so', async () => {
+    const status = await statusUntil(
+      served,
+      ids.get('views-inserted') as string,
+      (s) => s.state === 'Completed',
+    );
+    // The first batch (two of the four equal files) twice: at least once, never lost.
+    const rows = [
+      { k: 1, v: 'a', n: FILES + 2 },
+      { k: 2, v: 'b', n: FILES + 2 },
+    ];
+    const held = (of: string) =>
+      served.query(
+        `SELECT k, v, toUInt32(count()) AS n FROM nul.${of}_views_inserted GROUP BY k, v ORDER BY k`,
+      );
+    expect(await held('out')).toEqual(rows);
+    expect(await held('in')).toEqual(rows);
+    expect(status).toMatchObject({ filesDone: FILES, rowsWritten: 2 * FILES, badRecords: FILES });
+    expect(served.server.output()).toContain(
+      'was being inserted into nul.in_views_inserted when the pipe stopped: it is inserted again, so its 4 rows may be there',
+    );
   });
 
   it('passes on the columns a Null table stores; it computes its materialized, alias and default columns as for any insert', async () => {

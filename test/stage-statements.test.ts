@@ -63,6 +63,7 @@ describe("a batch's stages: made once, read into as they are, emptied after the 
     stagesChecked: new Map(),
     freshStages: new Set(),
     emptying: new StageEmptying(engine, s.sluice.logger),
+    logger: s.sluice.logger,
   });
 
   const stagesMade = (seen: string[]) =>

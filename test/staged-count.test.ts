@@ -30,6 +30,7 @@ describe('a batch whose stage does not hold what was read is failed, not moved',
     sourceReader: readerOf(),
     store: s.sluice.store,
     emptying: new StageEmptying(engine, s.sluice.logger),
+    logger: s.sluice.logger,
   });
 
   async function batchWith(rowsSaid: (loaded: number) => number, failpoint?: (step: string) => void) {

@@ -344,6 +344,14 @@ export const MIGRATIONS: Migration[] = [
     // from the oldest row instead (EvaluationRepo.pruneHistory).
     sql: 'drop index if exists alert_history_created;',
   },
+  {
+    version: 17,
+    name: "a batch's insert into a destination with views began",
+    // A destination with materialized views (or Null) gets its staged batch by an insert, which a
+    // stop in its midst leaves in an unknown state: the next run inserts the batch again and says
+    // so (src/pipes/runtime/batch.ts).
+    sql: 'alter table pipe_batches add column inserting boolean not null default false;',
+  },
 ];
 
 // Any constant works; it keeps two nodes starting together from migrating at once.

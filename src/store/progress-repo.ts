@@ -22,6 +22,11 @@ export interface Batch {
   /** Parts of the range the engine could not read at all: set aside (into the error table), not retried. */
   skipped: { key: string; error: string }[];
   staged: boolean;
+  /**
+   * The batch's insert into a destination with materialized views (or Null) began: a run finding
+   * it so inserts the batch again, and its rows may be there twice (runtime/batch.ts, passOn).
+   */
+  inserting: boolean;
   rows: number;
   badRecords: number;
 }
@@ -58,7 +63,7 @@ const PROGRESS = `pipe_id as "pipeId", cursor, files_done::float8 as "filesDone"
   last_insert_at as "lastInsertAt", last_error as "lastError", last_error_code as "lastErrorCode",
   last_error_at as "lastErrorAt"`;
 const BATCH = `pipe_id as "pipeId", seq::float8 as seq, slot, range, files_count::float8 as files,
-  bytes::float8 as bytes, skipped, staged, rows::float8 as rows, bad_records::float8 as "badRecords"`;
+  bytes::float8 as bytes, skipped, staged, inserting, rows::float8 as rows, bad_records::float8 as "badRecords"`;
 
 /** Where each pipe is: its claim cursor, its open batches and its counters. */
 export class ProgressRepo {
@@ -174,7 +179,19 @@ export class ProgressRepo {
         "the pipe's position moved while its run claimed the next range (another run of the same pipe claimed meanwhile): the run starts again from the stored position",
       );
     const { range, files, bytes, skipped } = claim;
-    return { pipeId, seq, slot, range, files, bytes, skipped, staged: false, rows: 0, badRecords: 0 };
+    return {
+      pipeId,
+      seq,
+      slot,
+      range,
+      files,
+      bytes,
+      skipped,
+      staged: false,
+      inserting: false,
+      rows: 0,
+      badRecords: 0,
+    };
   }
 
   /**
@@ -209,6 +226,14 @@ export class ProgressRepo {
       'update pipe_batches set staged = true, rows = $3, bad_records = $4 where pipe_id = $1 and seq = $2',
       [batch.pipeId, batch.seq, batch.rows, batch.badRecords],
     );
+  }
+
+  /** The staged batch's first insert into a destination with views begins (Batch.inserting). */
+  async setInserting(batch: Batch): Promise<void> {
+    await this.db.query('update pipe_batches set inserting = true where pipe_id = $1 and seq = $2', [
+      batch.pipeId,
+      batch.seq,
+    ]);
   }
 
   /** The batch is in the destination: count it and forget it. Call inside a transaction. */

@@ -4,7 +4,8 @@ import { waitFor } from './wait.js';
 
 /** The steps of a batch a server can be told to die at (SLUICE_TEST_KILL_AT, src/failpoints.ts). */
 export const KILL_STEPS = ['claimed', 'staged', 'between-moves', 'moved'] as const;
-export type KillStep = (typeof KILL_STEPS)[number];
+/** Those steps, and `inserted`: a destination with views got its insert, its stage not emptied yet. */
+export type KillStep = (typeof KILL_STEPS)[number] | 'inserted';
 
 /** A server process of a test, the API paths of its organization's first service. */
 export interface Served {

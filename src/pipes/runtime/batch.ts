@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { allDone, mapLimited } from '../../concurrency.js';
 import { countRows, type Engine, storageKey, tableName, tablesInsertedInto } from '../../engine/index.js';
 import type { Failpoint } from '../../failpoints.js';
@@ -70,6 +71,8 @@ export interface BatchContext {
   history?: BatchHistory;
   /** Empties a batch's stages after its commit, in the background (stage-emptying.ts). */
   emptying: StageEmptying;
+  /** Where a batch inserted again after a stop says so (passOnAgain). */
+  logger: Logger;
 }
 
 /**
@@ -148,13 +151,18 @@ export async function completeBatch(
   partitions ??= await listPartitions();
   insertedInto ??= await listInsertedInto();
   const partitionsOf = (stage: string) => partitions?.get(stage) ?? [];
+  const inserts = destinations.filter(
+    (d) => insertedInto?.has(storageKey(d.database, d.table)) && partitionsOf(stages(d).data).length > 0,
+  );
+  if (inserts.length > 0) await beforeInserts(context, batch, inserts);
   for (const destination of destinations) {
     const { data, errors } = stages(destination);
     const { database } = destination;
     const to = tableName(database, destination.table);
     // A Null table, or one with materialized views, which see only what is inserted (passOn).
     if (insertedInto.has(storageKey(database, destination.table))) {
-      await passOn(engine, data, to, beforeMove, partitionsOf(data));
+      const inserted = () => failpoint('inserted', batch);
+      await passOn(engine, data, to, { beforeMove, inserted }, partitionsOf(data));
       // Emptied by passOn: nothing is left for the emptying after the commit.
       partitions.delete(data);
     } else await movePartitions(engine, data, to, beforeMove, partitionsOf(data));
@@ -178,6 +186,29 @@ export async function completeBatch(
 }
 
 type Stages = (d: Destination) => { data: string; errors: string };
+
+/**
+ * Before a batch's first insert into a destination with views (or Null), the store records that it
+ * began (Batch.inserting). A run that finds it so cannot tell what the engine wrote before the stop
+ * (its own parts, each view's blocks): the batch is inserted again, at least once, and the log
+ * names the batch and the tables that may hold its rows twice (README, "How a pipe runs").
+ */
+async function beforeInserts(
+  { store, logger }: BatchContext,
+  batch: Batch,
+  inserts: readonly Destination[],
+): Promise<void> {
+  if (!batch.inserting) {
+    batch.inserting = true;
+    await store.repos.progress.setInserting(batch);
+    return;
+  }
+  const tables = inserts.map((d) => `${d.database}.${d.table}`);
+  logger.warn(
+    { pipeId: batch.pipeId, batch: batch.seq, rows: batch.rows, tables },
+    `batch ${batch.seq} was being inserted into ${tables.join(', ')} when the pipe stopped: it is inserted again, so its ${batch.rows} rows may be there, and in those tables' materialized views, twice`,
+  );
+}
 
 /** Where a batch's rows and bad records go: each destination's stages. */
 function targetsOf(destinations: readonly Destination[], stages: Stages) {

@@ -106,6 +106,7 @@ export async function runPipe(connector: SourceConnector, context: RunnerContext
       freshStages: new Set<number>(),
       stagesCheckedAt: new Map(),
       emptying: new StageEmptying(engine, context.logger),
+      logger: context.logger,
       failpoint: context.failpoint,
       ...(context.history && {
         history: {

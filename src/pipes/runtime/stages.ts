@@ -251,17 +251,17 @@ export async function movePartitions(
  * stage is emptied. A crash before the insert passes the batch on when the batch's moves are
  * finished; one during the insert, or between it and the TRUNCATE, passes it on again, since the
  * engine keeps no trace of what the insert wrote (docs/exactly-once.md). `beforeMove` runs first,
- * as before a move.
+ * as before a move, and `inserted` between the insert and the TRUNCATE (a test's failpoint).
  */
 export async function passOn(
   engine: Engine,
   stage: string,
   to: string,
-  beforeMove: () => void,
+  steps: { beforeMove: () => void; inserted: () => void },
   partitions: readonly string[],
 ): Promise<void> {
   if (partitions.length === 0) return;
-  beforeMove();
+  steps.beforeMove();
   // The stage is made AS the destination: `*` is the columns an insert into it takes, in order
   // (its materialized, alias and ephemeral ones it makes again itself).
   // The stage's parts were loaded a block at a time: one insert of them all may span more
@@ -269,6 +269,7 @@ export async function passOn(
   await engine.execute(`INSERT INTO ${to} SELECT * FROM ${stageTable(stage)}`, {
     settings: { max_partitions_per_insert_block: 0 },
   });
+  steps.inserted();
   await engine.execute(`TRUNCATE TABLE ${stageTable(stage)}`);
 }
 
