@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServedSluice } from './support/cli.js';
-import { dieAt, KILL_STEPS, type Served, serve, statusUntil, stop } from './support/kill-steps.js';
+import {
+  dieAt,
+  KILL_STEPS,
+  type KillStep,
+  type Served,
+  serve,
+  statusUntil,
+  stop,
+} from './support/kill-steps.js';
 
 // Materialized views see only what is inserted into their table: a partition moved in reaches none.
 // A Null destination (which keeps nothing) and a destination with views get their staged batch by
@@ -55,54 +63,39 @@ const pipe = (name: string) => ({
   settings: { object_storage_max_file_count: 2 },
 });
 
+/** The destination and its view, then the pipe `name` into it. */
+async function createWithView(on: Served, kind: Kind, name: string): Promise<void> {
+  await destinationWithView(on, kind, table(name));
+  const created = await on.call(on.pipes, 'POST', pipe(name));
+  expect(created.status, created.error).toBe(200);
+  ids.set(name, created.result.id);
+}
+
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'sluice-null-'));
   await mkdir(join(dataDir, 'files', 'equal'), { recursive: true });
   for (let i = 0; i < FILES; i += 1) await writeFile(join(dataDir, 'files', 'equal', `${i}.ndjson`), FILE);
   // One pipe per kind and step, killed there on its first batch; each earlier pipe resumes on the
-  // next server.
-  for (const kind of KINDS) {
-    for (const step of KILL_STEPS) {
-      const name = `${kind}-${step}`;
-      await dieAt({
-        dataDir,
-        env: {},
-        step,
-        pipeName: name,
-        started: (server) => servers.push(server),
-        act: async (on) => {
-          await destinationWithView(on, kind, table(name));
-          const created = await on.call(on.pipes, 'POST', pipe(name));
-          expect(created.status, created.error).toBe(200);
-          ids.set(name, created.result.id);
-        },
-      });
-    }
+  // next server. Last, one killed between its first batch's insert and its stage's emptying: the
+  // one window where the batch is inserted again (at least once), which the next server says.
+  const killed: [Kind, KillStep][] = [
+    ...KINDS.flatMap((kind) => KILL_STEPS.map((step): [Kind, KillStep] => [kind, step])),
+    ['views', 'inserted'],
+  ];
+  for (const [kind, step] of killed) {
+    const name = `${kind}-${step}`;
+    await dieAt({
+      dataDir,
+      env: {},
+      step,
+      pipeName: name,
+      started: (server) => servers.push(server),
+      act: (on) => createWithView(on, kind, name),
+    });
   }
-  // Killed between its first batch's insert and its stage's emptying: the one window where the
-  // batch is inserted again (at least once), which the next server says.
-  await dieAt({
-    dataDir,
-    env: {},
-    step: 'inserted',
-    pipeName: 'views-inserted',
-    started: (server) => servers.push(server),
-    act: async (on) => {
-      await destinationWithView(on, 'views', 'views_inserted');
-      const created = await on.call(on.pipes, 'POST', pipe('views-inserted'));
-      expect(created.status, created.error).toBe(200);
-      ids.set('views-inserted', created.result.id);
-    },
-  });
   served = await serve(dataDir, {});
   servers.push(served.server);
-  for (const kind of KINDS) {
-    const name = `${kind}-never-killed`;
-    await destinationWithView(served, kind, table(name));
-    const created = await served.call(served.pipes, 'POST', pipe(name));
-    expect(created.status, created.error).toBe(200);
-    ids.set(name, created.result.id);
-  }
+  for (const kind of KINDS) await createWithView(served, kind, `${kind}-never-killed`);
   // Columns the Null table computes itself (or never stores): its view sees them as a user's insert makes them.
   await served.query(
     "CREATE TABLE nul.computed (k UInt8, v String, m String MATERIALIZED upper(v), a String ALIAS concat(v, '!'), d String DEFAULT 'dflt', e UInt8 EPHEMERAL) ENGINE = Null",
