@@ -157,11 +157,10 @@ export class IdentityService {
   }
 
   async authenticateToken(value: string): Promise<TokenPrincipal | undefined> {
-    const digest = tokenDigest(value, this.masterKey);
-    const cached = this.verifiedTokens.lookup(digest);
+    const cached = this.verifiedTokens.lookup(value);
     if (cached) return cached;
     const generation = this.verifiedTokens.generation();
-    const token = await this.store.repos.identity.findAccessTokenByDigest(digest);
+    const token = await this.store.repos.identity.findAccessTokenByDigest(tokenDigest(value, this.masterKey));
     if (!token || token.revokedAt) return undefined;
     const principal: TokenPrincipal = {
       tokenId: token.id,
@@ -170,7 +169,7 @@ export class IdentityService {
       teamId: token.teamId,
       organizationId: token.organizationId,
     };
-    this.verifiedTokens.remember(digest, principal, generation);
+    this.verifiedTokens.remember(value, principal, generation);
     return principal;
   }
 

@@ -31,12 +31,20 @@ describe('tokens verified lately', () => {
 
   it('a revocation forgets every token, and a check that began before it remembers nothing', () => {
     const tokens = new VerifiedTokens();
-    tokens.remember('digest-a', token, tokens.generation());
-    expect(tokens.lookup('digest-a')).toBe(token);
+    tokens.remember('slt_token-a', token, tokens.generation());
+    expect(tokens.lookup('slt_token-a')).toBe(token);
     const began = tokens.generation();
     tokens.forgetAll();
-    expect(tokens.lookup('digest-a')).toBeUndefined();
-    tokens.remember('digest-a', token, began);
-    expect(tokens.lookup('digest-a')).toBeUndefined();
+    expect(tokens.lookup('slt_token-a')).toBeUndefined();
+    tokens.remember('slt_token-a', token, began);
+    expect(tokens.lookup('slt_token-a')).toBeUndefined();
+  });
+
+  it('finds a token only by the token itself', () => {
+    const tokens = new VerifiedTokens();
+    tokens.remember('slt_token-a', token, tokens.generation());
+    expect(tokens.lookup('slt_token-b')).toBeUndefined();
+    expect(tokens.lookup('slt_token-a ')).toBeUndefined();
+    expect(tokens.lookup('slt_token-a')).toBe(token);
   });
 });
