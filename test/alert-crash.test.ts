@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopChild } from './support/child.js';
 import { sluiceServe } from './support/cli.js';
 import { Receiver } from './support/receiver.js';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, BOOTSTRAP_TOKEN, basic } from './support/sluice.js';
@@ -110,8 +111,7 @@ describe('alert notifications survive a crash (a real server process, killed wit
       expect(receiver.received[1]?.headers['idempotency-key']).toBe(key0);
       expect(JSON.parse(receiver.received[1]?.body ?? '{}').state).toBe('ALERT');
     } finally {
-      server.child.kill('SIGTERM');
-      await new Promise((resolve) => server.child.once('exit', resolve));
+      await stopChild(server.child);
     }
   });
 });

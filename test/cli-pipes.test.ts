@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopChild } from './support/child.js';
 import { sluiceCli, sluiceServe } from './support/cli.js';
 
 const PIPE = {
@@ -54,10 +55,7 @@ describe('sluice pipes', () => {
     await writeFile(join(dir, 'broken.json'), '{"name": ');
   }, 120_000);
   afterAll(async () => {
-    if (server) {
-      server.child.kill('SIGTERM');
-      await new Promise((resolve) => server?.child.once('exit', resolve));
-    }
+    if (server) await stopChild(server.child);
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopChild } from './support/child.js';
 import { sluiceCli, sluiceServe } from './support/cli.js';
 
 describe('the sluice command', () => {
@@ -130,8 +131,7 @@ describe('the sluice command', () => {
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toContain('UNAUTHORIZED');
     } finally {
-      server.child.kill('SIGTERM');
-      await new Promise((resolve) => server.child.once('exit', resolve));
+      await stopChild(server.child);
     }
     // After a clean stop the CLI opens the directory itself again.
     expect((await sluiceCli(['orgs', 'list'], env)).code).toBe(0);

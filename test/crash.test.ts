@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopChild } from './support/child.js';
 import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { waitFor } from './support/wait.js';
 
@@ -82,8 +83,7 @@ describe('crash safety of object-storage ingestion (a real server process, kille
     const [totals] = await query(
       'SELECT count() AS n, uniqExact(id) AS ids, uniqExact(file) AS files FROM crash.rows',
     );
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => server.child.once('exit', resolve));
+    await stopChild(server.child);
     // The kills fell while files remained (the pipe was Running before each), so recovery was tested.
     expect(killedAt.filter((files) => files < FILES)).toHaveLength(KILLS);
     expect({ kills: killedAt.length, totals }).toEqual({

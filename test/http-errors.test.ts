@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopChild } from './support/child.js';
 import { callApi, type ServedSluice, serveEnv, sluiceServe } from './support/cli.js';
 import { objectStoragePipe } from './support/pipes.js';
 import {
@@ -219,7 +220,7 @@ describe('a client that leaves before its answer (sluice serve, a real socket)',
     server = await sluiceServe(serveEnv(dir, { SLUICE_LOG_LEVEL: 'info' }));
   }, 60_000);
   afterAll(async () => {
-    server?.child.kill();
+    if (server) await stopChild(server.child);
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { stopChild } from './support/child.js';
 import { callApi, serveEnv, sluiceServe } from './support/cli.js';
 import { postgresPipeBody, type RunningPostgres, startPostgres } from './support/postgres.js';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_KEY_SECRET, basic } from './support/sluice.js';
@@ -96,9 +97,7 @@ async function serve(dataDir: string) {
       await exited;
     },
     async close() {
-      const exited = new Promise((resolve) => server.child.once('exit', resolve));
-      server.child.kill('SIGTERM');
-      await exited;
+      await stopChild(server.child);
     },
   };
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopChild } from './support/child.js';
 import { sluiceServe } from './support/cli.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -56,8 +57,7 @@ describe('the README, pasted', () => {
   const children: ChildProcess[] = [];
   let dir = '';
   afterAll(async () => {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))));
+    await Promise.all(children.map(stopChild));
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

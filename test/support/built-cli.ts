@@ -1,4 +1,4 @@
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,13 +64,7 @@ export function serveBin(args: string[], env: Record<string, string>): Promise<R
   return startServer(BIN, ['serve', ...args], env);
 }
 
-/** SIGTERM, and the process gone. */
-export async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
+export { stopChild as stop } from './child.js';
 
 /** The pid of the server holding `dataDir`, from its lock file. */
 export async function serverPid(dataDir: string): Promise<number> {

@@ -67,3 +67,11 @@ export function startListening(
     });
   });
 }
+
+/** SIGTERM, and the process gone (its data directory is no longer written: a test may remove it). */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}

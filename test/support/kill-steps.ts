@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { stopChild } from './child.js';
 import { callApi, type ServedSluice, serveEnv, sluiceServe } from './cli.js';
 import { waitFor } from './wait.js';
 
@@ -131,8 +132,5 @@ export async function statusUntil(
 
 /** Stops a server as a user does (SIGTERM), and waits for it to exit. */
 export async function stop(served: Served): Promise<void> {
-  if (served.server.child.exitCode !== null || served.server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => served.server.child.once('exit', resolve));
-  served.server.child.kill('SIGTERM');
-  await exited;
+  await stopChild(served.server.child);
 }
