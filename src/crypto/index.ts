@@ -1,5 +1,5 @@
 export { SEALED_CONTEXT } from './contexts.js';
-export { hashSecret, randomSecret, tokenDigest, verifySecret } from './hashing.js';
+export { credentialDigest, hashSecret, randomSecret, tokenDigest, verifySecret } from './hashing.js';
 export {
   checkMasterKey,
   MASTER_KEY_CHECK,

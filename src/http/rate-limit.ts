@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { credentialDigest } from '../crypto/index.js';
 import { parseBasic } from './auth.js';
 
 /**
@@ -32,6 +32,6 @@ function rateLimitKey(request: FastifyRequest): string {
   const basic = parseBasic(header);
   if (basic) return `key:${basic.keyId}@${request.ip}`;
   if (header?.startsWith('Bearer '))
-    return `token:${createHash('sha256').update(header).digest('base64url')}@${request.ip}`;
+    return `token:${credentialDigest(header).toString('base64url')}@${request.ip}`;
   return `ip:${request.ip}`;
 }

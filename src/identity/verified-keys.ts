@@ -1,4 +1,5 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { credentialDigest } from '../crypto/index.js';
 import type { KeyPrincipal } from './principal.js';
 
 /** How long a verified key secret is trusted without running scrypt again. */
@@ -26,7 +27,7 @@ export class VerifiedKeys {
     if (!cached || cached.until <= Date.now()) return undefined;
     // The one-shot hash: createHash's object per request cost about twice as much (bench/api.ts).
     // Both digests are 32 bytes, so the comparison takes the same time whatever the secret.
-    return timingSafeEqual(cached.digest, digestOf(secret)) ? cached.principal : undefined;
+    return timingSafeEqual(cached.digest, credentialDigest(secret)) ? cached.principal : undefined;
   }
 
   /**
@@ -35,15 +36,11 @@ export class VerifiedKeys {
    */
   remember(keyId: string, secret: string, principal: KeyPrincipal, generation: number): void {
     if (generation !== this.revocations) return;
-    this.keys.set(keyId, { digest: digestOf(secret), principal, until: Date.now() + KEY_CACHE_MS });
+    this.keys.set(keyId, { digest: credentialDigest(secret), principal, until: Date.now() + KEY_CACHE_MS });
   }
 
   forget(keyId: string): void {
     this.revocations += 1;
     this.keys.delete(keyId);
   }
-}
-
-function digestOf(secret: string): Buffer {
-  return hash('sha256', secret, 'buffer');
 }

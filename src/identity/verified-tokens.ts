@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { credentialDigest } from '../crypto/index.js';
 import type { TokenPrincipal } from './principal.js';
 
 /** How long a verified access token is trusted without reading the store again. */
@@ -37,5 +37,5 @@ export class VerifiedTokens {
 }
 
 function keyOf(token: string): string {
-  return hash('sha256', token, 'base64');
+  return credentialDigest(token).toString('base64');
 }
